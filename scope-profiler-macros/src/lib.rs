@@ -1,0 +1,1 @@
+//! Attribute macros of scope-profiler (placeholder until the macro issue).

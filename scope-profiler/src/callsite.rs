@@ -1,0 +1,122 @@
+//! Call-site cached regions: the path of `scope!` and of the attribute
+//! macros. A call site resolves its region once per session and keeps
+//! `(generation, id)` in one atomic, so entering it never looks a name up.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::registry;
+use crate::session;
+use crate::thread::{self, Guard};
+use crate::trace::{self, TraceScope};
+
+/// A region bound to one place in the source, resolved once per session.
+///
+/// Made by [`scope!`](crate::scope) and the attribute macros as a `static`;
+/// use those rather than this type.
+///
+/// ```
+/// use scope_profiler::{self as sp, CallSite, Options};
+/// static SITE: CallSite = CallSite::new("step", file!(), line!());
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// for _ in 0..3 {
+///     let _g = SITE.enter();
+/// }
+/// assert_eq!(sp::get_region("step").unwrap().num_calls(), 3);
+/// sp::finalize().unwrap();
+/// ```
+#[derive(Debug)]
+pub struct CallSite {
+    name: &'static str,
+    file: &'static str,
+    line: u32,
+    /// `generation << 32 | region id`, valid while that session is active.
+    cache: AtomicU64,
+}
+
+impl CallSite {
+    /// A call site for region `name`, defined at `file:line`.
+    pub const fn new(name: &'static str, file: &'static str, line: u32) -> CallSite {
+        CallSite { name, file, line, cache: AtomicU64::new(0) }
+    }
+
+    /// The region's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Starts a call; it ends when the guard is dropped. Records nothing
+    /// when no session is active.
+    #[inline(always)]
+    pub fn enter(&'static self) -> Guard {
+        let generation = session::active_generation();
+        if generation == 0 {
+            return Guard::inert();
+        }
+        let cached = self.cache.load(Relaxed);
+        if (cached >> 32) as u32 == generation {
+            return thread::enter(cached as u32, generation);
+        }
+        self.enter_resolving(generation)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_resolving(&'static self, generation: u32) -> Guard {
+        let Some(session) = session::active(generation) else {
+            return Guard::inert();
+        };
+        let entry = registry::intern(self.name);
+        let id = session.regions.resolve(entry, self.file, self.line);
+        self.cache.store((generation as u64) << 32 | id as u64, Relaxed);
+        thread::enter(id, generation)
+    }
+
+    /// Enters a recursive entrypoint: records this call and, while the guard
+    /// lives, lets traced functions on this thread record too.
+    #[inline(always)]
+    pub fn enter_entrypoint(&'static self) -> EntrypointGuard {
+        let trace = TraceScope::begin();
+        EntrypointGuard { guard: self.enter(), _trace: trace }
+    }
+
+    /// Enters a traced function: records only inside a recursive entrypoint
+    /// on this thread, or when trace-all is on.
+    #[inline(always)]
+    pub fn enter_traced(&'static self) -> Guard {
+        if trace::tracing_here() {
+            self.enter()
+        } else {
+            Guard::inert()
+        }
+    }
+}
+
+/// The guard of a recursive entrypoint: its own call plus the trace scope.
+///
+/// ```
+/// use scope_profiler::{self as sp, CallSite, Options};
+/// static MAIN: CallSite = CallSite::new("main", file!(), line!());
+/// static HELPER: CallSite = CallSite::new("app::helper", file!(), line!());
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// drop(HELPER.enter_traced()); // outside any entrypoint: not recorded
+/// {
+///     let _e = MAIN.enter_entrypoint();
+///     drop(HELPER.enter_traced()); // recorded
+/// }
+/// assert_eq!(sp::get_region("app::helper").unwrap().num_calls(), 1);
+/// sp::finalize().unwrap();
+/// ```
+#[derive(Debug)]
+#[must_use = "the entrypoint ends when the guard is dropped"]
+pub struct EntrypointGuard {
+    // Field order: the call ends before the trace scope closes.
+    guard: Guard,
+    _trace: TraceScope,
+}
+
+impl EntrypointGuard {
+    /// Whether the entrypoint's own call is being recorded.
+    pub fn is_recording(&self) -> bool {
+        self.guard.is_recording()
+    }
+}

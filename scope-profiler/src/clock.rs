@@ -1,0 +1,171 @@
+//! Timestamps: raw counter ticks on the hot path, CLOCK_MONOTONIC nanoseconds
+//! when the data is written.
+//!
+//! The hot path reads the TSC (`rdtsc`, what `quanta::Clock::raw` reads on a
+//! machine with an invariant TSC) or, where there is none, `quanta`'s raw
+//! clock. Ticks become nanoseconds on the CLOCK_MONOTONIC timeline, the clock
+//! of Python's `perf_counter_ns` and of the package's C API, through a linear
+//! map between two anchors: (ticks, monotonic ns) pairs taken at `setup` and
+//! at `finalize`. Sessions too short for a precise slope use quanta's
+//! calibrated rate from the first anchor instead.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+/// Whether `ticks` reads the TSC directly (decided once, see [`init`]).
+static USE_TSC: AtomicBool = AtomicBool::new(false);
+static QUANTA: OnceLock<quanta::Clock> = OnceLock::new();
+
+/// Sessions at least this long convert with the two-anchor slope.
+const MIN_SLOPE_SPAN_NS: i64 = 1_000_000_000;
+
+/// The current raw tick count. Cheap: one `rdtsc` on x86_64.
+#[inline(always)]
+pub(crate) fn ticks() -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if USE_TSC.load(Relaxed) {
+        // SAFETY: `rdtsc` has no preconditions on x86_64 (SSE2 is part of the
+        // baseline); it only reads the time-stamp counter.
+        #[allow(unused_unsafe)]
+        return unsafe { core::arch::x86_64::_rdtsc() };
+    }
+    fallback_ticks()
+}
+
+#[cold]
+#[inline(never)]
+fn fallback_ticks() -> u64 {
+    quanta().raw()
+}
+
+fn quanta() -> &'static quanta::Clock {
+    QUANTA.get_or_init(quanta::Clock::new)
+}
+
+/// Chooses the tick source, once per process; called by `setup` before any
+/// region can record.
+pub(crate) fn init() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| USE_TSC.store(quanta_reads_tsc(), Relaxed));
+}
+
+/// True when quanta's raw clock is the TSC, so `rdtsc` gives the same ticks
+/// quanta's calibration applies to. Checked by bracketing: an `rdtsc` read
+/// between two quanta reads must fall between them.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn quanta_reads_tsc() -> bool {
+    let clock = quanta();
+    (0..5).any(|_| {
+        let before = clock.raw();
+        // SAFETY: as in `ticks`.
+        #[allow(unused_unsafe)]
+        let tsc = unsafe { core::arch::x86_64::_rdtsc() };
+        let after = clock.raw();
+        before <= tsc && tsc <= after
+    })
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn quanta_reads_tsc() -> bool {
+    false
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds (the `perf_counter_ns` timeline).
+pub(crate) fn monotonic_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on
+    // every platform this crate builds for, so the call cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+}
+
+/// A simultaneous reading of the tick counter and CLOCK_MONOTONIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Anchor {
+    pub ticks: u64,
+    pub ns: i64,
+}
+
+impl Anchor {
+    /// Reads both clocks; the tick value is the midpoint of the tightest of a
+    /// few brackets around the monotonic read.
+    pub(crate) fn now() -> Anchor {
+        let mut best = (u64::MAX, Anchor { ticks: 0, ns: 0 });
+        for _ in 0..7 {
+            let t0 = ticks();
+            let ns = monotonic_ns();
+            let t1 = ticks();
+            let width = t1.wrapping_sub(t0);
+            if width < best.0 {
+                best = (width, Anchor { ticks: t0 + width / 2, ns });
+            }
+        }
+        best.1
+    }
+}
+
+/// Maps ticks of one session to CLOCK_MONOTONIC nanoseconds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TickConverter {
+    start: Anchor,
+    end: Anchor,
+}
+
+impl TickConverter {
+    /// A converter anchored at the session's start and at `end`.
+    pub(crate) fn new(start: Anchor, end: Anchor) -> Self {
+        TickConverter { start, end }
+    }
+
+    /// Monotonic nanoseconds of a tick value. Monotone in `t`.
+    #[inline]
+    pub(crate) fn to_ns(&self, t: u64) -> i64 {
+        let span_ns = self.end.ns - self.start.ns;
+        let span_ticks = self.end.ticks.wrapping_sub(self.start.ticks);
+        let dt = t as i128 - self.start.ticks as i128;
+        if span_ns >= MIN_SLOPE_SPAN_NS && span_ticks > 0 {
+            self.start.ns + (dt * span_ns as i128 / span_ticks as i128) as i64
+        } else if dt >= 0 {
+            self.start.ns + quanta_delta(self.start.ticks, t) as i64
+        } else {
+            self.start.ns - quanta_delta(t, self.start.ticks) as i64
+        }
+    }
+}
+
+/// Nanoseconds between two tick values by quanta's calibration: ticks are
+/// always quanta's raw units (its TSC, counter or monotonic nanoseconds).
+fn quanta_delta(from: u64, to: u64) -> u64 {
+    quanta().delta_as_nanos(from, to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_map_onto_the_monotonic_clock() {
+        init();
+        let a = Anchor::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let t = ticks();
+        let ns = monotonic_ns();
+        let b = Anchor::now();
+        let conv = TickConverter::new(a, b);
+        // Short session: quanta's rate from the start anchor; within 0.1 ms.
+        assert!((conv.to_ns(t) - ns).abs() < 100_000, "{} vs {}", conv.to_ns(t), ns);
+        assert!(conv.to_ns(a.ticks) == a.ns);
+    }
+
+    #[test]
+    fn long_sessions_use_the_two_anchor_slope() {
+        let a = Anchor { ticks: 1_000, ns: 5_000 };
+        let b = Anchor { ticks: 3_000_001_000, ns: 5_000 + 2_000_000_000 };
+        let conv = TickConverter::new(a, b);
+        assert_eq!(conv.to_ns(1_000), 5_000);
+        assert_eq!(conv.to_ns(3_000_001_000), 2_000_005_000);
+        assert_eq!(conv.to_ns(1_500_001_000), 1_000_005_000);
+        // Monotone, including before the first anchor.
+        assert!(conv.to_ns(999) <= conv.to_ns(1_000));
+    }
+}

@@ -1,0 +1,141 @@
+//! Atomic publication: a file is built at a sibling temporary path, made
+//! durable, and renamed over the target in one step.
+//!
+//! Readers of the target see either the previous file or the complete new
+//! one, never a partial write. On any error the temporary file is removed and
+//! the previous file is left as it was. This is what the Python writer does
+//! (`tempfile.mkstemp` + `os.replace`) and what the C writer does
+//! (`<path>.tmp<pid>` + `rename`).
+
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::Error;
+
+/// Distinguishes the temporary files of one process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How many taken temporary names are skipped before giving up.
+const TEMP_ATTEMPTS: u32 = 100;
+
+/// Builds a file with `build` at a temporary sibling of `path`, then publishes
+/// it at `path`: fsync the file, rename it over `path`, fsync the directory.
+///
+/// `build` receives the temporary path, an existing empty file it may
+/// truncate, and must have closed the file when it returns. Every error names
+/// `path`: I/O failures become [`Error::Io`], failures of `build`
+/// [`Error::Hdf5`], and a `path` that is a directory or has no file name
+/// [`Error::InvalidPath`].
+pub(crate) fn publish_atomically<F>(path: &Path, build: F) -> Result<(), Error>
+where
+    F: FnOnce(&Path) -> ::hdf5::Result<()>,
+{
+    let (dir, name) = split_target(path)?;
+    let temp = TempFile::reserve(&dir, &name).map_err(|e| Error::io(path, e))?;
+    build(temp.path()).map_err(|e| Error::hdf5(path, e))?;
+    sync_file(temp.path()).map_err(|e| Error::io(path, e))?;
+    temp.rename_to(path).map_err(|e| Error::io(path, e))?;
+    sync_dir(&dir).map_err(|e| Error::io(path, e))
+}
+
+/// The directory a target lives in and its file name.
+fn split_target(path: &Path) -> Result<(PathBuf, OsString), Error> {
+    if path.is_dir() {
+        return Err(Error::invalid_path(path, "it is a directory"));
+    }
+    let Some(name) = path.file_name() else {
+        return Err(Error::invalid_path(path, "it does not name a file"));
+    };
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((dir, name.to_os_string()))
+}
+
+/// A temporary file that is removed when dropped, unless it was renamed.
+struct TempFile {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl TempFile {
+    /// Creates a new empty file `.<name>.tmp<pid>-<n>` in `dir`, skipping
+    /// names that are taken (left over by a crashed process, say).
+    fn reserve(dir: &Path, name: &OsString) -> io::Result<TempFile> {
+        let mut last_error = None;
+        for _ in 0..TEMP_ATTEMPTS {
+            let path = dir.join(temp_name(name));
+            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => return Ok(TempFile { path, armed: true }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_error = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| io::Error::other("no free temporary file name")))
+    }
+
+    /// Where the temporary file is.
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the file to `target`, replacing any file there. On failure the
+    /// temporary file is removed.
+    fn rename_to(mut self, target: &Path) -> io::Result<()> {
+        fs::rename(&self.path, target)?;
+        self.armed = false;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.armed {
+            // Best effort: the error being reported matters more than this one.
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// `.<name>.tmp<pid>-<n>`: hidden, next to the target, unique per process.
+fn temp_name(name: &OsString) -> OsString {
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut temp = OsString::from(".");
+    temp.push(name);
+    temp.push(format!(".tmp{}-{}", std::process::id(), n));
+    temp
+}
+
+/// Forces a closed file's contents and size to stable storage.
+fn sync_file(path: &Path) -> io::Result<()> {
+    fs::File::open(path)?.sync_all()
+}
+
+/// Makes a rename in `dir` durable. Filesystems that cannot fsync a
+/// directory (some network and FUSE ones) are skipped, as Python does: the
+/// file itself is already durable.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    let unsupported = |e: &io::Error| {
+        matches!(
+            e.kind(),
+            io::ErrorKind::Unsupported
+                | io::ErrorKind::InvalidInput
+                | io::ErrorKind::PermissionDenied
+        )
+    };
+    match fs::File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if unsupported(&e) => Ok(()),
+        result => result,
+    }
+}
+
+/// Directories cannot be opened as files here; the rename is all there is.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}

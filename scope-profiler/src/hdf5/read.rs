@@ -1,0 +1,343 @@
+//! Reading a schema-2/3 columnar file back into a [`Profile`].
+
+use std::path::Path;
+
+use ::hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
+use ::hdf5::{Attribute, File, Group, H5Type, IndexType, IterationOrder, Result};
+
+use super::schema::{self, SummaryRecord};
+use super::write::row_range;
+use crate::error::Error;
+use crate::profile::{
+    Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
+};
+
+/// Reads a profile file written by this crate (or a columnar schema-2/3 file
+/// from the Python package) back into a [`Profile`].
+///
+/// Start times are decoded per row from `start_deltas` (schema 3) or taken
+/// from `start_times`/`end_times` (schema 2), so a file written from a
+/// profile reads back equal to it, metadata order included.
+///
+/// Optional parts may be missing: without `/metadata`, `/thread_table` or
+/// `/task_table` those fields are empty; without `events/task_ids` it is
+/// `None`; missing `call_ids`, `parent_ids` and `thread_ids` read as -1 per
+/// event, `source_files` as "", `source_lines` and `exclusive_totals` as -1,
+/// and missing `summary_statistics` are computed from the events. Metadata
+/// attributes that are neither integer nor string scalars (float or list
+/// values from Python) are skipped.
+///
+/// # Errors
+///
+/// [`Error::Hdf5`] naming `path` when the file cannot be opened, a required
+/// dataset is missing, the schema attribute is not 2 or 3, or the index
+/// does not fit the event columns.
+///
+/// ```no_run
+/// let profile = scope_profiler::read_profile("profiling_data.h5".as_ref())?;
+/// println!("{} regions, {} calls", profile.region_names.len(), profile.events.len());
+/// # Ok::<(), scope_profiler::Error>(())
+/// ```
+pub fn read_profile(path: &Path) -> std::result::Result<Profile, Error> {
+    read_file(path).map_err(|e| Error::hdf5(path, e))
+}
+
+/// Reads every part of the file.
+fn read_file(path: &Path) -> Result<Profile> {
+    let file = File::open(path)?;
+    check_schema(&file)?;
+    let region_names = read_strings(&file.group(schema::REGION_TABLE)?, "names")?;
+    let mut raw = read_events(&file.group(schema::EVENTS)?)?;
+    let rows = read_index(&file.group(schema::INDEX)?, &mut raw)?;
+    Ok(Profile {
+        metadata: read_metadata(&file)?,
+        region_names,
+        rows,
+        events: raw.events,
+        threads: read_threads(&file)?,
+        tasks: read_tasks(&file)?,
+    })
+}
+
+/// The root `scope_profiler_schema` attribute must be a scalar integer 2 or 3.
+fn check_schema(file: &File) -> Result<()> {
+    let attr = file.attr(schema::SCHEMA_ATTR)?;
+    let version = attr.read_scalar::<i64>()?;
+    if !(2..=3).contains(&version) {
+        return Err(format!("unsupported {} {version}; expected 2 or 3", schema::SCHEMA_ATTR).into());
+    }
+    Ok(())
+}
+
+/// `/metadata` attributes in creation order (name order for files whose
+/// writer did not track it).
+fn read_metadata(file: &File) -> Result<Vec<(String, MetaValue)>> {
+    if !file.link_exists(schema::METADATA) {
+        return Ok(Vec::new());
+    }
+    let group = file.group(schema::METADATA)?;
+    let mut metadata = Vec::new();
+    for name in group.attr_names_by(IndexType::CreationOrder, IterationOrder::Increasing)? {
+        if let Some(value) = read_meta_value(&group.attr(&name)?)? {
+            metadata.push((name, value));
+        }
+    }
+    Ok(metadata)
+}
+
+/// An integer or string scalar attribute; `None` for any other kind.
+fn read_meta_value(attr: &Attribute) -> Result<Option<MetaValue>> {
+    if !attr.is_scalar() {
+        return Ok(None);
+    }
+    Ok(match attr.dtype()?.to_descriptor()? {
+        TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => {
+            Some(MetaValue::Int(attr.read_scalar::<i64>()?))
+        }
+        TypeDescriptor::VarLenUnicode => {
+            Some(MetaValue::Str(lossy(attr.read_scalar::<VarLenUnicode>()?.as_bytes())))
+        }
+        TypeDescriptor::VarLenAscii => {
+            Some(MetaValue::Str(lossy(attr.read_scalar::<VarLenAscii>()?.as_bytes())))
+        }
+        _ => None,
+    })
+}
+
+/// The event columns, starts decoded per row later by [`read_index`].
+///
+/// Until then `start_ns` holds the raw `start_deltas` of a schema-3 file;
+/// a schema-2 file's `start_times`/`end_times` are absolute already, which
+/// the returned flag says.
+fn read_events(group: &Group) -> Result<RawEvents> {
+    let (start_ns, durations, delta_encoded) = if group.link_exists("start_deltas") {
+        (read_column(group, "start_deltas")?, read_column(group, "durations")?, true)
+    } else {
+        let starts: Vec<i64> = read_column(group, "start_times")?;
+        let ends: Vec<i64> = read_column(group, "end_times")?;
+        check_len("events/end_times", ends.len(), starts.len())?;
+        let durations = ends.iter().zip(&starts).map(|(e, s)| e.wrapping_sub(*s)).collect();
+        (starts, durations, false)
+    };
+    let n = start_ns.len();
+    check_len("events/durations", durations.len(), n)?;
+    let task_ids = read_optional::<i64>(group, "task_ids")?;
+    if let Some(task_ids) = &task_ids {
+        check_len("events/task_ids", task_ids.len(), n)?;
+    }
+    let events = Events {
+        call_ids: read_or_fill(group, "call_ids", n, -1i64)?,
+        parent_ids: read_or_fill(group, "parent_ids", n, -1i64)?,
+        thread_ids: read_or_fill(group, "thread_ids", n, -1i64)?,
+        start_ns,
+        durations,
+        task_ids,
+    };
+    Ok(RawEvents { events, delta_encoded })
+}
+
+/// Event columns as stored, before the per-row decoding of the starts.
+struct RawEvents {
+    events: Events,
+    delta_encoded: bool,
+}
+
+/// `/rank_region_index` as rows; decodes the starts of `raw` row by row and
+/// hands the events back decoded.
+fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
+    let region_ids: Vec<u32> = read_column(group, "region_ids")?;
+    let n = region_ids.len();
+    let ranks: Vec<u32> = read_sized(group, "ranks", n)?;
+    let offsets: Vec<u64> = read_sized(group, "event_offsets", n)?;
+    let counts: Vec<u64> = read_sized(group, "event_counts", n)?;
+    let source_lines = read_or_fill(group, "source_lines", n, -1i64)?;
+    let source_files = match group.link_exists("source_files") {
+        true => read_strings(group, "source_files")?,
+        false => vec![String::new(); n],
+    };
+    check_len("rank_region_index/source_files", source_files.len(), n)?;
+    let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
+    let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
+    let mut rows = Vec::with_capacity(n);
+    for (i, source_file) in source_files.into_iter().enumerate() {
+        rows.push(RegionRow {
+            region_id: region_ids[i],
+            rank: ranks[i],
+            event_offset: offsets[i],
+            event_count: counts[i],
+            source_file,
+            source_line: source_lines[i],
+            exclusive_total: exclusive_totals[i],
+            stats: SummaryStatistics::default(),
+        });
+    }
+    decode_starts(&rows, raw)?;
+    fill_stats(&mut rows, summaries, &raw.events)?;
+    Ok(rows)
+}
+
+/// Turns each row's `start_deltas` back into absolute starts (a wrapping
+/// cumulative sum, the inverse of the writer's encoding).
+fn decode_starts(rows: &[RegionRow], raw: &mut RawEvents) -> Result<()> {
+    let n = raw.events.start_ns.len();
+    for (i, row) in rows.iter().enumerate() {
+        let Some(run) = row_range(row).and_then(|r| raw.events.start_ns.get_mut(r)) else {
+            return Err(format!(
+                "rank_region_index row {i} claims events {}..+{} of {n}",
+                row.event_offset, row.event_count
+            )
+            .into());
+        };
+        if raw.delta_encoded {
+            for j in 1..run.len() {
+                run[j] = run[j].wrapping_add(run[j - 1]);
+            }
+        }
+    }
+    raw.delta_encoded = false;
+    Ok(())
+}
+
+/// Row statistics from `summary_statistics`, or computed from the events
+/// when the file has none.
+fn fill_stats(rows: &mut [RegionRow], summaries: Option<Vec<SummaryRecord>>, events: &Events) -> Result<()> {
+    match summaries {
+        Some(records) => {
+            check_len("rank_region_index/summary_statistics", records.len(), rows.len())?;
+            for (row, record) in rows.iter_mut().zip(records) {
+                row.stats = record.into();
+            }
+        }
+        None => {
+            for row in rows.iter_mut() {
+                row.stats = SummaryStatistics::from_calls(&row_calls(row, events));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `(start_ns, duration_ns)` pairs of `row`; empty if it is out of range.
+fn row_calls(row: &RegionRow, events: &Events) -> Vec<(i64, i64)> {
+    let Some(range) = row_range(row) else {
+        return Vec::new();
+    };
+    match (events.start_ns.get(range.clone()), events.durations.get(range)) {
+        (Some(starts), Some(durations)) => starts.iter().copied().zip(durations.iter().copied()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `/thread_table` rows; empty without the group.
+fn read_threads(file: &File) -> Result<Vec<ThreadInfo>> {
+    if !file.link_exists(schema::THREAD_TABLE) {
+        return Ok(Vec::new());
+    }
+    let group = file.group(schema::THREAD_TABLE)?;
+    let index: Vec<i64> = read_column(&group, "index")?;
+    let n = index.len();
+    let ident: Vec<i64> = read_sized(&group, "ident", n)?;
+    let native_id: Vec<i64> = read_sized(&group, "native_id", n)?;
+    let daemon: Vec<i8> = read_sized(&group, "daemon", n)?;
+    let start_ns: Vec<i64> = read_sized(&group, "start_ns", n)?;
+    let end_ns: Vec<i64> = read_sized(&group, "end_ns", n)?;
+    let cpu_ns: Vec<i64> = read_sized(&group, "cpu_ns", n)?;
+    let names = read_strings(&group, "name")?;
+    check_len("thread_table/name", names.len(), n)?;
+    Ok(names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| ThreadInfo {
+            index: index[i],
+            ident: ident[i],
+            native_id: native_id[i],
+            daemon: daemon[i],
+            start_ns: start_ns[i],
+            end_ns: end_ns[i],
+            cpu_ns: cpu_ns[i],
+            name,
+        })
+        .collect())
+}
+
+/// `/task_table` rows; empty without the group.
+fn read_tasks(file: &File) -> Result<Vec<TaskInfo>> {
+    if !file.link_exists(schema::TASK_TABLE) {
+        return Ok(Vec::new());
+    }
+    let group = file.group(schema::TASK_TABLE)?;
+    let index: Vec<i64> = read_column(&group, "index")?;
+    let n = index.len();
+    let int = |name: &str| read_sized::<i64>(&group, name, n);
+    let (thread_index, created_ns, done_ns) = (int("thread_index")?, int("created_ns")?, int("done_ns")?);
+    let (steps, running_ns, suspended_ns) = (int("steps")?, int("running_ns")?, int("suspended_ns")?);
+    let string = |name: &str| {
+        let values = read_strings(&group, name)?;
+        check_len(&format!("task_table/{name}"), values.len(), n).map(|()| values)
+    };
+    let (kinds, names, coro_names) = (string("kind")?, string("name")?, string("coro_name")?);
+    Ok(kinds
+        .into_iter()
+        .zip(names)
+        .zip(coro_names)
+        .enumerate()
+        .map(|(i, ((kind, name), coro_name))| TaskInfo {
+            index: index[i],
+            thread_index: thread_index[i],
+            created_ns: created_ns[i],
+            done_ns: done_ns[i],
+            steps: steps[i],
+            running_ns: running_ns[i],
+            suspended_ns: suspended_ns[i],
+            kind,
+            name,
+            coro_name,
+        })
+        .collect())
+}
+
+/// A whole dataset in one read.
+fn read_column<T: H5Type>(group: &Group, name: &str) -> Result<Vec<T>> {
+    group.dataset(name)?.read_raw::<T>()
+}
+
+/// A dataset that must have `len` values.
+fn read_sized<T: H5Type>(group: &Group, name: &str, len: usize) -> Result<Vec<T>> {
+    let values = read_column(group, name)?;
+    check_len(name, values.len(), len)?;
+    Ok(values)
+}
+
+/// A dataset that may be absent.
+fn read_optional<T: H5Type>(group: &Group, name: &str) -> Result<Option<Vec<T>>> {
+    match group.link_exists(name) {
+        true => read_column(group, name).map(Some),
+        false => Ok(None),
+    }
+}
+
+/// A dataset of `len` values, or `len` copies of `missing` when absent.
+fn read_or_fill<T: H5Type + Clone>(group: &Group, name: &str, len: usize, missing: T) -> Result<Vec<T>> {
+    let values = read_optional(group, name)?.unwrap_or_else(|| vec![missing; len]);
+    check_len(name, values.len(), len)?;
+    Ok(values)
+}
+
+/// A dataset of variable-length UTF-8 strings.
+fn read_strings(group: &Group, name: &str) -> Result<Vec<String>> {
+    let values = read_column::<VarLenUnicode>(group, name)?;
+    Ok(values.iter().map(|s| lossy(s.as_bytes())).collect())
+}
+
+/// Fails unless a column has the length its table implies.
+fn check_len(name: &str, len: usize, expected: usize) -> Result<()> {
+    if len != expected {
+        return Err(format!("{name} has {len} values, expected {expected}").into());
+    }
+    Ok(())
+}
+
+/// Bytes from the file as a `String`, invalid UTF-8 replaced.
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

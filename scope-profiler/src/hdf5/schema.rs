@@ -1,0 +1,86 @@
+//! Names and record types the writer and the reader share, so the two cannot
+//! drift apart. They follow `scope_profiler/h5writer.py` of the Python package.
+
+use crate::profile::SummaryStatistics;
+
+/// Root attribute holding the schema version.
+pub(super) const SCHEMA_ATTR: &str = "scope_profiler_schema";
+/// The schema version written: per-row delta-encoded starts plus durations.
+pub(super) const SCHEMA_VERSION: i64 = 3;
+/// Root attribute naming the storage layout.
+pub(super) const LAYOUT_ATTR: &str = "storage_layout";
+/// The only storage layout written: one row per (rank, region), events in columns.
+pub(super) const COLUMNAR: &str = "columnar";
+
+/// Group of run metadata attributes.
+pub(super) const METADATA: &str = "metadata";
+/// Group holding `names`, the region id → name dictionary.
+pub(super) const REGION_TABLE: &str = "region_table";
+/// Group of per-(rank, region) columns.
+pub(super) const INDEX: &str = "rank_region_index";
+/// Group of per-call columns.
+pub(super) const EVENTS: &str = "events";
+/// Group of per-thread columns.
+pub(super) const THREAD_TABLE: &str = "thread_table";
+/// Group of per-task columns.
+pub(super) const TASK_TABLE: &str = "task_table";
+
+/// `tags` and `event_metadata` value of a row without any: an empty JSON list.
+pub(super) const EMPTY_JSON_LIST: &str = "[]";
+
+/// Largest chunk of a compressed column, in elements (512 KiB of int64).
+pub(super) const MAX_CHUNK: usize = 65_536;
+
+/// One element of `rank_region_index/summary_statistics`, field for field the
+/// numpy dtype `_SUMMARY_DTYPE` of the Python writer (names and order matter).
+#[derive(Clone, Copy, Debug, PartialEq, ::hdf5::H5Type)]
+#[repr(C)]
+pub(super) struct SummaryRecord {
+    total: i64,
+    minimum: i64,
+    maximum: i64,
+    first: i64,
+    last: i64,
+    start_minimum: i64,
+    end_maximum: i64,
+    gpu_count: u64,
+    gpu_total: i64,
+    mean: f64,
+    m2: f64,
+}
+
+impl From<&SummaryStatistics> for SummaryRecord {
+    fn from(s: &SummaryStatistics) -> Self {
+        SummaryRecord {
+            total: s.total,
+            minimum: s.minimum,
+            maximum: s.maximum,
+            first: s.first,
+            last: s.last,
+            start_minimum: s.start_minimum,
+            end_maximum: s.end_maximum,
+            gpu_count: s.gpu_count,
+            gpu_total: s.gpu_total,
+            mean: s.mean,
+            m2: s.m2,
+        }
+    }
+}
+
+impl From<SummaryRecord> for SummaryStatistics {
+    fn from(r: SummaryRecord) -> Self {
+        SummaryStatistics {
+            total: r.total,
+            minimum: r.minimum,
+            maximum: r.maximum,
+            first: r.first,
+            last: r.last,
+            start_minimum: r.start_minimum,
+            end_maximum: r.end_maximum,
+            gpu_count: r.gpu_count,
+            gpu_total: r.gpu_total,
+            mean: r.mean,
+            m2: r.m2,
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The schema-3 layout, written column by column.
+//!
+//! Every column is one dataset created at its final size and written with a
+//! single `H5Dwrite` from the profile's own buffer; only `start_deltas` needs
+//! a new buffer (one pass over the starts). Names and dtypes follow
+//! `scope_profiler/h5writer.py` of the Python package 0.7.5.
+
+use std::path::Path;
+
+use ::hdf5::plist::group_create::AttrCreationOrder;
+use ::hdf5::types::VarLenUnicode;
+use ::hdf5::{File, Group, H5Type, Result};
+
+use super::publish::publish_atomically;
+use super::schema::{self, SummaryRecord};
+use crate::error::Error;
+use crate::options::Compression;
+use crate::profile::{Events, MetaValue, Profile, RegionRow, TaskInfo, ThreadInfo};
+
+/// Writes `profile` to `path` in the schema-3 layout, atomically (see
+/// [`publish_atomically`]).
+///
+/// With `compression.level_for(events)` = `Some(level)` the event columns
+/// are chunked (up to 65536 elements a chunk) with shuffle + deflate(level);
+/// otherwise, and for every other dataset, storage is contiguous and
+/// unfiltered.
+///
+/// The profile is checked first (event columns of one length, rows inside
+/// the columns and not overlapping, region ids inside the name table): a
+/// profile the Python reader would reject is an [`Error::Hdf5`] naming
+/// `path`, and nothing is written.
+pub(crate) fn write_profile(
+    profile: &Profile,
+    path: &Path,
+    compression: Compression,
+) -> std::result::Result<(), Error> {
+    check_profile(profile).map_err(|e| Error::hdf5(path, format!("invalid profile: {e}")))?;
+    let storage = match compression.level_for(profile.events.len()) {
+        Some(level) => Storage::Deflate(level),
+        None => Storage::Contiguous,
+    };
+    publish_atomically(path, |temp| write_file(profile, temp, storage))
+}
+
+/// How a dataset is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Storage {
+    /// One contiguous block, no filter.
+    Contiguous,
+    /// Chunked, shuffle + deflate at this level.
+    Deflate(u8),
+}
+
+/// Creates the HDF5 file at `path` and writes every group, then closes it.
+fn write_file(profile: &Profile, path: &Path, events: Storage) -> Result<()> {
+    let file = File::create(path)?;
+    write_root_attrs(&file)?;
+    write_metadata(&file, &profile.metadata)?;
+    write_region_table(&file, &profile.region_names)?;
+    write_index(&file, &profile.rows)?;
+    write_events(&file, &profile.events, &profile.rows, events)?;
+    if !profile.threads.is_empty() {
+        write_thread_table(&file, &profile.threads)?;
+    }
+    if !profile.tasks.is_empty() {
+        write_task_table(&file, &profile.tasks)?;
+    }
+    file.flush()?;
+    file.close()
+}
+
+/// `scope_profiler_schema` = 3 and `storage_layout` = "columnar", both scalars.
+fn write_root_attrs(file: &File) -> Result<()> {
+    write_int_attr(file, schema::SCHEMA_ATTR, schema::SCHEMA_VERSION)?;
+    write_str_attr(file, schema::LAYOUT_ATTR, schema::COLUMNAR)
+}
+
+/// `/metadata`: one scalar attribute per entry. The group tracks attribute
+/// creation order, so the reader gives the entries back in this order.
+fn write_metadata(file: &File, metadata: &[(String, MetaValue)]) -> Result<()> {
+    let group = file
+        .create_group_builder()
+        .with_gcpl(|p| p.attr_creation_order(AttrCreationOrder::Indexed))
+        .create(schema::METADATA)?;
+    for (key, value) in metadata {
+        match value {
+            MetaValue::Int(v) => write_int_attr(&group, key, *v)?,
+            MetaValue::Str(s) => write_str_attr(&group, key, s)?,
+        }
+    }
+    Ok(())
+}
+
+/// `/region_table/names`.
+fn write_region_table(file: &File, names: &[String]) -> Result<()> {
+    let group = file.create_group(schema::REGION_TABLE)?;
+    write_strings(&group, "names", names.iter().map(String::as_str))
+}
+
+/// `/rank_region_index`: one row per (rank, region).
+fn write_index(file: &File, rows: &[RegionRow]) -> Result<()> {
+    let group = file.create_group(schema::INDEX)?;
+    write_small(&group, "region_ids", rows, |r| r.region_id)?;
+    write_small(&group, "ranks", rows, |r| r.rank)?;
+    write_small(&group, "event_offsets", rows, |r| r.event_offset)?;
+    write_small(&group, "event_counts", rows, |r| r.event_count)?;
+    write_small(&group, "source_lines", rows, |r| r.source_line)?;
+    write_strings(&group, "source_files", rows.iter().map(|r| r.source_file.as_str()))?;
+    write_strings(&group, "source_texts", rows.iter().map(|_| ""))?;
+    write_strings(&group, "tags", rows.iter().map(|_| schema::EMPTY_JSON_LIST))?;
+    write_strings(&group, "event_metadata", rows.iter().map(|_| schema::EMPTY_JSON_LIST))?;
+    write_small(&group, "exclusive_totals", rows, |r| r.exclusive_total)?;
+    write_small(&group, "summary_statistics", rows, |r| SummaryRecord::from(&r.stats))
+}
+
+/// `/events`: the per-call columns; `task_ids` only when recorded.
+fn write_events(file: &File, events: &Events, rows: &[RegionRow], storage: Storage) -> Result<()> {
+    let group = file.create_group(schema::EVENTS)?;
+    let start_deltas = encode_start_deltas(&events.start_ns, rows);
+    write_column(&group, "start_deltas", &start_deltas, storage)?;
+    drop(start_deltas);
+    write_column(&group, "durations", &events.durations, storage)?;
+    write_column(&group, "call_ids", &events.call_ids, storage)?;
+    write_column(&group, "parent_ids", &events.parent_ids, storage)?;
+    write_column(&group, "thread_ids", &events.thread_ids, storage)?;
+    if let Some(task_ids) = &events.task_ids {
+        write_column(&group, "task_ids", task_ids, storage)?;
+    }
+    Ok(())
+}
+
+/// `/thread_table`, rank 0 for every thread (a serial run).
+fn write_thread_table(file: &File, threads: &[ThreadInfo]) -> Result<()> {
+    let group = file.create_group(schema::THREAD_TABLE)?;
+    write_small(&group, "ranks", threads, |_| 0u32)?;
+    write_small(&group, "index", threads, |t| t.index)?;
+    write_small(&group, "ident", threads, |t| t.ident)?;
+    write_small(&group, "native_id", threads, |t| t.native_id)?;
+    write_small(&group, "daemon", threads, |t| t.daemon)?;
+    write_small(&group, "start_ns", threads, |t| t.start_ns)?;
+    write_small(&group, "end_ns", threads, |t| t.end_ns)?;
+    write_small(&group, "cpu_ns", threads, |t| t.cpu_ns)?;
+    write_strings(&group, "name", threads.iter().map(|t| t.name.as_str()))
+}
+
+/// `/task_table`, rank 0 for every task.
+fn write_task_table(file: &File, tasks: &[TaskInfo]) -> Result<()> {
+    let group = file.create_group(schema::TASK_TABLE)?;
+    write_small(&group, "ranks", tasks, |_| 0u32)?;
+    write_small(&group, "index", tasks, |t| t.index)?;
+    write_small(&group, "thread_index", tasks, |t| t.thread_index)?;
+    write_small(&group, "created_ns", tasks, |t| t.created_ns)?;
+    write_small(&group, "done_ns", tasks, |t| t.done_ns)?;
+    write_small(&group, "steps", tasks, |t| t.steps)?;
+    write_small(&group, "running_ns", tasks, |t| t.running_ns)?;
+    write_small(&group, "suspended_ns", tasks, |t| t.suspended_ns)?;
+    write_strings(&group, "kind", tasks.iter().map(|t| t.kind.as_str()))?;
+    write_strings(&group, "name", tasks.iter().map(|t| t.name.as_str()))?;
+    write_strings(&group, "coro_name", tasks.iter().map(|t| t.coro_name.as_str()))
+}
+
+/// Schema-3 starts: within each row, the first value is the row's first
+/// absolute start and every other one the gap to the previous start of the
+/// same row (`np.diff(starts, prepend=0)` per row). Arithmetic wraps, as
+/// numpy's does, so decoding with a wrapping cumulative sum is exact for any
+/// input. Events outside every row (none in a checked profile) stay absolute.
+pub(super) fn encode_start_deltas(starts: &[i64], rows: &[RegionRow]) -> Vec<i64> {
+    let mut deltas = starts.to_vec();
+    for row in rows {
+        if let Some(run) = row_range(row).and_then(|range| deltas.get_mut(range)) {
+            for i in (1..run.len()).rev() {
+                run[i] = run[i].wrapping_sub(run[i - 1]);
+            }
+        }
+    }
+    deltas
+}
+
+/// The events of `row` as an index range, `None` if it does not fit `usize`.
+pub(super) fn row_range(row: &RegionRow) -> Option<std::ops::Range<usize>> {
+    let start = usize::try_from(row.event_offset).ok()?;
+    let count = usize::try_from(row.event_count).ok()?;
+    Some(start..start.checked_add(count)?)
+}
+
+/// Why `profile` cannot be written as a file the Python reader accepts.
+fn check_profile(profile: &Profile) -> std::result::Result<(), String> {
+    check_event_columns(&profile.events)?;
+    check_rows(&profile.rows, profile.events.len(), profile.region_names.len())
+}
+
+/// Every event column has as many values as there are starts.
+fn check_event_columns(events: &Events) -> std::result::Result<(), String> {
+    let n = events.len();
+    let columns = [
+        ("durations", Some(events.durations.len())),
+        ("call_ids", Some(events.call_ids.len())),
+        ("parent_ids", Some(events.parent_ids.len())),
+        ("thread_ids", Some(events.thread_ids.len())),
+        ("task_ids", events.task_ids.as_ref().map(Vec::len)),
+    ];
+    for (name, len) in columns {
+        if let Some(len) = len.filter(|&len| len != n) {
+            return Err(format!("events.{name} has {len} values for {n} events"));
+        }
+    }
+    Ok(())
+}
+
+/// Rows name known regions and cover disjoint slices of the event columns.
+fn check_rows(rows: &[RegionRow], events: usize, regions: usize) -> std::result::Result<(), String> {
+    let mut ranges = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        if row.region_id as usize >= regions {
+            return Err(format!("row {i} has region id {} of {regions} regions", row.region_id));
+        }
+        match row_range(row).filter(|r| r.end <= events) {
+            Some(range) => ranges.push((range, i)),
+            None => {
+                return Err(format!(
+                    "row {i} claims events {}..+{} of {events}",
+                    row.event_offset, row.event_count
+                ))
+            }
+        }
+    }
+    ranges.sort_by_key(|(r, _)| (r.start, r.end));
+    for pair in ranges.windows(2) {
+        let ((a, i), (b, j)) = (&pair[0], &pair[1]);
+        if b.start < a.end {
+            return Err(format!("rows {i} and {j} share events {}..{}", b.start, a.end));
+        }
+    }
+    Ok(())
+}
+
+/// A dataset of `values` stored as `storage` says, written in one call.
+fn write_column<T: H5Type>(group: &Group, name: &str, values: &[T], storage: Storage) -> Result<()> {
+    let builder = group.new_dataset::<T>();
+    let builder = match storage {
+        Storage::Deflate(level) if !values.is_empty() => {
+            builder.chunk(chunk_len(values.len())).shuffle().deflate(level)
+        }
+        _ => builder.no_chunk(),
+    };
+    let dataset = builder.shape(values.len()).create(name)?;
+    if !values.is_empty() {
+        dataset.write_raw(values)?;
+    }
+    Ok(())
+}
+
+/// Chunk length of a compressed column of `len` values: at most
+/// [`schema::MAX_CHUNK`], at most `len`, at least 1.
+fn chunk_len(len: usize) -> usize {
+    len.clamp(1, schema::MAX_CHUNK)
+}
+
+/// A contiguous dataset of one field of each item (index and lane tables).
+fn write_small<S, T: H5Type>(group: &Group, name: &str, items: &[S], field: impl Fn(&S) -> T) -> Result<()> {
+    let values: Vec<T> = items.iter().map(field).collect();
+    write_column(group, name, &values, Storage::Contiguous)
+}
+
+/// A contiguous dataset of variable-length UTF-8 strings.
+fn write_strings<'a>(group: &Group, name: &str, values: impl Iterator<Item = &'a str>) -> Result<()> {
+    let values = values.map(vlen_string).collect::<Result<Vec<_>>>()?;
+    write_column(group, name, &values, Storage::Contiguous)
+}
+
+/// A scalar int64 attribute.
+fn write_int_attr(group: &Group, name: &str, value: i64) -> Result<()> {
+    group.new_attr::<i64>().shape(()).create(name)?.write_scalar(&value)
+}
+
+/// A scalar variable-length UTF-8 attribute.
+fn write_str_attr(group: &Group, name: &str, value: &str) -> Result<()> {
+    let value = vlen_string(value)?;
+    group.new_attr::<VarLenUnicode>().shape(()).create(name)?.write_scalar(&value)
+}
+
+/// `s` as an HDF5 variable-length string; HDF5 strings cannot hold NUL.
+fn vlen_string(s: &str) -> Result<VarLenUnicode> {
+    s.parse::<VarLenUnicode>().map_err(|e| {
+        let head: String = s.chars().take(40).collect();
+        format!("cannot store the string {head:?} in HDF5: {e}").into()
+    })
+}

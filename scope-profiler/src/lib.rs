@@ -1,0 +1,231 @@
+//! # scope-profiler
+//!
+//! A region profiler for Rust. Set up a session, enter named **regions**
+//! (RAII guards), and `finalize` writes every call's start and end to one
+//! HDF5 file in the layout of the Python package
+//! [scope-profiler](https://pypi.org/project/scope-profiler/) (schema 3), so
+//! its `scope-profiler inspect | report | plot | export | diff` commands open
+//! the file as it is.
+//!
+//! ```
+//! use scope_profiler::{self as sp, Options};
+//!
+//! # let dir = std::env::temp_dir().join(format!("sp-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("regions.h5");
+//! let run = sp::setup(Options::new().file_path(&path).verbose(false))?;
+//! for _ in 0..10 {
+//!     let _step = sp::region("time_step").enter();
+//!     sp::region("rhs_evaluation").run(|| { /* ... */ });
+//!     sp::scope!("state_update"); // call-site cached, no lookup by name
+//! }
+//! assert_eq!(sp::get_region("rhs_evaluation").unwrap().num_calls(), 10);
+//! let results = run.finalize()?;
+//! assert!(path.exists());
+//! println!("{results}"); // the summary tree
+//! # Ok::<(), sp::Error>(())
+//! ```
+//!
+//! Recording costs one thread-local access, one timestamp (the TSC) and one
+//! 24-byte store per call end; nothing is locked, hashed, allocated or
+//! formatted per call. Timestamps are written as nanoseconds on the
+//! CLOCK_MONOTONIC timeline shared with Python's `perf_counter_ns` and the C
+//! API, so regions from several languages of one process line up.
+
+#![warn(missing_docs)]
+
+mod assemble;
+mod callsite;
+mod clock;
+mod error;
+mod hdf5;
+mod metadata;
+mod options;
+mod profile;
+mod record;
+mod region;
+mod registry;
+mod results;
+mod session;
+mod summary;
+mod thread;
+mod trace;
+
+pub use callsite::{CallSite, EntrypointGuard};
+pub use error::Error;
+pub use hdf5::read_profile;
+pub use options::{Compression, Options};
+pub use profile::{Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
+pub use region::Region;
+pub use results::Results;
+pub use session::{Run, SessionGuard};
+pub use summary::{Summary, SummaryNode};
+pub use thread::Guard;
+
+/// Starts a profiling session.
+///
+/// Checks the output path first: a missing directory, a directory as the
+/// path or a directory without write permission is an `Err` naming the path.
+/// A second `setup` while a session is active is [`Error::AlreadyConfigured`].
+/// `setup` after `finalize` starts a new session with no regions.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// let run = sp::setup(Options::new().in_memory().verbose(false))?;
+/// assert!(matches!(sp::setup(Options::new()), Err(sp::Error::AlreadyConfigured)));
+/// run.finalize()?;
+/// let err = sp::setup(Options::new().file_path("/no/such/dir/x.h5")).unwrap_err();
+/// assert!(err.to_string().contains("/no/such/dir/x.h5"));
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn setup(options: Options) -> Result<Run, Error> {
+    session::setup(options)
+}
+
+/// Ends the active session: writes the file (unless in memory), prints the
+/// summary when verbose, and returns the results. With no active session it
+/// is [`Error::NotActive`]. If the file cannot be written the session stays
+/// active, with nothing lost, and the error is returned.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::region("a").run(|| ());
+/// let results = sp::finalize()?;
+/// assert_eq!(results.profile().region_names, ["a"]);
+/// assert!(matches!(sp::finalize(), Err(sp::Error::NotActive)));
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn finalize() -> Result<Results, Error> {
+    session::finalize_generation(None)
+}
+
+/// Writes everything recorded so far and keeps recording (the C API's
+/// flush): the file is complete at every checkpoint.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::region("a").run(|| ());
+/// assert_eq!(sp::checkpoint()?.profile().events.len(), 1);
+/// sp::region("a").run(|| ());
+/// assert_eq!(sp::finalize()?.profile().events.len(), 2);
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn checkpoint() -> Result<Results, Error> {
+    session::checkpoint()
+}
+
+/// Starts a session that finalizes when the returned guard is dropped
+/// (printing any error to stderr): the form for `main`.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// fn main() -> Result<(), sp::Error> {
+///     let _profiling = sp::session(Options::new().in_memory().verbose(false))?;
+///     sp::region("work").run(|| ());
+///     Ok(())
+/// }
+/// # main().unwrap();
+/// ```
+pub fn session(options: Options) -> Result<SessionGuard, Error> {
+    setup(options).map(SessionGuard::new)
+}
+
+/// The region named `name`, created on first use in the active session.
+/// The same name always gives the same region. The caller's file and line
+/// become the region's source location when it is first defined.
+///
+/// ```
+/// use scope_profiler as sp;
+/// assert!(sp::region("foo") == sp::region("foo"));
+/// ```
+#[track_caller]
+#[inline]
+pub fn region(name: &str) -> Region {
+    region::region(name)
+}
+
+/// The original name of [`region`]; the same function.
+///
+/// ```
+/// use scope_profiler as sp;
+/// assert_eq!(sp::profile_region("x"), sp::region("x"));
+/// ```
+pub use region as profile_region;
+
+/// The region named `name` if the active (or last finalized) session has it.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// assert!(sp::get_region("never").is_none());
+/// sp::region("solver");
+/// assert_eq!(sp::get_region("solver").unwrap().num_calls(), 0);
+/// sp::finalize().unwrap();
+/// ```
+pub fn get_region(name: &str) -> Option<Region> {
+    region::get_region(name)
+}
+
+/// Every region of the active (or last finalized) session, in registration
+/// order, including those with no call yet.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// sp::region("b");
+/// sp::region("a").run(|| ());
+/// let names: Vec<String> = sp::get_all_regions().into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["b", "a"]);
+/// sp::finalize().unwrap();
+/// ```
+pub fn get_all_regions() -> Vec<(String, Region)> {
+    region::get_all_regions()
+}
+
+/// Names of the regions with at least one completed call, in registration
+/// order.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// sp::region("idle");
+/// sp::region("busy").run(|| ());
+/// assert_eq!(sp::recorded_regions(), ["busy"]);
+/// sp::finalize().unwrap();
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// assert!(sp::recorded_regions().is_empty()); // a new session starts empty
+/// sp::finalize().unwrap();
+/// ```
+pub fn recorded_regions() -> Vec<String> {
+    region::recorded_regions()
+}
+
+/// Enters a call-site cached region until the end of the enclosing block:
+/// the region is resolved once per session at this call site, never looked
+/// up by name per call. `scope!("name")` binds a hidden guard;
+/// `let g = scope!(guard "name");` returns it instead.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// for _ in 0..5 {
+///     sp::scope!("hot_loop");
+/// }
+/// let g = sp::scope!(guard "explicit");
+/// drop(g);
+/// assert_eq!(sp::get_region("hot_loop").unwrap().num_calls(), 5);
+/// assert_eq!(sp::get_region("explicit").unwrap().num_calls(), 1);
+/// sp::finalize().unwrap();
+/// ```
+#[macro_export]
+macro_rules! scope {
+    (guard $name:expr) => {{
+        static __SP_SITE: $crate::CallSite = $crate::CallSite::new($name, file!(), line!());
+        __SP_SITE.enter()
+    }};
+    ($name:expr) => {
+        let _scope_profiler_guard = $crate::scope!(guard $name);
+    };
+}

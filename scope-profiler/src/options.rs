@@ -1,0 +1,167 @@
+//! Session options and their defaults.
+
+use std::path::{Path, PathBuf};
+
+/// How the event columns are compressed in the file.
+///
+/// ```
+/// use scope_profiler::Compression;
+/// assert_eq!(Compression::default(), Compression::Auto);
+/// assert!(!Compression::Auto.applies_to(16_383));
+/// assert!(Compression::Auto.applies_to(16_384));
+/// assert_eq!(Compression::Gzip(4).level_for(10), Some(4));
+/// assert_eq!(Compression::None.level_for(1 << 30), None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compression {
+    /// Shuffle + deflate (level 4) once the file has at least
+    /// [`Compression::AUTO_THRESHOLD`] events, as the Python package does.
+    #[default]
+    Auto,
+    /// No filter.
+    None,
+    /// Shuffle + deflate at this level (0-9), whatever the size.
+    Gzip(u8),
+}
+
+impl Compression {
+    /// Event count from which [`Compression::Auto`] compresses.
+    pub const AUTO_THRESHOLD: usize = 16_384;
+
+    /// Whether a file with `events` events is compressed.
+    pub fn applies_to(self, events: usize) -> bool {
+        self.level_for(events).is_some()
+    }
+
+    /// The deflate level used for a file with `events` events, if any.
+    pub fn level_for(self, events: usize) -> Option<u8> {
+        match self {
+            Compression::Auto if events >= Self::AUTO_THRESHOLD => Some(4),
+            Compression::Auto | Compression::None => None,
+            Compression::Gzip(level) => Some(level.min(9)),
+        }
+    }
+}
+
+/// Where `finalize` puts the results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Output {
+    File(PathBuf),
+    Memory,
+}
+
+/// Settings of a profiling session, built with chained calls.
+///
+/// ```
+/// use scope_profiler::{Compression, Options};
+/// let opts = Options::new()
+///     .file_path("out/run.h5")
+///     .label("baseline")
+///     .compression(Compression::Gzip(1))
+///     .verbose(false);
+/// assert_eq!(opts.get_file_path().unwrap().to_str(), Some("out/run.h5"));
+/// assert_eq!(opts.get_label(), "baseline");
+///
+/// let defaults = Options::new();
+/// assert_eq!(defaults.get_file_path().unwrap().to_str(), Some("profiling_data.h5"));
+/// assert_eq!(defaults.get_label(), "profiling_data"); // the file stem
+/// assert!(defaults.is_verbose());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub(crate) output: Output,
+    pub(crate) verbose: bool,
+    pub(crate) label: Option<String>,
+    pub(crate) compression: Compression,
+    pub(crate) trace_all: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            output: Output::File(PathBuf::from("profiling_data.h5")),
+            verbose: true,
+            label: None,
+            compression: Compression::Auto,
+            trace_all: std::env::var("SCOPE_PROFILER_TRACE_ALL").is_ok_and(|v| v == "1"),
+        }
+    }
+}
+
+impl Options {
+    /// The defaults: file `profiling_data.h5`, verbose, label = file stem,
+    /// [`Compression::Auto`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Write the profile to this path (an `.h5` file).
+    pub fn file_path(mut self, path: impl AsRef<Path>) -> Self {
+        self.output = Output::File(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Write no file: `finalize` hands the results back in memory.
+    pub fn in_memory(mut self) -> Self {
+        self.output = Output::Memory;
+        self
+    }
+
+    /// Print the summary to stderr at `finalize` (default `true`).
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
+    }
+
+    /// The run's label, stored as `/metadata/label` (default: the file stem).
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Compression of the event columns (default [`Compression::Auto`]).
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Make every traced function record, inside a recursive entrypoint or
+    /// not. Also switched on by the environment variable
+    /// `SCOPE_PROFILER_TRACE_ALL=1`.
+    pub fn trace_all(mut self, on: bool) -> Self {
+        self.trace_all = on;
+        self
+    }
+
+    /// The output file, `None` for an in-memory session.
+    pub fn get_file_path(&self) -> Option<&Path> {
+        match &self.output {
+            Output::File(p) => Some(p),
+            Output::Memory => None,
+        }
+    }
+
+    /// The label the run will carry.
+    pub fn get_label(&self) -> String {
+        if let Some(label) = &self.label {
+            return label.clone();
+        }
+        match &self.output {
+            Output::File(p) => p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            Output::Memory => "in-memory".to_owned(),
+        }
+    }
+
+    /// Whether the summary is printed at `finalize`.
+    pub fn is_verbose(&self) -> bool {
+        self.verbose
+    }
+
+    /// The compression setting.
+    pub fn get_compression(&self) -> Compression {
+        self.compression
+    }
+}

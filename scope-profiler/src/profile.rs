@@ -1,0 +1,293 @@
+//! The recorded data of a session, laid out the way the HDF5 file stores it.
+//!
+//! [`Profile`] is what the writer writes, what the summary is computed from and
+//! what an in-memory session hands back from `finalize`. Columns follow the
+//! Python package's schema 3 (`/region_table`, `/rank_region_index`, `/events`,
+//! `/thread_table`), so a field here is a dataset there.
+
+/// A run metadata value: the file stores it as an int64 or a UTF-8 string
+/// scalar attribute of `/metadata`.
+///
+/// ```
+/// use scope_profiler::MetaValue;
+/// assert_eq!(MetaValue::from(3i64), MetaValue::Int(3));
+/// assert_eq!(MetaValue::from("rust"), MetaValue::Str("rust".into()));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetaValue {
+    /// An integer attribute (`H5T_STD_I64LE`).
+    Int(i64),
+    /// A string attribute (variable-length UTF-8).
+    Str(String),
+}
+
+impl From<i64> for MetaValue {
+    fn from(v: i64) -> Self {
+        MetaValue::Int(v)
+    }
+}
+
+impl From<&str> for MetaValue {
+    fn from(v: &str) -> Self {
+        MetaValue::Str(v.to_owned())
+    }
+}
+
+impl From<String> for MetaValue {
+    fn from(v: String) -> Self {
+        MetaValue::Str(v)
+    }
+}
+
+/// Exact per-row statistics over the durations of one (rank, region) row, in
+/// row order: the `summary_statistics` compound of the file.
+///
+/// ```
+/// use scope_profiler::SummaryStatistics;
+/// let s = SummaryStatistics::from_calls(&[(100, 10), (200, 30)]);
+/// assert_eq!((s.total, s.minimum, s.maximum, s.first, s.last), (40, 10, 30, 10, 30));
+/// assert_eq!((s.start_minimum, s.end_maximum), (100, 230));
+/// assert_eq!((s.mean, s.m2), (20.0, 200.0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SummaryStatistics {
+    /// Sum of the durations, ns.
+    pub total: i64,
+    /// Shortest duration, ns.
+    pub minimum: i64,
+    /// Longest duration, ns.
+    pub maximum: i64,
+    /// Duration of the row's first call, ns.
+    pub first: i64,
+    /// Duration of the row's last call, ns.
+    pub last: i64,
+    /// Earliest start, absolute ns.
+    pub start_minimum: i64,
+    /// Latest end, absolute ns.
+    pub end_maximum: i64,
+    /// GPU-timed calls (always 0: no GPU timing in this crate).
+    pub gpu_count: u64,
+    /// GPU time, ns (always 0).
+    pub gpu_total: i64,
+    /// Mean duration, ns.
+    pub mean: f64,
+    /// Sum of squared deviations from the mean, ns².
+    pub m2: f64,
+}
+
+impl SummaryStatistics {
+    /// Statistics of `(start_ns, duration_ns)` pairs in row order.
+    ///
+    /// Sums are exact (128-bit integers); `mean` and `m2` are the correctly
+    /// rounded `f64` of the exact rational values.
+    pub fn from_calls(calls: &[(i64, i64)]) -> Self {
+        let Some(&(_, first)) = calls.first() else {
+            return SummaryStatistics::default();
+        };
+        let (mut sum, mut sum_sq) = (0i128, 0i128);
+        let mut s = SummaryStatistics {
+            minimum: i64::MAX,
+            maximum: i64::MIN,
+            first,
+            last: calls[calls.len() - 1].1,
+            start_minimum: i64::MAX,
+            end_maximum: i64::MIN,
+            ..SummaryStatistics::default()
+        };
+        for &(start, d) in calls {
+            sum += d as i128;
+            sum_sq += (d as i128) * (d as i128);
+            s.minimum = s.minimum.min(d);
+            s.maximum = s.maximum.max(d);
+            s.start_minimum = s.start_minimum.min(start);
+            s.end_maximum = s.end_maximum.max(start + d);
+        }
+        let n = calls.len() as i128;
+        s.total = sum as i64;
+        s.mean = sum as f64 / n as f64;
+        // m2 = (n Σd² - (Σd)²) / n, exact in integers before the one rounding.
+        let numerator = n * sum_sq - sum * sum;
+        s.m2 = numerator as f64 / n as f64;
+        s
+    }
+}
+
+/// One row of `/rank_region_index`: the calls of one region on one rank.
+///
+/// ```
+/// # use scope_profiler::{RegionRow, SummaryStatistics};
+/// let row = RegionRow {
+///     region_id: 0, rank: 0, event_offset: 0, event_count: 1,
+///     source_file: "src/main.rs".into(), source_line: 3,
+///     exclusive_total: 10, stats: SummaryStatistics::from_calls(&[(0, 10)]),
+/// };
+/// assert_eq!(row.stats.total, 10);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionRow {
+    /// Index into [`Profile::region_names`].
+    pub region_id: u32,
+    /// MPI rank; 0 for a serial run.
+    pub rank: u32,
+    /// First event of the row in [`Profile::events`].
+    pub event_offset: u64,
+    /// Number of events of the row.
+    pub event_count: u64,
+    /// Where the region is defined, "" when unknown.
+    pub source_file: String,
+    /// Line of the definition, -1 when unknown.
+    pub source_line: i64,
+    /// Time spent in the region's calls outside their direct child calls, ns.
+    pub exclusive_total: i64,
+    /// Exact statistics of the row's durations.
+    pub stats: SummaryStatistics,
+}
+
+/// The per-call columns of `/events`, every row's calls back to back.
+///
+/// Starts are absolute nanoseconds on the CLOCK_MONOTONIC timeline; the file
+/// stores them delta-encoded per row (`start_deltas`).
+///
+/// ```
+/// # use scope_profiler::Events;
+/// let events = Events::default();
+/// assert!(events.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Events {
+    /// Start of each call, absolute ns (CLOCK_MONOTONIC).
+    pub start_ns: Vec<i64>,
+    /// End minus start, ns.
+    pub durations: Vec<i64>,
+    /// Unique id of the call on its rank; a parent's id is smaller than its children's.
+    pub call_ids: Vec<i64>,
+    /// Call id of the enclosing call on the same lane, -1 for a root.
+    pub parent_ids: Vec<i64>,
+    /// Index into [`Profile::threads`].
+    pub thread_ids: Vec<i64>,
+    /// Index into [`Profile::tasks`] for calls of async fns, -1 otherwise;
+    /// `None` when the session recorded no async call.
+    pub task_ids: Option<Vec<i64>>,
+}
+
+impl Events {
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.start_ns.len()
+    }
+
+    /// True when no call was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.start_ns.is_empty()
+    }
+}
+
+/// One row of `/thread_table`: a thread that recorded calls.
+///
+/// ```
+/// # use scope_profiler::ThreadInfo;
+/// let t = ThreadInfo { index: 0, ident: 1, native_id: 1234, daemon: 0,
+///                      start_ns: 0, end_ns: -1, cpu_ns: -1, name: "main".into() };
+/// assert_eq!(t.end_ns, -1); // still running when the file was written
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Dense index, what [`Events::thread_ids`] refers to.
+    pub index: i64,
+    /// Rust's `ThreadId` as an integer.
+    pub ident: i64,
+    /// The kernel's thread id (`gettid`).
+    pub native_id: i64,
+    /// 1 for threads Rust does not join at exit (never known here: 0).
+    pub daemon: i8,
+    /// When the thread first recorded, ns relative to the session start.
+    pub start_ns: i64,
+    /// When the thread exited, relative ns; -1 if it was still running.
+    pub end_ns: i64,
+    /// CPU time the thread used, ns; -1 when unknown.
+    pub cpu_ns: i64,
+    /// The thread's name, or `thread-<index>` for unnamed threads.
+    pub name: String,
+}
+
+/// One row of `/task_table`: an async call lane (one per instrumented future).
+///
+/// ```
+/// # use scope_profiler::TaskInfo;
+/// let t = TaskInfo { index: 0, thread_index: 0, created_ns: 5, done_ns: 9, steps: 2,
+///                    running_ns: 3, suspended_ns: 1, kind: "future".into(),
+///                    name: "fetch".into(), coro_name: "app::fetch".into() };
+/// assert_eq!(t.done_ns - t.created_ns, 4);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskInfo {
+    /// Dense index, what [`Events::task_ids`] refers to.
+    pub index: i64,
+    /// The thread that first polled it.
+    pub thread_index: i64,
+    /// First poll, ns relative to the session start.
+    pub created_ns: i64,
+    /// Completion or cancellation, relative ns.
+    pub done_ns: i64,
+    /// Number of polls.
+    pub steps: i64,
+    /// Time spent inside polls, ns.
+    pub running_ns: i64,
+    /// Time between polls, ns.
+    pub suspended_ns: i64,
+    /// "future".
+    pub kind: String,
+    /// The region name.
+    pub name: String,
+    /// The function's path.
+    pub coro_name: String,
+}
+
+/// Everything one session recorded, as written to the file.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// { let _g = sp::region("step").enter(); }
+/// let results = sp::finalize().unwrap();
+/// let profile = results.profile();
+/// assert_eq!(profile.region_names, ["step"]);
+/// assert_eq!(profile.rows[0].event_count, 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Profile {
+    /// `/metadata` attributes, in the order written.
+    pub metadata: Vec<(String, MetaValue)>,
+    /// `/region_table/names`: the regions that recorded at least one call.
+    pub region_names: Vec<String>,
+    /// `/rank_region_index`, one row per region with calls.
+    pub rows: Vec<RegionRow>,
+    /// `/events`.
+    pub events: Events,
+    /// `/thread_table`.
+    pub threads: Vec<ThreadInfo>,
+    /// `/task_table`; empty when no async call was recorded.
+    pub tasks: Vec<TaskInfo>,
+}
+
+impl Profile {
+    /// A metadata value by key.
+    ///
+    /// ```
+    /// # use scope_profiler::{Profile, MetaValue};
+    /// let p = Profile { metadata: vec![("mpi_size".into(), MetaValue::Int(1))], ..Default::default() };
+    /// assert_eq!(p.metadata_value("mpi_size"), Some(&MetaValue::Int(1)));
+    /// ```
+    pub fn metadata_value(&self, key: &str) -> Option<&MetaValue> {
+        self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The events of one row, as `(start_ns, duration_ns)` pairs.
+    pub fn row_calls(&self, row: &RegionRow) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
+        self.events.start_ns[range.clone()]
+            .iter()
+            .copied()
+            .zip(self.events.durations[range].iter().copied())
+    }
+}

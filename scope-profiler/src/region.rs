@@ -1,0 +1,228 @@
+//! The `Region` handle and the by-name API.
+
+use crate::clock::{Anchor, TickConverter};
+use crate::registry::{self, Entry};
+use crate::session::{self, Session};
+use crate::thread::{self, Guard};
+use std::sync::Arc;
+
+/// A named region of the current session. Identity is by name:
+/// `region("a") == region("a")`.
+///
+/// A handle belongs to the session in which it was made: one made before
+/// `setup` (or in an earlier session) records nothing and never panics.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// let solver = sp::region("solver");
+/// assert_eq!(solver, sp::region("solver"));
+/// {
+///     let _g = solver.enter();
+/// }
+/// let x = solver.run(|| 6 * 7); // the closure form
+/// assert_eq!(x, 42);
+/// assert_eq!(solver.num_calls(), 2);
+/// assert_eq!(solver.durations().len(), 2);
+/// sp::finalize().unwrap();
+/// ```
+#[derive(Clone, Copy)]
+pub struct Region {
+    entry: &'static Entry,
+    generation: u32,
+    id: u32,
+}
+
+impl Region {
+    /// The region's name.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::region("io").name(), "io");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        self.entry.name
+    }
+
+    /// Starts a call of this region; it ends when the guard is dropped.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// {
+    ///     let _g = sp::region("rhs_evaluation").enter();
+    ///     // ... work ...
+    /// }
+    /// assert_eq!(sp::get_region("rhs_evaluation").unwrap().num_calls(), 1);
+    /// sp::finalize().unwrap();
+    /// ```
+    #[inline]
+    pub fn enter(&self) -> Guard {
+        let generation = self.generation;
+        if generation == 0 || generation != session::active_generation() {
+            return Guard::inert();
+        }
+        thread::enter(self.id, generation)
+    }
+
+    /// Runs `f` as one call of this region and returns its result.
+    ///
+    /// ```
+    /// let n = scope_profiler::region("count").run(|| (1..=4).sum::<i32>());
+    /// assert_eq!(n, 10);
+    /// ```
+    #[inline]
+    pub fn run<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _guard = self.enter();
+        f()
+    }
+
+    fn session(&self) -> Option<Arc<Session>> {
+        session::find(self.generation)
+    }
+
+    /// Completed calls of this region in its session (0 for a handle made
+    /// outside a session). Still answers after `finalize`, until the next
+    /// `setup`.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// let r = sp::region("r");
+    /// r.run(|| ());
+    /// assert_eq!(r.num_calls(), 1);
+    /// sp::finalize().unwrap();
+    /// assert_eq!(r.num_calls(), 1);
+    /// ```
+    pub fn num_calls(&self) -> u64 {
+        self.session().map_or(0, |s| s.num_calls(self.id))
+    }
+
+    /// Durations in ns of this region's calls held in memory and not yet
+    /// written out by `finalize`, in the order the calls started.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// let r = sp::region("sleepy");
+    /// r.run(|| std::thread::sleep(std::time::Duration::from_millis(2)));
+    /// assert!(r.durations()[0] >= 2_000_000);
+    /// sp::finalize().unwrap();
+    /// assert!(r.durations().is_empty());
+    /// ```
+    pub fn durations(&self) -> Vec<i64> {
+        let Some(session) = self.session().filter(|s| !s.is_finished()) else {
+            return Vec::new();
+        };
+        let conv = TickConverter::new(session.start, Anchor::now());
+        let mut calls = Vec::new();
+        for lane in thread::lock(&session.lanes).iter() {
+            lane.for_each_chunk(|records| {
+                calls.extend(
+                    records
+                        .iter()
+                        .filter(|r| r.region == self.id)
+                        .map(|r| (r.start, conv.to_ns(r.end) - conv.to_ns(r.start))),
+                );
+            });
+        }
+        calls.sort_by_key(|&(start, _)| start);
+        calls.into_iter().map(|(_, d)| d).collect()
+    }
+}
+
+impl PartialEq for Region {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.entry, other.entry)
+    }
+}
+
+impl Eq for Region {}
+
+impl std::hash::Hash for Region {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.entry.name.hash(state);
+    }
+}
+
+impl std::fmt::Debug for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Region")
+            .field("name", &self.entry.name)
+            .field("active", &(self.generation != 0 && self.generation == session::active_generation()))
+            .finish()
+    }
+}
+
+/// The region named `name` in the active session, created on first use.
+/// The caller's file and line are recorded as the region's source when it is
+/// first defined.
+#[track_caller]
+#[inline]
+pub(crate) fn region(name: &str) -> Region {
+    let entry = registry::intern(name);
+    let generation = session::active_generation();
+    if generation == 0 {
+        return Region { entry, generation: 0, id: 0 };
+    }
+    match entry.id_in(generation) {
+        Some(id) => Region { entry, generation, id },
+        None => register(entry, generation, std::panic::Location::caller()),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn register(
+    entry: &'static Entry,
+    generation: u32,
+    location: &'static std::panic::Location<'static>,
+) -> Region {
+    match session::active(generation) {
+        Some(session) => {
+            let id = session.regions.resolve(entry, location.file(), location.line());
+            Region { entry, generation, id }
+        }
+        None => Region { entry, generation: 0, id: 0 },
+    }
+}
+
+/// The region named `name`, if the active (or last finalized) session has it.
+pub(crate) fn get_region(name: &str) -> Option<Region> {
+    let session = session::current_or_last()?;
+    let entry = registry::lookup(name)?;
+    let id = entry.id_in(session.generation)?;
+    Some(Region { entry, generation: session.generation, id })
+}
+
+/// Every region of the active (or last finalized) session, in registration order.
+pub(crate) fn get_all_regions() -> Vec<(String, Region)> {
+    let Some(session) = session::current_or_last() else {
+        return Vec::new();
+    };
+    let generation = session.generation;
+    session
+        .regions
+        .snapshot()
+        .into_iter()
+        .enumerate()
+        .map(|(id, info)| {
+            (info.entry.name.to_owned(), Region { entry: info.entry, generation, id: id as u32 })
+        })
+        .collect()
+}
+
+/// Names of the regions with at least one completed call, in registration order.
+pub(crate) fn recorded_regions() -> Vec<String> {
+    let Some(session) = session::current_or_last() else {
+        return Vec::new();
+    };
+    let counts = session.counts();
+    session
+        .regions
+        .snapshot()
+        .into_iter()
+        .zip(counts.iter().chain(std::iter::repeat(&0)))
+        .filter(|(_, n)| **n > 0)
+        .map(|(info, _)| info.entry.name.to_owned())
+        .collect()
+}

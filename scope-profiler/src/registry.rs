@@ -1,0 +1,185 @@
+//! Region names and ids.
+//!
+//! Every distinct name is interned once per process into an [`Entry`] that
+//! lives for the rest of the process; each session numbers the regions it
+//! sees in registration order (its [`RegionTable`]), and an entry caches
+//! `(session generation, id)` so a name resolved once in a session is never
+//! registered again. By-name lookups go through a [`DashMap`] keyed by the
+//! name with the Fx hash (names are the program's own, not hostile input).
+
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
+
+use dashmap::DashMap;
+
+use crate::thread::lock;
+
+/// A region name interned for the life of the process.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub name: &'static str,
+    /// `generation << 32 | id` of the last session that registered it.
+    state: AtomicU64,
+}
+
+impl Entry {
+    /// The id of this region in session `generation`, if registered there.
+    #[inline]
+    pub(crate) fn id_in(&self, generation: u32) -> Option<u32> {
+        let state = self.state.load(Ordering::Acquire);
+        ((state >> 32) as u32 == generation).then_some(state as u32)
+    }
+}
+
+/// The Fx hash (rustc's): a multiply and rotate per word, fast on short keys.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0xf135_7aea_2e62_a9c5;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(26) ^ word).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        let word = u64::from_le_bytes(tail) ^ bytes.len() as u64;
+        self.0 = (self.0.rotate_left(26) ^ word).wrapping_mul(K);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(26) ^ i as u64).wrapping_mul(0xf135_7aea_2e62_a9c5);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Names = DashMap<&'static str, &'static Entry, BuildHasherDefault<FxHasher>>;
+
+static NAMES: LazyLock<Names> = LazyLock::new(Names::default);
+static INTERN: Mutex<()> = Mutex::new(());
+
+/// The process-wide entry for `name`, created on first use.
+#[inline]
+pub(crate) fn intern(name: &str) -> &'static Entry {
+    if let Some(entry) = NAMES.get(name) {
+        return *entry;
+    }
+    intern_new(name)
+}
+
+/// The entry for `name` if it was ever interned.
+pub(crate) fn lookup(name: &str) -> Option<&'static Entry> {
+    NAMES.get(name).map(|e| *e)
+}
+
+#[cold]
+fn intern_new(name: &str) -> &'static Entry {
+    let _serial = lock(&INTERN);
+    if let Some(entry) = NAMES.get(name) {
+        return *entry;
+    }
+    // Interned names live for the process: a program has finitely many region
+    // names, and handles and call sites hold `&'static` references to them.
+    let name: &'static str = Box::leak(name.into());
+    let entry: &'static Entry = Box::leak(Box::new(Entry { name, state: AtomicU64::new(0) }));
+    NAMES.insert(name, entry);
+    entry
+}
+
+/// A region as registered in one session.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RegionInfo {
+    pub entry: &'static Entry,
+    /// Where the region was first defined; "" / 0 when unknown.
+    pub file: &'static str,
+    pub line: u32,
+}
+
+/// The regions of one session, in registration order; index = region id.
+pub(crate) struct RegionTable {
+    generation: u32,
+    regions: Mutex<Vec<RegionInfo>>,
+}
+
+impl RegionTable {
+    pub(crate) fn new(generation: u32) -> Self {
+        RegionTable { generation, regions: Mutex::new(Vec::new()) }
+    }
+
+    /// The id of `entry` in this session, registering it (with its source
+    /// location, the first definition wins) if needed.
+    pub(crate) fn resolve(&self, entry: &'static Entry, file: &'static str, line: u32) -> u32 {
+        if let Some(id) = entry.id_in(self.generation) {
+            return id;
+        }
+        let mut regions = lock(&self.regions);
+        if let Some(id) = entry.id_in(self.generation) {
+            return id;
+        }
+        let id = regions.len() as u32;
+        regions.push(RegionInfo { entry, file, line });
+        entry
+            .state
+            .store((self.generation as u64) << 32 | id as u64, Ordering::Release);
+        id
+    }
+
+    /// A copy of the table.
+    pub(crate) fn snapshot(&self) -> Vec<RegionInfo> {
+        lock(&self.regions).clone()
+    }
+
+    /// Number of regions registered.
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.regions).len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_is_by_name() {
+        let a = intern("registry-test-a");
+        assert!(std::ptr::eq(a, intern(&String::from("registry-test-a"))));
+        assert!(!std::ptr::eq(a, intern("registry-test-b")));
+        assert_eq!(a.name, "registry-test-a");
+    }
+
+    #[test]
+    fn ids_are_per_session_in_registration_order() {
+        let t1 = RegionTable::new(u32::MAX - 1);
+        let (x, y) = (intern("registry-test-x"), intern("registry-test-y"));
+        assert_eq!(t1.resolve(y, "f.rs", 3), 0);
+        assert_eq!(t1.resolve(x, "", 0), 1);
+        assert_eq!(t1.resolve(y, "g.rs", 9), 0);
+        assert_eq!(t1.snapshot()[0].line, 3);
+        let t2 = RegionTable::new(u32::MAX);
+        assert_eq!(t2.resolve(x, "", 0), 0);
+        assert_eq!(x.id_in(u32::MAX), Some(0));
+        assert_eq!(x.id_in(u32::MAX - 1), None);
+    }
+
+    #[test]
+    fn fx_hash_separates_short_keys() {
+        use std::hash::Hash;
+        let h = |s: &str| {
+            let mut f = FxHasher::default();
+            s.hash(&mut f);
+            f.finish()
+        };
+        assert_ne!(h("a"), h("b"));
+        assert_ne!(h(""), h("\0"));
+        assert_ne!(h("abcdefgh"), h("abcdefgh\0"));
+    }
+}

@@ -1,0 +1,80 @@
+//! What `finalize` and `checkpoint` hand back.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::options::{Options, Output};
+use crate::profile::Profile;
+use crate::summary::Summary;
+
+/// The results of a session: the profile as written, where it was written,
+/// and (through `Display`) the summary tree printed at `finalize`.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// sp::region("outer").run(|| sp::region("inner").run(|| ()));
+/// let results = sp::finalize().unwrap();
+/// assert!(results.file_path().is_none());
+/// let text = results.to_string();
+/// assert!(text.contains("outer") && text.contains("└─ inner"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Results {
+    profile: Profile,
+    file_path: Option<PathBuf>,
+}
+
+impl Results {
+    /// Writes the profile where `options` say and prints the summary if verbose.
+    pub(crate) fn publish(profile: Profile, options: &Options) -> Result<Results, Error> {
+        let file_path = match &options.output {
+            Output::File(path) => {
+                crate::hdf5::write_profile(&profile, path, options.compression)?;
+                Some(path.clone())
+            }
+            Output::Memory => None,
+        };
+        let results = Results { profile, file_path };
+        if options.verbose {
+            eprintln!("{results}");
+        }
+        Ok(results)
+    }
+
+    /// The recorded data.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The recorded data, by value.
+    pub fn into_profile(self) -> Profile {
+        self.profile
+    }
+
+    /// The file written, `None` for an in-memory session.
+    pub fn file_path(&self) -> Option<&Path> {
+        self.file_path.as_deref()
+    }
+
+    /// The call tree: regions nested under the regions that called them.
+    pub fn summary(&self) -> Summary {
+        Summary::from_profile(&self.profile)
+    }
+}
+
+impl std::fmt::Display for Results {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.summary())?;
+        match &self.file_path {
+            Some(path) => {
+                let p = path.display();
+                writeln!(f, "  Profile written to {p}")?;
+                writeln!(f, "  Inspect: scope-profiler inspect {p}")?;
+                writeln!(f, "  Report:  scope-profiler report {p} -o report.html")?;
+                writeln!(f, "  Plot:    scope-profiler plot default {p} -o plots")
+            }
+            None => writeln!(f, "  (in-memory session: no file written)"),
+        }
+    }
+}
