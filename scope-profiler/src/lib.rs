@@ -48,6 +48,7 @@ mod registry;
 mod results;
 mod session;
 mod summary;
+mod task;
 mod thread;
 mod trace;
 
@@ -61,6 +62,17 @@ pub use results::Results;
 pub use session::{Run, SessionGuard};
 pub use summary::{Summary, SummaryNode};
 pub use thread::Guard;
+
+/// Re-exported attribute macros; see the `scope-profiler-macros` crate.
+pub use scope_profiler_macros::*;
+
+/// What the macros expand to. Not a public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::callsite::{CallSite, EntrypointGuard};
+    pub use crate::task::{Instrumented, Mode};
+    pub use crate::thread::Guard;
+}
 
 /// Starts a profiling session.
 ///
