@@ -1,0 +1,112 @@
+//! The "Profiling regions" page of the scope-profiler docs, in Rust.
+//!
+//! Run with `cargo run --release --example regions [-- OUTPUT.h5]`; it writes
+//! `regions.h5` (or OUTPUT.h5) and prints the summary.
+
+use std::time::Duration;
+
+use scope_profiler::{self as sp, Options};
+
+fn solve(a: f64, b: &[f64]) -> Vec<f64> {
+    // A region named after the function (what `#[profile]` does).
+    sp::scope!("solve");
+    b.iter().map(|x| x / a).collect()
+}
+
+fn solver(a: f64, b: &[f64]) -> Vec<f64> {
+    sp::scope!("solver");
+    b.iter().map(|x| x / a).collect()
+}
+
+fn compute_rhs(state: &[f64]) -> Vec<f64> {
+    state.iter().map(|x| 2.0 * x).collect()
+}
+
+fn time_step(state: &mut [f64], dt: f64) {
+    let rhs = sp::region("rhs_evaluation").run(|| compute_rhs(state));
+    let _update = sp::region("state_update").enter();
+    for (s, r) in state.iter_mut().zip(&rhs) {
+        *s += dt * r;
+    }
+}
+
+fn process(_chunk: u32) {
+    std::thread::sleep(Duration::from_millis(1));
+}
+
+fn compute_batch(data: &[u32]) {
+    // The decorator and the context manager share the "compute" region.
+    sp::scope!("compute");
+    for &chunk in data {
+        let _g = sp::region("compute").enter();
+        process(chunk);
+    }
+}
+
+fn main() -> Result<(), sp::Error> {
+    let path = std::env::args().nth(1).unwrap_or_else(|| "regions.h5".to_owned());
+    let run = sp::setup(Options::new().file_path(&path))?;
+
+    // Creating regions.
+    let (a, b) = (1.0, [1.0, 1.0, 1.0]);
+    println!("{:?}", solver(a, &b));
+    println!("{}", sp::get_region("solver").map_or(0, |r| r.num_calls()));
+
+    println!("{:?}", solve(a, &b));
+    println!("{}", sp::recorded_regions().contains(&"solve".to_owned()));
+
+    // A region around a section of code.
+    let mut state = vec![1.0; 3];
+    time_step(&mut state, 0.1);
+
+    // `profile_region` is the same function as `region`.
+    let same: fn(&str) -> sp::Region = sp::profile_region;
+    assert_eq!(same("rhs_evaluation"), sp::region("rhs_evaluation"));
+
+    // Mixing both: one region, calls add up.
+    compute_batch(&[1, 2, 3]);
+    println!("{}", sp::get_region("compute").map_or(0, |r| r.num_calls()));
+
+    // Region identity.
+    println!("{}", sp::region("foo") == sp::region("foo"));
+
+    // Nesting, kept exactly: the file has parent ids.
+    {
+        let _outer = sp::region("outer").enter();
+        let _inner = sp::region("inner").enter();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
+    // Threads record into their own buffers; their calls nest per thread.
+    std::thread::scope(|s| {
+        for t in 0..2 {
+            s.spawn(move || {
+                for _ in 0..100 {
+                    let _w = sp::region("worker").enter();
+                    sp::scope!("worker_step");
+                    std::hint::black_box(t);
+                }
+            });
+        }
+    });
+
+    // Region data at runtime.
+    let region = sp::get_region("solver").expect("registered above");
+    println!("{}", region.num_calls());
+    let durations = region.durations();
+    println!("({},) int64", durations.len());
+    for (name, region) in sp::get_all_regions() {
+        println!("{name}: {} calls", region.num_calls());
+    }
+
+    // Finalizing writes the file and prints the summary.
+    run.finalize()?;
+
+    // A following setup starts a new session, which clears all regions
+    // (in memory here, so the file above stays the walk-through's).
+    sp::setup(Options::new().in_memory().verbose(false))?;
+    println!("{:?}", sp::recorded_regions());
+    sp::finalize()?;
+    println!("wrote {path}");
+    Ok(())
+}
