@@ -1,0 +1,86 @@
+//! The files we write open in the Python package's own reader and CLI.
+//!
+//! Makes (once, cached under the target directory) a venv with
+//! `scope-profiler==0.7.5` from PyPI, runs `examples/regions.rs` to write a
+//! file, and runs `tests/interop/check_regions.py` on it: region names, call
+//! counts and nesting through `scope_profiler.read_h5`, and
+//! `scope-profiler inspect | report | export speedscope | chrome-trace | prof`.
+//!
+//! Without python3 or PyPI the test is skipped with a message, except under
+//! CI (`CI` set), where that is a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PACKAGE: &str = "scope-profiler==0.7.5";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace").to_path_buf()
+}
+
+fn skip_or_fail(why: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("interop test cannot run under CI: {why}");
+    }
+    eprintln!("SKIPPED interop test: {why}");
+}
+
+/// The venv's python, made on first use.
+fn reader_python() -> Result<PathBuf, String> {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-venv");
+    let python = venv.join("bin/python");
+    let ready = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import scope_profiler"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if python.exists() && ready(&python) {
+        return Ok(python);
+    }
+    let made = Command::new("python3").args(["-m", "venv"]).arg(&venv).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return Err("`python3 -m venv` failed (install python3 and python3-venv)".into());
+    }
+    let pip = Command::new(&python)
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", PACKAGE])
+        .status();
+    if !pip.is_ok_and(|s| s.success()) || !ready(&python) {
+        return Err(format!("pip could not install {PACKAGE}"));
+    }
+    Ok(python)
+}
+
+#[test]
+fn python_reader_opens_the_example_file() {
+    let python = match reader_python() {
+        Ok(p) => p,
+        Err(why) => return skip_or_fail(&why),
+    };
+    let dir = integration_tests::temp_dir("interop");
+    let file = dir.join("regions.h5");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let example = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["run", "--quiet", "-p", "scope-profiler", "--example", "regions", "--"])
+        .arg(&file)
+        .output()
+        .expect("run cargo");
+    assert!(
+        example.status.success(),
+        "examples/regions.rs failed:\n{}",
+        String::from_utf8_lossy(&example.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&example.stderr);
+    assert!(stderr.contains("└─ inner"), "the summary is printed:\n{stderr}");
+
+    let check = Command::new(&python)
+        .arg(workspace_root().join("tests/interop/check_regions.py"))
+        .arg(&file)
+        .output()
+        .expect("run python");
+    let out = String::from_utf8_lossy(&check.stdout);
+    println!("{out}");
+    assert!(check.status.success(), "the Python reader disagrees:\n{out}\n{}", String::from_utf8_lossy(&check.stderr));
+    assert!(out.contains("interop: 9 regions, 410 calls, 0 failure(s)"), "{out}");
+}

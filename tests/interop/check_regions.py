@@ -1,0 +1,75 @@
+"""Open a file written by examples/regions.rs with the Python package's own
+reader and CLI (scope-profiler 0.7.5) and check what they read.
+
+Usage: python check_regions.py FILE
+Exit 0 when every check passes; otherwise prints what failed and exits 1.
+"""
+
+import subprocess
+import sys
+import tempfile
+
+import scope_profiler
+
+EXPECTED_CALLS = {
+    "solver": 1,
+    "solve": 1,
+    "rhs_evaluation": 1,
+    "state_update": 1,
+    "compute": 4,
+    "outer": 1,
+    "inner": 1,
+    "worker": 200,
+    "worker_step": 200,
+}
+
+
+def main(path):
+    failures = []
+    results = scope_profiler.read_h5(path)
+    names = list(results.region_names)
+    if names != list(EXPECTED_CALLS):
+        failures.append(f"region names {names} != {list(EXPECTED_CALLS)}")
+    for name, calls in EXPECTED_CALLS.items():
+        if name in names and results[name].num_calls != calls:
+            failures.append(f"{name}: {results[name].num_calls} calls, expected {calls}")
+
+    graph = {node["call_id"]: node for node in results.call_graph(0)}
+    def parents_of(name):
+        return {graph[n["parent_id"]]["name"] if n["parent_id"] is not None else None
+                for n in graph.values() if n["name"] == name}
+    for child, parent in [("inner", "outer"), ("worker_step", "worker")]:
+        if parents_of(child) != {parent}:
+            failures.append(f"parent of {child}: {parents_of(child)}, expected {{{parent!r}}}")
+    if parents_of("outer") != {None}:
+        failures.append(f"outer should be a root, parents: {parents_of('outer')}")
+    threads = results.threads.get(0, [])
+    if len(threads) != 3:
+        failures.append(f"expected 3 threads (main + 2 workers), got {threads}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for command in (
+            ["inspect", path],
+            ["report", path, "-o", f"{tmp}/report.html"],
+            ["export", "speedscope", path, "-o", f"{tmp}/speedscope"],
+            ["export", "chrome-trace", path, "-o", f"{tmp}/chrome"],
+            ["export", "prof", path, "-o", f"{tmp}/prof"],
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "scope_profiler", *command],
+                capture_output=True, text=True,
+            )
+            status = "ok" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
+            print(f"scope-profiler {command[0]} {command[1]}: {status}")
+            if done.returncode != 0:
+                failures.append(f"scope-profiler {' '.join(command)}: {done.stderr.strip()[-500:]}")
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"interop: {len(names)} regions, {sum(results[n].num_calls for n in names)} calls, "
+          f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

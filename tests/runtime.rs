@@ -1,0 +1,372 @@
+//! The runtime's rules, end to end: sessions, regions, threads, panics,
+//! misuse and errors.
+
+use std::collections::HashMap;
+
+use integration_tests::{serial, temp_dir};
+use scope_profiler::{self as sp, Error, Options, Profile};
+
+fn in_memory() -> Options {
+    Options::new().in_memory().verbose(false)
+}
+
+/// Calls per region name.
+fn counts(p: &Profile) -> HashMap<String, u64> {
+    p.rows
+        .iter()
+        .map(|r| (p.region_names[r.region_id as usize].clone(), r.event_count))
+        .collect()
+}
+
+/// For every event: (region name, thread id, call id, parent id).
+fn calls(p: &Profile) -> Vec<(String, i64, i64, i64)> {
+    let mut out = Vec::new();
+    for row in &p.rows {
+        for i in row.event_offset as usize..(row.event_offset + row.event_count) as usize {
+            out.push((
+                p.region_names[row.region_id as usize].clone(),
+                p.events.thread_ids[i],
+                p.events.call_ids[i],
+                p.events.parent_ids[i],
+            ));
+        }
+    }
+    out
+}
+
+fn parent_names(p: &Profile, name: &str) -> Vec<Option<String>> {
+    let all = calls(p);
+    let by_id: HashMap<i64, &(String, i64, i64, i64)> = all.iter().map(|c| (c.2, c)).collect();
+    all.iter()
+        .filter(|c| c.0 == name)
+        .map(|c| by_id.get(&c.3).map(|parent| parent.0.clone()))
+        .collect()
+}
+
+#[test]
+fn lifecycle_errors_are_values() {
+    let _s = serial();
+    assert!(matches!(sp::finalize(), Err(Error::NotActive)));
+    assert!(matches!(sp::checkpoint(), Err(Error::NotActive)));
+    let run = sp::setup(in_memory()).unwrap();
+    assert!(matches!(sp::setup(in_memory()), Err(Error::AlreadyConfigured)));
+    run.finalize().unwrap();
+    assert!(matches!(sp::finalize(), Err(Error::NotActive)));
+}
+
+#[test]
+fn a_run_handle_finalizes_only_its_own_session() {
+    let _s = serial();
+    let old = sp::setup(in_memory()).unwrap();
+    sp::finalize().unwrap();
+    let _new = sp::setup(in_memory()).unwrap();
+    assert!(!old.is_active());
+    assert!(matches!(old.finalize(), Err(Error::NotActive)));
+    sp::finalize().unwrap();
+}
+
+#[test]
+fn setup_after_finalize_clears_every_region() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    sp::region("a").run(|| ());
+    sp::region("zero");
+    sp::finalize().unwrap();
+    // Until the next setup, the finished session still answers.
+    assert_eq!(sp::get_region("a").unwrap().num_calls(), 1);
+    assert_eq!(sp::recorded_regions(), ["a"]);
+    assert_eq!(sp::get_all_regions().len(), 2);
+    sp::setup(in_memory()).unwrap();
+    assert!(sp::recorded_regions().is_empty());
+    assert!(sp::get_all_regions().is_empty());
+    assert!(sp::get_region("a").is_none());
+    sp::finalize().unwrap();
+}
+
+#[test]
+fn handles_made_outside_a_session_record_nothing() {
+    let _s = serial();
+    let early = sp::region("early");
+    assert!(!early.enter().is_recording());
+    sp::setup(in_memory()).unwrap();
+    assert!(!early.enter().is_recording(), "a handle made before setup stays inert");
+    assert_eq!(early.num_calls(), 0);
+    let fresh = sp::region("early");
+    assert!(fresh.enter().is_recording());
+    let results = sp::finalize().unwrap();
+    assert_eq!(counts(results.profile())["early"], 1);
+    assert!(!fresh.enter().is_recording(), "after finalize nothing records");
+}
+
+#[test]
+fn decorator_and_scope_share_one_region_by_name() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    for _ in 0..3 {
+        sp::scope!("compute");
+    }
+    sp::region("compute").run(|| ());
+    assert_eq!(sp::get_region("compute").unwrap().num_calls(), 4);
+    assert_eq!(sp::region("compute"), sp::profile_region("compute"));
+    let results = sp::finalize().unwrap();
+    assert_eq!(counts(results.profile())["compute"], 4);
+}
+
+#[test]
+fn nesting_is_exact_and_exclusive_times_add_up() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    {
+        let _outer = sp::region("outer").enter();
+        for _ in 0..3 {
+            let _inner = sp::region("inner").enter();
+            std::hint::black_box(0);
+        }
+    }
+    let results = sp::finalize().unwrap();
+    let p = results.profile();
+    assert_eq!(parent_names(p, "inner"), vec![Some("outer".to_owned()); 3]);
+    assert_eq!(parent_names(p, "outer"), vec![None]);
+    let outer = &p.rows[0];
+    let inner = &p.rows[1];
+    assert_eq!(outer.exclusive_total, outer.stats.total - inner.stats.total);
+    assert_eq!(inner.exclusive_total, inner.stats.total);
+    // Every child lies inside its parent, and a parent's id is smaller.
+    let (s, d) = (&p.events.start_ns, &p.events.durations);
+    for i in 1..4 {
+        assert!(s[0] <= s[i] && s[i] + d[i] <= s[0] + d[0]);
+        assert!(p.events.call_ids[i] > p.events.call_ids[0]);
+    }
+}
+
+#[test]
+fn threads_record_exactly_and_nest_on_their_own_lane() {
+    let _s = serial();
+    const THREADS: usize = 8;
+    const CALLS: usize = 100_000;
+    sp::setup(in_memory()).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                for _ in 0..CALLS / 2 {
+                    sp::scope!("t_outer");
+                    sp::scope!("t_inner");
+                }
+            });
+        }
+    }); // the threads have exited: their buffers must be kept
+    let results = sp::finalize().unwrap();
+    let p = results.profile();
+    let c = counts(p);
+    assert_eq!(c["t_outer"], (THREADS * CALLS / 2) as u64);
+    assert_eq!(c["t_inner"], (THREADS * CALLS / 2) as u64);
+    assert_eq!(p.threads.len(), THREADS);
+    assert!(p.threads.iter().all(|t| t.end_ns >= t.start_ns && t.end_ns >= 0));
+    let all = calls(p);
+    let by_id: HashMap<i64, &(String, i64, i64, i64)> = all.iter().map(|c| (c.2, c)).collect();
+    assert_eq!(by_id.len(), all.len(), "call ids are unique");
+    for call in &all {
+        match call.0.as_str() {
+            "t_inner" => {
+                let parent = by_id[&call.3];
+                assert_eq!(parent.0, "t_outer");
+                assert_eq!(parent.1, call.1, "a parent is on its child's thread");
+            }
+            _ => assert_eq!(call.3, -1),
+        }
+    }
+}
+
+#[test]
+fn a_panic_inside_regions_is_recorded_and_the_stack_stays_consistent() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    let caught = std::panic::catch_unwind(|| {
+        let _outer = sp::region("p_outer").enter();
+        let _inner = sp::region("p_inner").enter();
+        panic!("boom");
+    });
+    assert!(caught.is_err());
+    {
+        let _after = sp::region("p_after").enter();
+        sp::scope!("p_child");
+    }
+    let results = sp::finalize().unwrap();
+    let p = results.profile();
+    let c = counts(p);
+    assert_eq!((c["p_outer"], c["p_inner"], c["p_after"], c["p_child"]), (1, 1, 1, 1));
+    assert_eq!(parent_names(p, "p_inner"), [Some("p_outer".to_owned())]);
+    assert_eq!(parent_names(p, "p_after"), [None]);
+    assert_eq!(parent_names(p, "p_child"), [Some("p_after".to_owned())]);
+}
+
+#[test]
+fn out_of_order_and_leaked_guards_keep_the_nesting_valid() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    let a = sp::region("o_a").enter();
+    let b = sp::region("o_b").enter();
+    drop(a); // ends o_b at the same instant
+    drop(b); // already ended: nothing more
+    {
+        let _c = sp::region("o_c").enter();
+        std::mem::forget(sp::region("o_leaked").enter());
+    } // o_c's end also ends the leaked call
+    sp::region("o_d").run(|| ());
+    let results = sp::finalize().unwrap();
+    let p = results.profile();
+    let c = counts(p);
+    assert_eq!((c["o_a"], c["o_b"], c["o_c"], c["o_leaked"], c["o_d"]), (1, 1, 1, 1, 1));
+    assert_eq!(parent_names(p, "o_b"), [Some("o_a".to_owned())]);
+    assert_eq!(parent_names(p, "o_leaked"), [Some("o_c".to_owned())]);
+    assert_eq!(parent_names(p, "o_d"), [None]);
+    let end = |name: &str| {
+        let row = p.rows.iter().find(|r| p.region_names[r.region_id as usize] == name).unwrap();
+        let i = row.event_offset as usize;
+        p.events.start_ns[i] + p.events.durations[i]
+    };
+    assert_eq!(end("o_a"), end("o_b"));
+}
+
+#[test]
+fn deep_recursion_and_many_names() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    fn recurse(n: u32) {
+        sp::scope!("rec");
+        if n > 0 {
+            recurse(n - 1);
+        }
+    }
+    recurse(9_999);
+    let names: Vec<String> = (0..1000).map(|i| format!("name/{i}.ü")).collect();
+    for n in &names {
+        sp::region(n).run(|| ());
+    }
+    let results = sp::finalize().unwrap();
+    let p = results.profile();
+    assert_eq!(counts(p)["rec"], 10_000);
+    assert_eq!(p.region_names.len(), 1001);
+    assert_eq!(&p.region_names[1..], &names[..]);
+    let summary = results.summary();
+    let rec = &summary.nodes()[summary.roots()[0]];
+    assert!(rec.recursive && rec.calls == 10_000);
+}
+
+#[test]
+fn durations_and_counts_at_runtime() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    let r = sp::region("sleep");
+    r.run(|| std::thread::sleep(std::time::Duration::from_millis(3)));
+    r.run(|| ());
+    let d = r.durations();
+    assert_eq!(d.len(), 2);
+    assert!(d[0] >= 3_000_000 && d[1] < 3_000_000, "{d:?}");
+    let results = sp::finalize().unwrap();
+    assert_eq!(r.num_calls(), 2);
+    assert!(r.durations().is_empty());
+    let row = &results.profile().rows[0];
+    assert_eq!(row.stats.total, d.iter().sum::<i64>());
+}
+
+#[test]
+fn regions_by_name_carry_their_source_location() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    let line = line!() + 1;
+    sp::region("located").run(|| ());
+    let results = sp::finalize().unwrap();
+    let row = &results.profile().rows[0];
+    assert!(row.source_file.ends_with("runtime.rs"), "{}", row.source_file);
+    assert_eq!(row.source_line, line as i64);
+}
+
+#[test]
+fn bad_output_paths_fail_at_setup_naming_the_path() {
+    let _s = serial();
+    let dir = temp_dir("bad-paths");
+    let cases = [
+        dir.join("missing/sub/x.h5"),
+        dir.clone(),
+        "/proc/scope-profiler-cannot-write.h5".into(),
+    ];
+    for path in cases {
+        let err = sp::setup(Options::new().file_path(&path)).unwrap_err();
+        assert!(matches!(err, Error::InvalidPath { .. }), "{err}");
+        assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+    }
+    assert!(matches!(sp::finalize(), Err(Error::NotActive)), "no session was started");
+}
+
+#[test]
+fn files_round_trip_and_checkpoints_keep_recording() {
+    let _s = serial();
+    let dir = temp_dir("roundtrip");
+    let path = dir.join("run.h5");
+    sp::setup(Options::new().file_path(&path).verbose(false).label("lbl")).unwrap();
+    sp::region("first").run(|| ());
+    let cp = sp::checkpoint().unwrap();
+    assert_eq!(cp.file_path(), Some(path.as_path()));
+    assert_eq!(sp::read_profile(&path).unwrap().events.len(), 1);
+    sp::region("second").run(|| ());
+    let results = sp::finalize().unwrap();
+    let read = sp::read_profile(&path).unwrap();
+    assert_eq!(read.region_names, ["first", "second"]);
+    assert_eq!(read.events, results.profile().events);
+    assert_eq!(read.rows, results.profile().rows);
+    assert_eq!(read.threads, results.profile().threads);
+    let meta = |k: &str| read.metadata_value(k).cloned();
+    assert_eq!(meta("label"), Some("lbl".into()));
+    assert_eq!(meta("mpi_size"), Some(1i64.into()));
+    assert_eq!(meta("source_language"), Some("rust".into()));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers, ["run.h5"], "no temporary file is left behind");
+}
+
+#[test]
+fn a_failed_write_loses_nothing() {
+    let _s = serial();
+    let dir = temp_dir("failed-write");
+    let path = dir.join("out.h5");
+    sp::setup(Options::new().file_path(&path).verbose(false)).unwrap();
+    sp::region("kept").run(|| ());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = sp::finalize().unwrap_err();
+    assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+    // The session is still active with its data; once the directory is back
+    // the next finalize writes everything.
+    sp::region("kept").run(|| ());
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = sp::finalize().unwrap();
+    assert_eq!(counts(results.profile())["kept"], 2);
+    assert!(path.exists());
+}
+
+#[test]
+fn a_session_guard_finalizes_on_drop() {
+    let _s = serial();
+    {
+        let _session = sp::session(in_memory()).unwrap();
+        sp::region("guarded").run(|| ());
+    }
+    assert!(matches!(sp::finalize(), Err(Error::NotActive)));
+    assert_eq!(sp::get_region("guarded").unwrap().num_calls(), 1);
+    let finished = sp::session(in_memory()).unwrap().finish().unwrap();
+    assert!(finished.profile().rows.is_empty());
+}
+
+#[test]
+fn the_summary_prints_the_tree() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    sp::region("solve").run(|| {
+        sp::region("assemble").run(|| ());
+        sp::region("assemble").run(|| ());
+    });
+    let text = sp::finalize().unwrap().to_string();
+    let solve = text.lines().find(|l| l.contains("solve")).unwrap();
+    let assemble = text.lines().find(|l| l.contains("└─ assemble")).unwrap();
+    assert!(solve.split_whitespace().any(|w| w == "1"), "{text}");
+    assert!(assemble.split_whitespace().any(|w| w == "2"), "{text}");
+}
