@@ -370,3 +370,54 @@ fn the_summary_prints_the_tree() {
     assert!(solve.split_whitespace().any(|w| w == "1"), "{text}");
     assert!(assemble.split_whitespace().any(|w| w == "2"), "{text}");
 }
+
+#[test]
+fn async_calls_get_their_own_lanes_and_record_wall_time() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    static SITE: sp::CallSite = sp::CallSite::new("a_fetch", file!(), line!());
+
+    /// Pending once, then ready.
+    struct YieldOnce(bool);
+    impl Future for YieldOnce {
+        type Output = ();
+        fn poll(mut self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            if self.0 {
+                Poll::Ready(())
+            } else {
+                self.0 = true;
+                Poll::Pending
+            }
+        }
+    }
+    let _s = serial();
+    let path = temp_dir("async").join("async.h5");
+    sp::setup(Options::new().file_path(&path).verbose(false)).unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
+    let mk = || SITE.instrument(sp::__private::Mode::Plain, async { YieldOnce(false).await });
+    let (mut a, mut b) = (Box::pin(mk()), Box::pin(mk()));
+    let _outer = sp::region("a_sync_outer").enter();
+    assert!(a.as_mut().poll(&mut cx).is_pending());
+    assert!(b.as_mut().poll(&mut cx).is_pending());
+    assert!(a.as_mut().poll(&mut cx).is_ready()); // a ends while b is still open
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    let mut c = Box::pin(mk());
+    assert!(c.as_mut().poll(&mut cx).is_pending());
+    drop(c); // cancelled: recorded up to now
+    assert!(b.as_mut().poll(&mut cx).is_ready());
+    drop(_outer);
+    let results = sp::finalize().unwrap();
+    let p = results.profile();
+    assert_eq!(counts(p)["a_fetch"], 3);
+    assert_eq!(p.tasks.len(), 3);
+    assert!(p.tasks.iter().all(|t| t.name == "a_fetch" && t.done_ns >= t.created_ns));
+    assert_eq!(p.tasks.iter().map(|t| t.steps).collect::<Vec<_>>(), [2, 2, 1]);
+    let task_ids = p.events.task_ids.as_ref().expect("task_ids column");
+    let mut lanes: Vec<i64> = task_ids.iter().copied().filter(|&t| t >= 0).collect();
+    lanes.sort();
+    assert_eq!(lanes, [0, 1, 2], "one lane per async call");
+    assert_eq!(parent_names(p, "a_fetch"), [None, None, None]);
+    let read = sp::read_profile(&path).unwrap();
+    assert_eq!(read.tasks, p.tasks);
+    assert_eq!(read.events.task_ids, p.events.task_ids);
+}

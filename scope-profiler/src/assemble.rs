@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use crate::clock::{Anchor, TickConverter};
 use crate::metadata;
-use crate::profile::{Events, Profile, RegionRow, SummaryStatistics, ThreadInfo};
+use crate::profile::{Events, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
 use crate::record::Record;
 use crate::session::Session;
-use crate::thread::{lock, Lane};
+use crate::thread::{lock, Lane, TaskRecord};
 
 const NONE: u32 = u32::MAX;
 
@@ -109,13 +109,17 @@ pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
     let conv = TickConverter::new(session.start, end);
     let regions = session.regions.snapshot();
     let lanes: Vec<Arc<Lane>> = lock(&session.lanes).clone();
+    let mut tasks: Vec<TaskRecord> = Vec::new();
+    for lane in &lanes {
+        tasks.extend_from_slice(&lock(&lane.tasks));
+    }
+    tasks.sort_by_key(|t| (t.start, std::cmp::Reverse(t.end)));
     let lanes: Vec<LaneCalls> = lanes.into_iter().map(|l| LaneCalls::new(l, &conv)).collect();
 
     let mut counts = vec![0u64; regions.len()];
-    for lane in &lanes {
-        for r in &lane.records {
-            counts[r.region as usize] += 1;
-        }
+    let task_regions = tasks.iter().map(|t| t.region);
+    for region in lanes.iter().flat_map(|l| l.records.iter().map(|r| r.region)).chain(task_regions) {
+        counts[region as usize] += 1;
     }
     // File ids: the regions with calls, in registration order.
     let mut file_id = vec![NONE; regions.len()];
@@ -145,7 +149,10 @@ pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
         .map(|(info, _)| info.entry.name.to_owned())
         .collect();
 
-    let events = fill_rows(&lanes, &file_id, &mut rows, offset as usize);
+    let mut events = fill_rows(&lanes, &file_id, &mut rows, offset as usize);
+    if !tasks.is_empty() {
+        fill_task_rows(&tasks, &conv, &file_id, &lanes, &mut rows, &mut events);
+    }
     for row in &mut rows {
         let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
         let calls: Vec<(i64, i64)> = events.start_ns[range.clone()]
@@ -156,13 +163,19 @@ pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
         row.stats = SummaryStatistics::from_calls(&calls);
     }
     let threads = lanes.iter().map(|l| thread_info(&l.lane, &conv, session.start.ns)).collect();
+    let origin = session.start.ns;
+    let tasks = tasks
+        .iter()
+        .enumerate()
+        .map(|(index, t)| task_info(index, t, &conv, origin, &regions[t.region as usize]))
+        .collect();
     let profile = Profile {
         metadata: metadata::run_metadata(session, end),
         region_names,
         rows,
         events,
         threads,
-        tasks: Vec::new(),
+        tasks,
     };
     Assembly { profile, counts }
 }
@@ -203,6 +216,67 @@ fn fill_rows(lanes: &[LaneCalls], file_id: &[u32], rows: &mut [RegionRow], total
         row.exclusive_total = total;
     }
     events
+}
+
+/// Places the async calls after the thread calls of their rows, each on its
+/// own task lane (no parent: its polls may interleave with anything).
+fn fill_task_rows(
+    tasks: &[TaskRecord],
+    conv: &TickConverter,
+    file_id: &[u32],
+    lanes: &[LaneCalls],
+    rows: &mut [RegionRow],
+    events: &mut Events,
+) {
+    let total = events.len();
+    let mut task_ids = vec![-1i64; total];
+    // Each row's thread calls come first; its async calls follow them.
+    let mut cursor: Vec<usize> = rows.iter().map(|r| r.event_offset as usize).collect();
+    for lane in lanes {
+        for r in &lane.records {
+            cursor[file_id[r.region as usize] as usize] += 1;
+        }
+    }
+    let mut call_id = lanes.iter().map(|l| l.records.len() as i64).sum::<i64>();
+    for (index, t) in tasks.iter().enumerate() {
+        let row = file_id[t.region as usize] as usize;
+        let slot = cursor[row];
+        cursor[row] += 1;
+        let start = conv.to_ns(t.start);
+        let duration = conv.to_ns(t.end) - start;
+        events.start_ns[slot] = start;
+        events.durations[slot] = duration;
+        events.call_ids[slot] = call_id;
+        events.parent_ids[slot] = -1;
+        events.thread_ids[slot] = t.first_lane as i64;
+        task_ids[slot] = index as i64;
+        rows[row].exclusive_total += duration;
+        call_id += 1;
+    }
+    events.task_ids = Some(task_ids);
+}
+
+fn task_info(
+    index: usize,
+    t: &TaskRecord,
+    conv: &TickConverter,
+    origin_ns: i64,
+    region: &crate::registry::RegionInfo,
+) -> TaskInfo {
+    let (created, done) = (conv.to_ns(t.start), conv.to_ns(t.end));
+    let running = conv.to_ns(t.start + t.running) - created;
+    TaskInfo {
+        index: index as i64,
+        thread_index: t.first_lane as i64,
+        created_ns: created - origin_ns,
+        done_ns: done - origin_ns,
+        steps: t.polls as i64,
+        running_ns: running,
+        suspended_ns: (done - created - running).max(0),
+        kind: "future".to_owned(),
+        name: region.entry.name.to_owned(),
+        coro_name: region.entry.name.to_owned(),
+    }
 }
 
 fn thread_info(lane: &Lane, conv: &TickConverter, origin_ns: i64) -> ThreadInfo {

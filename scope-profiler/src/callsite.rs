@@ -48,6 +48,9 @@ impl CallSite {
     /// when no session is active.
     #[inline(always)]
     pub fn enter(&'static self) -> Guard {
+        if cfg!(not(feature = "enabled")) {
+            return Guard::inert();
+        }
         let generation = session::active_generation();
         if generation == 0 {
             return Guard::inert();
@@ -62,13 +65,28 @@ impl CallSite {
     #[cold]
     #[inline(never)]
     fn enter_resolving(&'static self, generation: u32) -> Guard {
-        let Some(session) = session::active(generation) else {
-            return Guard::inert();
-        };
+        match self.resolve(generation) {
+            Some(id) => thread::enter(id, generation),
+            None => Guard::inert(),
+        }
+    }
+
+    /// This site's region id in session `generation`, registering it there
+    /// on first use; `None` if that session is not active.
+    pub(crate) fn id(&'static self, generation: u32) -> Option<u32> {
+        let cached = self.cache.load(Relaxed);
+        if (cached >> 32) as u32 == generation {
+            return Some(cached as u32);
+        }
+        self.resolve(generation)
+    }
+
+    fn resolve(&'static self, generation: u32) -> Option<u32> {
+        let session = session::active(generation)?;
         let entry = registry::intern(self.name);
         let id = session.regions.resolve(entry, self.file, self.line);
         self.cache.store((generation as u64) << 32 | id as u64, Relaxed);
-        thread::enter(id, generation)
+        Some(id)
     }
 
     /// Enters a recursive entrypoint: records this call and, while the guard

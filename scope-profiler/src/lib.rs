@@ -231,6 +231,7 @@ pub fn recorded_regions() -> Vec<String> {
 /// assert_eq!(sp::get_region("explicit").unwrap().num_calls(), 1);
 /// sp::finalize().unwrap();
 /// ```
+#[cfg(feature = "enabled")]
 #[macro_export]
 macro_rules! scope {
     (guard $name:expr) => {{
@@ -239,5 +240,17 @@ macro_rules! scope {
     }};
     ($name:expr) => {
         let _scope_profiler_guard = $crate::scope!(guard $name);
+    };
+}
+
+/// With the `enabled` feature off, `scope!` compiles to nothing.
+#[cfg(not(feature = "enabled"))]
+#[macro_export]
+macro_rules! scope {
+    (guard $name:expr) => {
+        $crate::Guard::inert()
+    };
+    ($name:expr) => {
+        let _: &str = $name;
     };
 }

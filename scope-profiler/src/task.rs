@@ -1,11 +1,21 @@
 //! Async calls: an instrumented future records one call from its first poll
-//! to its completion (or its drop, if cancelled), on a lane of its own.
+//! to its completion (or to its drop, if it is cancelled).
+//!
+//! Futures interleave on a thread and move between threads, so an async call
+//! is not pushed on a thread's stack of open calls: it is recorded on a lane
+//! of its own (the file's `task_ids` and `/task_table`), with its number of
+//! polls and the time spent inside them. Its state lives in the future, so
+//! the future stays `Send` whenever the wrapped one is.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::callsite::CallSite;
+use crate::clock::ticks;
+use crate::session;
+use crate::thread::{self, TaskRecord};
+use crate::trace::{self, TraceScope};
 
 /// How an instrumented future decides whether it records.
 #[doc(hidden)]
@@ -19,10 +29,36 @@ pub enum Mode {
     Traced,
 }
 
+#[derive(Debug, Clone, Copy)]
+enum State {
+    /// Not polled yet.
+    Fresh,
+    /// Polled, not recording (no session, or traced outside a trace).
+    Off,
+    /// Recording into session `generation`.
+    On { generation: u32, record: TaskRecord },
+    /// Completed and recorded.
+    Done,
+}
+
 /// A future that records its wall time as one call of a region.
 ///
 /// Made by the attribute macros for `async fn`; it is `Send` whenever the
 /// wrapped future is.
+///
+/// ```
+/// use scope_profiler::{self as sp, CallSite, Options};
+/// static SITE: CallSite = CallSite::new("fetch", file!(), line!());
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// let fut = SITE.instrument(sp::__private::Mode::Plain, async { 7 });
+/// let waker = std::task::Waker::noop();
+/// let mut cx = std::task::Context::from_waker(&waker);
+/// let mut fut = std::pin::pin!(fut);
+/// assert_eq!(fut.as_mut().poll(&mut cx), std::task::Poll::Ready(7));
+/// let results = sp::finalize().unwrap();
+/// assert_eq!(results.profile().tasks.len(), 1);
+/// assert_eq!(results.profile().events.task_ids, Some(vec![0]));
+/// ```
 #[doc(hidden)]
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
@@ -30,11 +66,30 @@ pub struct Instrumented<F> {
     fut: F,
     site: &'static CallSite,
     mode: Mode,
+    state: State,
 }
 
 impl<F> Instrumented<F> {
-    pub(crate) fn new(site: &'static CallSite, mode: Mode, fut: F) -> Self {
-        Instrumented { fut, site, mode }
+    fn start(&mut self) {
+        let generation = session::active_generation();
+        let off = generation == 0 || (self.mode == Mode::Traced && !trace::tracing_here());
+        let region = if off { None } else { self.site.id(generation) };
+        let lane = region.and_then(|_| thread::lane_index(generation));
+        self.state = match (region, lane) {
+            (Some(region), Some(first_lane)) => State::On {
+                generation,
+                record: TaskRecord { start: ticks(), end: 0, region, first_lane, polls: 0, running: 0 },
+            },
+            _ => State::Off,
+        };
+    }
+
+    fn finish(&mut self, end: u64) {
+        if let State::On { generation, mut record } = self.state {
+            record.end = end;
+            thread::record_task(generation, record);
+        }
+        self.state = State::Done;
     }
 }
 
@@ -43,11 +98,33 @@ impl<F: Future> Future for Instrumented<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `fut` is structurally pinned: it is never moved out of
-        // `self`, and `Instrumented` has no `Drop` impl that could move it.
+        // `self`, and the `Drop` impl below does not move it either.
         let this = unsafe { self.get_unchecked_mut() };
-        let _ = (this.site, this.mode);
+        if let State::Fresh = this.state {
+            this.start();
+        }
+        let _trace = (this.mode == Mode::Entrypoint).then(TraceScope::begin);
+        let t0 = ticks();
         // SAFETY: see above; `this.fut` stays where it is for its lifetime.
-        unsafe { Pin::new_unchecked(&mut this.fut) }.poll(cx)
+        let poll = unsafe { Pin::new_unchecked(&mut this.fut) }.poll(cx);
+        let t1 = ticks();
+        if let State::On { record, .. } = &mut this.state {
+            record.polls += 1;
+            record.running += t1.saturating_sub(t0);
+        }
+        if poll.is_ready() {
+            this.finish(t1);
+        }
+        poll
+    }
+}
+
+impl<F> Drop for Instrumented<F> {
+    fn drop(&mut self) {
+        // Cancelled after its first poll: the call ends now.
+        if let State::On { .. } = self.state {
+            self.finish(ticks());
+        }
     }
 }
 
@@ -56,6 +133,6 @@ impl CallSite {
     #[doc(hidden)]
     #[inline]
     pub fn instrument<F: Future>(&'static self, mode: Mode, fut: F) -> Instrumented<F> {
-        Instrumented::new(self, mode, fut)
+        Instrumented { fut, site: self, mode, state: State::Fresh }
     }
 }

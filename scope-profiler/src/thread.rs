@@ -32,6 +32,21 @@ pub(crate) struct Lane {
     /// `(ticks, cpu ns)` when the thread exited, if it did.
     pub exit: Mutex<Option<(u64, i64)>>,
     pub chunks: Mutex<Vec<Arc<Chunk>>>,
+    /// Async calls that ended on this thread.
+    pub tasks: Mutex<Vec<TaskRecord>>,
+}
+
+/// One async call: from its first poll to its completion or cancellation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TaskRecord {
+    pub start: u64,
+    pub end: u64,
+    pub region: u32,
+    /// Lane index of the thread that first polled it.
+    pub first_lane: u32,
+    pub polls: u64,
+    /// Ticks spent inside polls.
+    pub running: u64,
 }
 
 impl Lane {
@@ -51,6 +66,7 @@ impl Lane {
             start_ticks: ticks(),
             exit: Mutex::new(None),
             chunks: Mutex::new(Vec::new()),
+            tasks: Mutex::new(Vec::new()),
         }
     }
 
@@ -241,6 +257,29 @@ pub(crate) fn enter(region: u32, generation: u32) -> Guard {
         })
         .unwrap_or(0);
     Guard { seq, _not_send: PhantomData }
+}
+
+/// The lane index of this thread in session `generation`, joining it if needed.
+pub(crate) fn lane_index(generation: u32) -> Option<u32> {
+    with_lane(generation, |lane| lane.index)
+}
+
+/// Keeps an async call that ended on this thread.
+pub(crate) fn record_task(generation: u32, task: TaskRecord) {
+    with_lane(generation, |lane| lock(&lane.tasks).push(task));
+}
+
+fn with_lane<R>(generation: u32, f: impl FnOnce(&Lane) -> R) -> Option<R> {
+    RECORDER
+        .try_with(|r| {
+            let mut r = r.try_borrow_mut().ok()?;
+            if r.generation != generation && !r.attach(generation) {
+                return None;
+            }
+            r.lane.as_deref().map(f)
+        })
+        .ok()
+        .flatten()
 }
 
 #[inline]

@@ -69,7 +69,11 @@ impl TempFile {
         let mut last_error = None;
         for _ in 0..TEMP_ATTEMPTS {
             let path = dir.join(temp_name(name));
-            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(_) => return Ok(TempFile { path, armed: true }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_error = Some(e),
                 Err(e) => return Err(e),

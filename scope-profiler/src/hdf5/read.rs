@@ -64,7 +64,11 @@ fn check_schema(file: &File) -> Result<()> {
     let attr = file.attr(schema::SCHEMA_ATTR)?;
     let version = attr.read_scalar::<i64>()?;
     if !(2..=3).contains(&version) {
-        return Err(format!("unsupported {} {version}; expected 2 or 3", schema::SCHEMA_ATTR).into());
+        return Err(format!(
+            "unsupported {} {version}; expected 2 or 3",
+            schema::SCHEMA_ATTR
+        )
+        .into());
     }
     Ok(())
 }
@@ -94,12 +98,12 @@ fn read_meta_value(attr: &Attribute) -> Result<Option<MetaValue>> {
         TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => {
             Some(MetaValue::Int(attr.read_scalar::<i64>()?))
         }
-        TypeDescriptor::VarLenUnicode => {
-            Some(MetaValue::Str(lossy(attr.read_scalar::<VarLenUnicode>()?.as_bytes())))
-        }
-        TypeDescriptor::VarLenAscii => {
-            Some(MetaValue::Str(lossy(attr.read_scalar::<VarLenAscii>()?.as_bytes())))
-        }
+        TypeDescriptor::VarLenUnicode => Some(MetaValue::Str(lossy(
+            attr.read_scalar::<VarLenUnicode>()?.as_bytes(),
+        ))),
+        TypeDescriptor::VarLenAscii => Some(MetaValue::Str(lossy(
+            attr.read_scalar::<VarLenAscii>()?.as_bytes(),
+        ))),
         _ => None,
     })
 }
@@ -111,12 +115,20 @@ fn read_meta_value(attr: &Attribute) -> Result<Option<MetaValue>> {
 /// the returned flag says.
 fn read_events(group: &Group) -> Result<RawEvents> {
     let (start_ns, durations, delta_encoded) = if group.link_exists("start_deltas") {
-        (read_column(group, "start_deltas")?, read_column(group, "durations")?, true)
+        (
+            read_column(group, "start_deltas")?,
+            read_column(group, "durations")?,
+            true,
+        )
     } else {
         let starts: Vec<i64> = read_column(group, "start_times")?;
         let ends: Vec<i64> = read_column(group, "end_times")?;
         check_len("events/end_times", ends.len(), starts.len())?;
-        let durations = ends.iter().zip(&starts).map(|(e, s)| e.wrapping_sub(*s)).collect();
+        let durations = ends
+            .iter()
+            .zip(&starts)
+            .map(|(e, s)| e.wrapping_sub(*s))
+            .collect();
         (starts, durations, false)
     };
     let n = start_ns.len();
@@ -133,7 +145,10 @@ fn read_events(group: &Group) -> Result<RawEvents> {
         durations,
         task_ids,
     };
-    Ok(RawEvents { events, delta_encoded })
+    Ok(RawEvents {
+        events,
+        delta_encoded,
+    })
 }
 
 /// Event columns as stored, before the per-row decoding of the starts.
@@ -200,10 +215,18 @@ fn decode_starts(rows: &[RegionRow], raw: &mut RawEvents) -> Result<()> {
 
 /// Row statistics from `summary_statistics`, or computed from the events
 /// when the file has none.
-fn fill_stats(rows: &mut [RegionRow], summaries: Option<Vec<SummaryRecord>>, events: &Events) -> Result<()> {
+fn fill_stats(
+    rows: &mut [RegionRow],
+    summaries: Option<Vec<SummaryRecord>>,
+    events: &Events,
+) -> Result<()> {
     match summaries {
         Some(records) => {
-            check_len("rank_region_index/summary_statistics", records.len(), rows.len())?;
+            check_len(
+                "rank_region_index/summary_statistics",
+                records.len(),
+                rows.len(),
+            )?;
             for (row, record) in rows.iter_mut().zip(records) {
                 row.stats = record.into();
             }
@@ -222,8 +245,15 @@ fn row_calls(row: &RegionRow, events: &Events) -> Vec<(i64, i64)> {
     let Some(range) = row_range(row) else {
         return Vec::new();
     };
-    match (events.start_ns.get(range.clone()), events.durations.get(range)) {
-        (Some(starts), Some(durations)) => starts.iter().copied().zip(durations.iter().copied()).collect(),
+    match (
+        events.start_ns.get(range.clone()),
+        events.durations.get(range),
+    ) {
+        (Some(starts), Some(durations)) => starts
+            .iter()
+            .copied()
+            .zip(durations.iter().copied())
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -269,8 +299,10 @@ fn read_tasks(file: &File) -> Result<Vec<TaskInfo>> {
     let index: Vec<i64> = read_column(&group, "index")?;
     let n = index.len();
     let int = |name: &str| read_sized::<i64>(&group, name, n);
-    let (thread_index, created_ns, done_ns) = (int("thread_index")?, int("created_ns")?, int("done_ns")?);
-    let (steps, running_ns, suspended_ns) = (int("steps")?, int("running_ns")?, int("suspended_ns")?);
+    let (thread_index, created_ns, done_ns) =
+        (int("thread_index")?, int("created_ns")?, int("done_ns")?);
+    let (steps, running_ns, suspended_ns) =
+        (int("steps")?, int("running_ns")?, int("suspended_ns")?);
     let string = |name: &str| {
         let values = read_strings(&group, name)?;
         check_len(&format!("task_table/{name}"), values.len(), n).map(|()| values)
@@ -317,7 +349,12 @@ fn read_optional<T: H5Type>(group: &Group, name: &str) -> Result<Option<Vec<T>>>
 }
 
 /// A dataset of `len` values, or `len` copies of `missing` when absent.
-fn read_or_fill<T: H5Type + Clone>(group: &Group, name: &str, len: usize, missing: T) -> Result<Vec<T>> {
+fn read_or_fill<T: H5Type + Clone>(
+    group: &Group,
+    name: &str,
+    len: usize,
+    missing: T,
+) -> Result<Vec<T>> {
     let values = read_optional(group, name)?.unwrap_or_else(|| vec![missing; len]);
     check_len(name, values.len(), len)?;
     Ok(values)

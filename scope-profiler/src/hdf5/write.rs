@@ -105,12 +105,22 @@ fn write_index(file: &File, rows: &[RegionRow]) -> Result<()> {
     write_small(&group, "event_offsets", rows, |r| r.event_offset)?;
     write_small(&group, "event_counts", rows, |r| r.event_count)?;
     write_small(&group, "source_lines", rows, |r| r.source_line)?;
-    write_strings(&group, "source_files", rows.iter().map(|r| r.source_file.as_str()))?;
+    write_strings(
+        &group,
+        "source_files",
+        rows.iter().map(|r| r.source_file.as_str()),
+    )?;
     write_strings(&group, "source_texts", rows.iter().map(|_| ""))?;
     write_strings(&group, "tags", rows.iter().map(|_| schema::EMPTY_JSON_LIST))?;
-    write_strings(&group, "event_metadata", rows.iter().map(|_| schema::EMPTY_JSON_LIST))?;
+    write_strings(
+        &group,
+        "event_metadata",
+        rows.iter().map(|_| schema::EMPTY_JSON_LIST),
+    )?;
     write_small(&group, "exclusive_totals", rows, |r| r.exclusive_total)?;
-    write_small(&group, "summary_statistics", rows, |r| SummaryRecord::from(&r.stats))
+    write_small(&group, "summary_statistics", rows, |r| {
+        SummaryRecord::from(&r.stats)
+    })
 }
 
 /// `/events`: the per-call columns; `task_ids` only when recorded.
@@ -156,7 +166,11 @@ fn write_task_table(file: &File, tasks: &[TaskInfo]) -> Result<()> {
     write_small(&group, "suspended_ns", tasks, |t| t.suspended_ns)?;
     write_strings(&group, "kind", tasks.iter().map(|t| t.kind.as_str()))?;
     write_strings(&group, "name", tasks.iter().map(|t| t.name.as_str()))?;
-    write_strings(&group, "coro_name", tasks.iter().map(|t| t.coro_name.as_str()))
+    write_strings(
+        &group,
+        "coro_name",
+        tasks.iter().map(|t| t.coro_name.as_str()),
+    )
 }
 
 /// Schema-3 starts: within each row, the first value is the row's first
@@ -186,7 +200,11 @@ pub(super) fn row_range(row: &RegionRow) -> Option<std::ops::Range<usize>> {
 /// Why `profile` cannot be written as a file the Python reader accepts.
 fn check_profile(profile: &Profile) -> std::result::Result<(), String> {
     check_event_columns(&profile.events)?;
-    check_rows(&profile.rows, profile.events.len(), profile.region_names.len())
+    check_rows(
+        &profile.rows,
+        profile.events.len(),
+        profile.region_names.len(),
+    )
 }
 
 /// Every event column has as many values as there are starts.
@@ -208,11 +226,18 @@ fn check_event_columns(events: &Events) -> std::result::Result<(), String> {
 }
 
 /// Rows name known regions and cover disjoint slices of the event columns.
-fn check_rows(rows: &[RegionRow], events: usize, regions: usize) -> std::result::Result<(), String> {
+fn check_rows(
+    rows: &[RegionRow],
+    events: usize,
+    regions: usize,
+) -> std::result::Result<(), String> {
     let mut ranges = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         if row.region_id as usize >= regions {
-            return Err(format!("row {i} has region id {} of {regions} regions", row.region_id));
+            return Err(format!(
+                "row {i} has region id {} of {regions} regions",
+                row.region_id
+            ));
         }
         match row_range(row).filter(|r| r.end <= events) {
             Some(range) => ranges.push((range, i)),
@@ -228,19 +253,28 @@ fn check_rows(rows: &[RegionRow], events: usize, regions: usize) -> std::result:
     for pair in ranges.windows(2) {
         let ((a, i), (b, j)) = (&pair[0], &pair[1]);
         if b.start < a.end {
-            return Err(format!("rows {i} and {j} share events {}..{}", b.start, a.end));
+            return Err(format!(
+                "rows {i} and {j} share events {}..{}",
+                b.start, a.end
+            ));
         }
     }
     Ok(())
 }
 
 /// A dataset of `values` stored as `storage` says, written in one call.
-fn write_column<T: H5Type>(group: &Group, name: &str, values: &[T], storage: Storage) -> Result<()> {
+fn write_column<T: H5Type>(
+    group: &Group,
+    name: &str,
+    values: &[T],
+    storage: Storage,
+) -> Result<()> {
     let builder = group.new_dataset::<T>();
     let builder = match storage {
-        Storage::Deflate(level) if !values.is_empty() => {
-            builder.chunk(chunk_len(values.len())).shuffle().deflate(level)
-        }
+        Storage::Deflate(level) if !values.is_empty() => builder
+            .chunk(chunk_len(values.len()))
+            .shuffle()
+            .deflate(level),
         _ => builder.no_chunk(),
     };
     let dataset = builder.shape(values.len()).create(name)?;
@@ -257,26 +291,43 @@ fn chunk_len(len: usize) -> usize {
 }
 
 /// A contiguous dataset of one field of each item (index and lane tables).
-fn write_small<S, T: H5Type>(group: &Group, name: &str, items: &[S], field: impl Fn(&S) -> T) -> Result<()> {
+fn write_small<S, T: H5Type>(
+    group: &Group,
+    name: &str,
+    items: &[S],
+    field: impl Fn(&S) -> T,
+) -> Result<()> {
     let values: Vec<T> = items.iter().map(field).collect();
     write_column(group, name, &values, Storage::Contiguous)
 }
 
 /// A contiguous dataset of variable-length UTF-8 strings.
-fn write_strings<'a>(group: &Group, name: &str, values: impl Iterator<Item = &'a str>) -> Result<()> {
+fn write_strings<'a>(
+    group: &Group,
+    name: &str,
+    values: impl Iterator<Item = &'a str>,
+) -> Result<()> {
     let values = values.map(vlen_string).collect::<Result<Vec<_>>>()?;
     write_column(group, name, &values, Storage::Contiguous)
 }
 
 /// A scalar int64 attribute.
 fn write_int_attr(group: &Group, name: &str, value: i64) -> Result<()> {
-    group.new_attr::<i64>().shape(()).create(name)?.write_scalar(&value)
+    group
+        .new_attr::<i64>()
+        .shape(())
+        .create(name)?
+        .write_scalar(&value)
 }
 
 /// A scalar variable-length UTF-8 attribute.
 fn write_str_attr(group: &Group, name: &str, value: &str) -> Result<()> {
     let value = vlen_string(value)?;
-    group.new_attr::<VarLenUnicode>().shape(()).create(name)?.write_scalar(&value)
+    group
+        .new_attr::<VarLenUnicode>()
+        .shape(())
+        .create(name)?
+        .write_scalar(&value)
 }
 
 /// `s` as an HDF5 variable-length string; HDF5 strings cannot hold NUL.
