@@ -15,7 +15,10 @@ use std::process::Command;
 const PACKAGE: &str = "scope-profiler==0.7.5";
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is in the workspace")
+        .to_path_buf()
 }
 
 fn skip_or_fail(why: &str) {
@@ -38,12 +41,22 @@ fn reader_python() -> Result<PathBuf, String> {
     if python.exists() && ready(&python) {
         return Ok(python);
     }
-    let made = Command::new("python3").args(["-m", "venv"]).arg(&venv).status();
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status();
     if !made.is_ok_and(|s| s.success()) {
         return Err("`python3 -m venv` failed (install python3 and python3-venv)".into());
     }
     let pip = Command::new(&python)
-        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", PACKAGE])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            PACKAGE,
+        ])
         .status();
     if !pip.is_ok_and(|s| s.success()) || !ready(&python) {
         return Err(format!("pip could not install {PACKAGE}"));
@@ -62,7 +75,15 @@ fn python_reader_opens_the_example_file() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let example = Command::new(cargo)
         .current_dir(workspace_root())
-        .args(["run", "--quiet", "-p", "scope-profiler", "--example", "regions", "--"])
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "scope-profiler",
+            "--example",
+            "regions",
+            "--",
+        ])
         .arg(&file)
         .output()
         .expect("run cargo");
@@ -72,7 +93,10 @@ fn python_reader_opens_the_example_file() {
         String::from_utf8_lossy(&example.stderr)
     );
     let stderr = String::from_utf8_lossy(&example.stderr);
-    assert!(stderr.contains("└─ inner"), "the summary is printed:\n{stderr}");
+    assert!(
+        stderr.contains("└─ inner"),
+        "the summary is printed:\n{stderr}"
+    );
 
     let check = Command::new(&python)
         .arg(workspace_root().join("tests/interop/check_regions.py"))
@@ -81,6 +105,13 @@ fn python_reader_opens_the_example_file() {
         .expect("run python");
     let out = String::from_utf8_lossy(&check.stdout);
     println!("{out}");
-    assert!(check.status.success(), "the Python reader disagrees:\n{out}\n{}", String::from_utf8_lossy(&check.stderr));
-    assert!(out.contains("interop: 9 regions, 410 calls, 0 failure(s)"), "{out}");
+    assert!(
+        check.status.success(),
+        "the Python reader disagrees:\n{out}\n{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(
+        out.contains("interop: 9 regions, 410 calls, 0 failure(s)"),
+        "{out}"
+    );
 }

@@ -49,7 +49,10 @@ fn lifecycle_errors_are_values() {
     assert!(matches!(sp::finalize(), Err(Error::NotActive)));
     assert!(matches!(sp::checkpoint(), Err(Error::NotActive)));
     let run = sp::setup(in_memory()).unwrap();
-    assert!(matches!(sp::setup(in_memory()), Err(Error::AlreadyConfigured)));
+    assert!(matches!(
+        sp::setup(in_memory()),
+        Err(Error::AlreadyConfigured)
+    ));
     run.finalize().unwrap();
     assert!(matches!(sp::finalize(), Err(Error::NotActive)));
 }
@@ -89,13 +92,19 @@ fn handles_made_outside_a_session_record_nothing() {
     let early = sp::region("early");
     assert!(!early.enter().is_recording());
     sp::setup(in_memory()).unwrap();
-    assert!(!early.enter().is_recording(), "a handle made before setup stays inert");
+    assert!(
+        !early.enter().is_recording(),
+        "a handle made before setup stays inert"
+    );
     assert_eq!(early.num_calls(), 0);
     let fresh = sp::region("early");
     assert!(fresh.enter().is_recording());
     let results = sp::finalize().unwrap();
     assert_eq!(counts(results.profile())["early"], 1);
-    assert!(!fresh.enter().is_recording(), "after finalize nothing records");
+    assert!(
+        !fresh.enter().is_recording(),
+        "after finalize nothing records"
+    );
 }
 
 #[test]
@@ -161,7 +170,11 @@ fn threads_record_exactly_and_nest_on_their_own_lane() {
     assert_eq!(c["t_outer"], (THREADS * CALLS / 2) as u64);
     assert_eq!(c["t_inner"], (THREADS * CALLS / 2) as u64);
     assert_eq!(p.threads.len(), THREADS);
-    assert!(p.threads.iter().all(|t| t.end_ns >= t.start_ns && t.end_ns >= 0));
+    assert!(
+        p.threads
+            .iter()
+            .all(|t| t.end_ns >= t.start_ns && t.end_ns >= 0)
+    );
     let all = calls(p);
     let by_id: HashMap<i64, &(String, i64, i64, i64)> = all.iter().map(|c| (c.2, c)).collect();
     assert_eq!(by_id.len(), all.len(), "call ids are unique");
@@ -194,7 +207,10 @@ fn a_panic_inside_regions_is_recorded_and_the_stack_stays_consistent() {
     let results = sp::finalize().unwrap();
     let p = results.profile();
     let c = counts(p);
-    assert_eq!((c["p_outer"], c["p_inner"], c["p_after"], c["p_child"]), (1, 1, 1, 1));
+    assert_eq!(
+        (c["p_outer"], c["p_inner"], c["p_after"], c["p_child"]),
+        (1, 1, 1, 1)
+    );
     assert_eq!(parent_names(p, "p_inner"), [Some("p_outer".to_owned())]);
     assert_eq!(parent_names(p, "p_after"), [None]);
     assert_eq!(parent_names(p, "p_child"), [Some("p_after".to_owned())]);
@@ -216,12 +232,19 @@ fn out_of_order_and_leaked_guards_keep_the_nesting_valid() {
     let results = sp::finalize().unwrap();
     let p = results.profile();
     let c = counts(p);
-    assert_eq!((c["o_a"], c["o_b"], c["o_c"], c["o_leaked"], c["o_d"]), (1, 1, 1, 1, 1));
+    assert_eq!(
+        (c["o_a"], c["o_b"], c["o_c"], c["o_leaked"], c["o_d"]),
+        (1, 1, 1, 1, 1)
+    );
     assert_eq!(parent_names(p, "o_b"), [Some("o_a".to_owned())]);
     assert_eq!(parent_names(p, "o_leaked"), [Some("o_c".to_owned())]);
     assert_eq!(parent_names(p, "o_d"), [None]);
     let end = |name: &str| {
-        let row = p.rows.iter().find(|r| p.region_names[r.region_id as usize] == name).unwrap();
+        let row = p
+            .rows
+            .iter()
+            .find(|r| p.region_names[r.region_id as usize] == name)
+            .unwrap();
         let i = row.event_offset as usize;
         p.events.start_ns[i] + p.events.durations[i]
     };
@@ -278,7 +301,11 @@ fn regions_by_name_carry_their_source_location() {
     sp::region("located").run(|| ());
     let results = sp::finalize().unwrap();
     let row = &results.profile().rows[0];
-    assert!(row.source_file.ends_with("runtime.rs"), "{}", row.source_file);
+    assert!(
+        row.source_file.ends_with("runtime.rs"),
+        "{}",
+        row.source_file
+    );
     assert_eq!(row.source_line, line as i64);
 }
 
@@ -294,9 +321,15 @@ fn bad_output_paths_fail_at_setup_naming_the_path() {
     for path in cases {
         let err = sp::setup(Options::new().file_path(&path)).unwrap_err();
         assert!(matches!(err, Error::InvalidPath { .. }), "{err}");
-        assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
     }
-    assert!(matches!(sp::finalize(), Err(Error::NotActive)), "no session was started");
+    assert!(
+        matches!(sp::finalize(), Err(Error::NotActive)),
+        "no session was started"
+    );
 }
 
 #[test]
@@ -320,7 +353,10 @@ fn files_round_trip_and_checkpoints_keep_recording() {
     assert_eq!(meta("label"), Some("lbl".into()));
     assert_eq!(meta("mpi_size"), Some(1i64.into()));
     assert_eq!(meta("source_language"), Some("rust".into()));
-    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(leftovers, ["run.h5"], "no temporary file is left behind");
 }
 
@@ -333,7 +369,10 @@ fn a_failed_write_loses_nothing() {
     sp::region("kept").run(|| ());
     std::fs::remove_dir_all(&dir).unwrap();
     let err = sp::finalize().unwrap_err();
-    assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
     // The session is still active with its data; once the directory is back
     // the next finalize writes everything.
     sp::region("kept").run(|| ());
@@ -410,8 +449,15 @@ fn async_calls_get_their_own_lanes_and_record_wall_time() {
     let p = results.profile();
     assert_eq!(counts(p)["a_fetch"], 3);
     assert_eq!(p.tasks.len(), 3);
-    assert!(p.tasks.iter().all(|t| t.name == "a_fetch" && t.done_ns >= t.created_ns));
-    assert_eq!(p.tasks.iter().map(|t| t.steps).collect::<Vec<_>>(), [2, 2, 1]);
+    assert!(
+        p.tasks
+            .iter()
+            .all(|t| t.name == "a_fetch" && t.done_ns >= t.created_ns)
+    );
+    assert_eq!(
+        p.tasks.iter().map(|t| t.steps).collect::<Vec<_>>(),
+        [2, 2, 1]
+    );
     let task_ids = p.events.task_ids.as_ref().expect("task_ids column");
     let mut lanes: Vec<i64> = task_ids.iter().copied().filter(|&t| t >= 0).collect();
     lanes.sort();

@@ -15,7 +15,7 @@ use crate::metadata;
 use crate::profile::{Events, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
 use crate::record::Record;
 use crate::session::Session;
-use crate::thread::{lock, Lane, TaskRecord};
+use crate::thread::{Lane, TaskRecord, lock};
 
 const NONE: u32 = u32::MAX;
 
@@ -79,11 +79,11 @@ impl LaneCalls {
         let mut records = Vec::new();
         lane.for_each_chunk(|chunk| records.extend_from_slice(chunk));
         let nesting = nest(&records);
-        let start_ns: Vec<i64> = records.iter().map(|r| conv.to_ns(r.start)).collect();
+        let start_ns: Vec<i64> = records.iter().map(|r| conv.ns(r.start)).collect();
         let duration_ns: Vec<i64> = records
             .iter()
             .zip(&start_ns)
-            .map(|(r, &s)| conv.to_ns(r.end) - s)
+            .map(|(r, &s)| conv.ns(r.end) - s)
             .collect();
         let mut exclusive_ns = duration_ns.clone();
         for (i, &p) in nesting.parent.iter().enumerate() {
@@ -91,7 +91,14 @@ impl LaneCalls {
                 exclusive_ns[p as usize] -= duration_ns[i];
             }
         }
-        LaneCalls { lane, records, nesting, start_ns, duration_ns, exclusive_ns }
+        LaneCalls {
+            lane,
+            records,
+            nesting,
+            start_ns,
+            duration_ns,
+            exclusive_ns,
+        }
     }
 
     /// Record indices in start order.
@@ -114,11 +121,18 @@ pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
         tasks.extend_from_slice(&lock(&lane.tasks));
     }
     tasks.sort_by_key(|t| (t.start, std::cmp::Reverse(t.end)));
-    let lanes: Vec<LaneCalls> = lanes.into_iter().map(|l| LaneCalls::new(l, &conv)).collect();
+    let lanes: Vec<LaneCalls> = lanes
+        .into_iter()
+        .map(|l| LaneCalls::new(l, &conv))
+        .collect();
 
     let mut counts = vec![0u64; regions.len()];
     let task_regions = tasks.iter().map(|t| t.region);
-    for region in lanes.iter().flat_map(|l| l.records.iter().map(|r| r.region)).chain(task_regions) {
+    for region in lanes
+        .iter()
+        .flat_map(|l| l.records.iter().map(|r| r.region))
+        .chain(task_regions)
+    {
         counts[region as usize] += 1;
     }
     // File ids: the regions with calls, in registration order.
@@ -136,7 +150,11 @@ pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
             event_offset: offset,
             event_count: counts[id],
             source_file: info.file.to_owned(),
-            source_line: if info.file.is_empty() { -1 } else { info.line as i64 },
+            source_line: if info.file.is_empty() {
+                -1
+            } else {
+                info.line as i64
+            },
             exclusive_total: 0,
             stats: SummaryStatistics::default(),
         });
@@ -162,7 +180,10 @@ pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
             .collect();
         row.stats = SummaryStatistics::from_calls(&calls);
     }
-    let threads = lanes.iter().map(|l| thread_info(&l.lane, &conv, session.start.ns)).collect();
+    let threads = lanes
+        .iter()
+        .map(|l| thread_info(&l.lane, &conv, session.start.ns))
+        .collect();
     let origin = session.start.ns;
     let tasks = tasks
         .iter()
@@ -237,21 +258,20 @@ fn fill_task_rows(
             cursor[file_id[r.region as usize] as usize] += 1;
         }
     }
-    let mut call_id = lanes.iter().map(|l| l.records.len() as i64).sum::<i64>();
+    let first_call_id = lanes.iter().map(|l| l.records.len() as i64).sum::<i64>();
     for (index, t) in tasks.iter().enumerate() {
         let row = file_id[t.region as usize] as usize;
         let slot = cursor[row];
         cursor[row] += 1;
-        let start = conv.to_ns(t.start);
-        let duration = conv.to_ns(t.end) - start;
+        let start = conv.ns(t.start);
+        let duration = conv.ns(t.end) - start;
         events.start_ns[slot] = start;
         events.durations[slot] = duration;
-        events.call_ids[slot] = call_id;
+        events.call_ids[slot] = first_call_id + index as i64;
         events.parent_ids[slot] = -1;
         events.thread_ids[slot] = t.first_lane as i64;
         task_ids[slot] = index as i64;
         rows[row].exclusive_total += duration;
-        call_id += 1;
     }
     events.task_ids = Some(task_ids);
 }
@@ -263,8 +283,8 @@ fn task_info(
     origin_ns: i64,
     region: &crate::registry::RegionInfo,
 ) -> TaskInfo {
-    let (created, done) = (conv.to_ns(t.start), conv.to_ns(t.end));
-    let running = conv.to_ns(t.start + t.running) - created;
+    let (created, done) = (conv.ns(t.start), conv.ns(t.end));
+    let running = conv.ns(t.start + t.running) - created;
     TaskInfo {
         index: index as i64,
         thread_index: t.first_lane as i64,
@@ -286,8 +306,8 @@ fn thread_info(lane: &Lane, conv: &TickConverter, origin_ns: i64) -> ThreadInfo 
         ident: lane.ident,
         native_id: lane.native_id,
         daemon: 0,
-        start_ns: conv.to_ns(lane.start_ticks) - origin_ns,
-        end_ns: exit.map_or(-1, |(t, _)| conv.to_ns(t) - origin_ns),
+        start_ns: conv.ns(lane.start_ticks) - origin_ns,
+        end_ns: exit.map_or(-1, |(t, _)| conv.ns(t) - origin_ns),
         cpu_ns: lane.cpu_ns(),
         name: lane.name.clone(),
     }
@@ -298,7 +318,12 @@ mod tests {
     use super::*;
 
     fn rec(depth: u32, region: u32) -> Record {
-        Record { start: 0, end: 0, region, depth }
+        Record {
+            start: 0,
+            end: 0,
+            region,
+            depth,
+        }
     }
 
     #[test]

@@ -36,7 +36,12 @@ pub struct CallSite {
 impl CallSite {
     /// A call site for region `name`, defined at `file:line`.
     pub const fn new(name: &'static str, file: &'static str, line: u32) -> CallSite {
-        CallSite { name, file, line, cache: AtomicU64::new(0) }
+        CallSite {
+            name,
+            file,
+            line,
+            cache: AtomicU64::new(0),
+        }
     }
 
     /// The region's name.
@@ -85,7 +90,8 @@ impl CallSite {
         let session = session::active(generation)?;
         let entry = registry::intern(self.name);
         let id = session.regions.resolve(entry, self.file, self.line);
-        self.cache.store((generation as u64) << 32 | id as u64, Relaxed);
+        self.cache
+            .store((generation as u64) << 32 | id as u64, Relaxed);
         Some(id)
     }
 
@@ -94,7 +100,10 @@ impl CallSite {
     #[inline(always)]
     pub fn enter_entrypoint(&'static self) -> EntrypointGuard {
         let trace = TraceScope::begin();
-        EntrypointGuard { guard: self.enter(), _trace: trace }
+        EntrypointGuard {
+            guard: self.enter(),
+            _trace: trace,
+        }
     }
 
     /// Enters a traced function: records only inside a recursive entrypoint

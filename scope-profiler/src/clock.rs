@@ -9,8 +9,8 @@
 //! at `finalize`. Sessions too short for a precise slope use quanta's
 //! calibrated rate from the first anchor instead.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Whether `ticks` reads the TSC directly (decided once, see [`init`]).
 static USE_TSC: AtomicBool = AtomicBool::new(false);
@@ -72,11 +72,26 @@ fn quanta_reads_tsc() -> bool {
 
 /// CLOCK_MONOTONIC now, in nanoseconds (the `perf_counter_ns` timeline).
 pub(crate) fn monotonic_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on
-    // every platform this crate builds for, so the call cannot fail.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+    clock_ns(libc::CLOCK_MONOTONIC).unwrap_or(0)
+}
+
+/// CPU time of the calling thread, in nanoseconds.
+pub(crate) fn thread_cpu_ns() -> Option<i64> {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> Option<i64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    // time_t and c_long are narrower than i64 on 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64)
 }
 
 /// A simultaneous reading of the tick counter and CLOCK_MONOTONIC.
@@ -97,7 +112,13 @@ impl Anchor {
             let t1 = ticks();
             let width = t1.wrapping_sub(t0);
             if width < best.0 {
-                best = (width, Anchor { ticks: t0 + width / 2, ns });
+                best = (
+                    width,
+                    Anchor {
+                        ticks: t0 + width / 2,
+                        ns,
+                    },
+                );
             }
         }
         best.1
@@ -119,7 +140,7 @@ impl TickConverter {
 
     /// Monotonic nanoseconds of a tick value. Monotone in `t`.
     #[inline]
-    pub(crate) fn to_ns(&self, t: u64) -> i64 {
+    pub(crate) fn ns(&self, t: u64) -> i64 {
         let span_ns = self.end.ns - self.start.ns;
         let span_ticks = self.end.ticks.wrapping_sub(self.start.ticks);
         let dt = t as i128 - self.start.ticks as i128;
@@ -153,19 +174,30 @@ mod tests {
         let b = Anchor::now();
         let conv = TickConverter::new(a, b);
         // Short session: quanta's rate from the start anchor; within 0.1 ms.
-        assert!((conv.to_ns(t) - ns).abs() < 100_000, "{} vs {}", conv.to_ns(t), ns);
-        assert!(conv.to_ns(a.ticks) == a.ns);
+        assert!(
+            (conv.ns(t) - ns).abs() < 100_000,
+            "{} vs {}",
+            conv.ns(t),
+            ns
+        );
+        assert!(conv.ns(a.ticks) == a.ns);
     }
 
     #[test]
     fn long_sessions_use_the_two_anchor_slope() {
-        let a = Anchor { ticks: 1_000, ns: 5_000 };
-        let b = Anchor { ticks: 3_000_001_000, ns: 5_000 + 2_000_000_000 };
+        let a = Anchor {
+            ticks: 1_000,
+            ns: 5_000,
+        };
+        let b = Anchor {
+            ticks: 3_000_001_000,
+            ns: 5_000 + 2_000_000_000,
+        };
         let conv = TickConverter::new(a, b);
-        assert_eq!(conv.to_ns(1_000), 5_000);
-        assert_eq!(conv.to_ns(3_000_001_000), 2_000_005_000);
-        assert_eq!(conv.to_ns(1_500_001_000), 1_000_005_000);
+        assert_eq!(conv.ns(1_000), 5_000);
+        assert_eq!(conv.ns(3_000_001_000), 2_000_005_000);
+        assert_eq!(conv.ns(1_500_001_000), 1_000_005_000);
         // Monotone, including before the first anchor.
-        assert!(conv.to_ns(999) <= conv.to_ns(1_000));
+        assert!(conv.ns(999) <= conv.ns(1_000));
     }
 }

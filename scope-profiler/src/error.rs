@@ -53,14 +53,23 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     pub(crate) fn hdf5(path: impl Into<PathBuf>, err: impl std::fmt::Display) -> Self {
-        Error::Hdf5 { path: path.into(), message: err.to_string() }
+        Error::Hdf5 {
+            path: path.into(),
+            message: err.to_string(),
+        }
     }
 
     pub(crate) fn invalid_path(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
-        Error::InvalidPath { path: path.into(), reason: reason.into() }
+        Error::InvalidPath {
+            path: path.into(),
+            reason: reason.into(),
+        }
     }
 }

@@ -27,9 +27,15 @@ pub(crate) fn run_metadata(session: &Session, end: Anchor) -> Vec<(String, MetaV
         ("finalize_time_ns", end.ns.into()),
         ("source", "rust".into()),
         ("source_language", "rust".into()),
-        ("scope_profiler_rust_version", env!("CARGO_PKG_VERSION").into()),
+        (
+            "scope_profiler_rust_version",
+            env!("CARGO_PKG_VERSION").into(),
+        ),
     ];
-    entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+    entries
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
 }
 
 /// `2026-12-02T11:15:15.202952+00:00`, as Python's `datetime.isoformat()`.
@@ -81,10 +87,19 @@ fn platform() -> String {
         return std::env::consts::OS.to_owned();
     }
     let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    format!("{}-{}-{}", field(&u.sysname), field(&u.release), field(&u.machine))
+    format!(
+        "{}-{}-{}",
+        field(&u.sysname),
+        field(&u.release),
+        field(&u.machine)
+    )
 }
 
 fn chip() -> String {

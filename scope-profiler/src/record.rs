@@ -45,7 +45,10 @@ impl Chunk {
         let slots = (0..capacity)
             .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
             .collect();
-        Chunk { slots, published: AtomicUsize::new(0) }
+        Chunk {
+            slots,
+            published: AtomicUsize::new(0),
+        }
     }
 
     #[cfg(test)]
@@ -85,7 +88,12 @@ mod tests {
     fn publishes_in_order() {
         let chunk = Chunk::new(4);
         assert!(chunk.records().is_empty());
-        let r = Record { start: 1, end: 2, region: 3, depth: 0 };
+        let r = Record {
+            start: 1,
+            end: 2,
+            region: 3,
+            depth: 0,
+        };
         // SAFETY: this thread is the only writer; indices are in order.
         unsafe {
             chunk.push(0, r);

@@ -124,7 +124,7 @@ impl Region {
                     records
                         .iter()
                         .filter(|r| r.region == self.id)
-                        .map(|r| (r.start, conv.to_ns(r.end) - conv.to_ns(r.start))),
+                        .map(|r| (r.start, conv.ns(r.end) - conv.ns(r.start))),
                 );
             });
         }
@@ -151,7 +151,10 @@ impl std::fmt::Debug for Region {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Region")
             .field("name", &self.entry.name)
-            .field("active", &(self.generation != 0 && self.generation == session::active_generation()))
+            .field(
+                "active",
+                &(self.generation != 0 && self.generation == session::active_generation()),
+            )
             .finish()
     }
 }
@@ -165,10 +168,18 @@ pub(crate) fn region(name: &str) -> Region {
     let entry = registry::intern(name);
     let generation = session::active_generation();
     if generation == 0 {
-        return Region { entry, generation: 0, id: 0 };
+        return Region {
+            entry,
+            generation: 0,
+            id: 0,
+        };
     }
     match entry.id_in(generation) {
-        Some(id) => Region { entry, generation, id },
+        Some(id) => Region {
+            entry,
+            generation,
+            id,
+        },
         None => register(entry, generation, std::panic::Location::caller()),
     }
 }
@@ -182,10 +193,20 @@ fn register(
 ) -> Region {
     match session::active(generation) {
         Some(session) => {
-            let id = session.regions.resolve(entry, location.file(), location.line());
-            Region { entry, generation, id }
+            let id = session
+                .regions
+                .resolve(entry, location.file(), location.line());
+            Region {
+                entry,
+                generation,
+                id,
+            }
         }
-        None => Region { entry, generation: 0, id: 0 },
+        None => Region {
+            entry,
+            generation: 0,
+            id: 0,
+        },
     }
 }
 
@@ -194,7 +215,11 @@ pub(crate) fn get_region(name: &str) -> Option<Region> {
     let session = session::current_or_last()?;
     let entry = registry::lookup(name)?;
     let id = entry.id_in(session.generation)?;
-    Some(Region { entry, generation: session.generation, id })
+    Some(Region {
+        entry,
+        generation: session.generation,
+        id,
+    })
 }
 
 /// Every region of the active (or last finalized) session, in registration order.
@@ -209,7 +234,14 @@ pub(crate) fn get_all_regions() -> Vec<(String, Region)> {
         .into_iter()
         .enumerate()
         .map(|(id, info)| {
-            (info.entry.name.to_owned(), Region { entry: info.entry, generation, id: id as u32 })
+            (
+                info.entry.name.to_owned(),
+                Region {
+                    entry: info.entry,
+                    generation,
+                    id: id as u32,
+                },
+            )
         })
         .collect()
 }

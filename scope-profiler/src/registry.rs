@@ -90,7 +90,10 @@ fn intern_new(name: &str) -> &'static Entry {
     // Interned names live for the process: a program has finitely many region
     // names, and handles and call sites hold `&'static` references to them.
     let name: &'static str = Box::leak(name.into());
-    let entry: &'static Entry = Box::leak(Box::new(Entry { name, state: AtomicU64::new(0) }));
+    let entry: &'static Entry = Box::leak(Box::new(Entry {
+        name,
+        state: AtomicU64::new(0),
+    }));
     NAMES.insert(name, entry);
     entry
 }
@@ -112,7 +115,10 @@ pub(crate) struct RegionTable {
 
 impl RegionTable {
     pub(crate) fn new(generation: u32) -> Self {
-        RegionTable { generation, regions: Mutex::new(Vec::new()) }
+        RegionTable {
+            generation,
+            regions: Mutex::new(Vec::new()),
+        }
     }
 
     /// The id of `entry` in this session, registering it (with its source
@@ -127,9 +133,10 @@ impl RegionTable {
         }
         let id = regions.len() as u32;
         regions.push(RegionInfo { entry, file, line });
-        entry
-            .state
-            .store((self.generation as u64) << 32 | id as u64, Ordering::Release);
+        entry.state.store(
+            (self.generation as u64) << 32 | id as u64,
+            Ordering::Release,
+        );
         id
     }
 

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::options::{Options, Output};
 use crate::registry::RegionTable;
 use crate::results::Results;
-use crate::thread::{lock, Lane};
+use crate::thread::{Lane, lock};
 
 /// Generation of the active session; 0 when none is active.
 static GENERATION: AtomicU32 = AtomicU32::new(0);
@@ -86,9 +86,12 @@ pub(crate) fn find(generation: u32) -> Option<Arc<Session>> {
     if generation == 0 {
         return None;
     }
-    [&ACTIVE, &LAST]
-        .into_iter()
-        .find_map(|slot| lock(slot).as_ref().filter(|s| s.generation == generation).cloned())
+    [&ACTIVE, &LAST].into_iter().find_map(|slot| {
+        lock(slot)
+            .as_ref()
+            .filter(|s| s.generation == generation)
+            .cloned()
+    })
 }
 
 /// The active session, or else the last finalized one.
@@ -98,7 +101,10 @@ pub(crate) fn current_or_last() -> Option<Arc<Session>> {
 
 /// The active session if its generation is `generation`.
 pub(crate) fn active(generation: u32) -> Option<Arc<Session>> {
-    lock(&ACTIVE).as_ref().filter(|s| s.generation == generation).cloned()
+    lock(&ACTIVE)
+        .as_ref()
+        .filter(|s| s.generation == generation)
+        .cloned()
 }
 
 /// A new lane for the calling thread in session `generation`, if active.
@@ -171,7 +177,10 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     *lock(&LAST) = None;
     *lock(&ACTIVE) = Some(session);
     GENERATION.store(generation, Ordering::Release);
-    Ok(Run { generation, file_path })
+    Ok(Run {
+        generation,
+        file_path,
+    })
 }
 
 /// Fails early, naming the path, when the profile could not be published
@@ -195,7 +204,11 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     }
     // The file is published by creating a sibling and renaming it: probe that.
     let probe = dir.join(format!(".scope-profiler-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
         Ok(_) => {
             let _ = std::fs::remove_file(&probe);
             Ok(())

@@ -128,8 +128,12 @@ impl Summary {
 
     fn lines(&self) -> Vec<(String, &SummaryNode)> {
         let mut out = Vec::new();
-        let mut stack: Vec<(usize, String)> =
-            self.roots.iter().rev().map(|&r| (r, String::new())).collect();
+        let mut stack: Vec<(usize, String)> = self
+            .roots
+            .iter()
+            .rev()
+            .map(|&r| (r, String::new()))
+            .collect();
         while let Some((node, prefix)) = stack.pop() {
             let n = &self.nodes[node];
             let mark = if n.recursive { " ↻" } else { "" };
@@ -149,7 +153,14 @@ impl Summary {
 
 impl SummaryNode {
     fn new(name: String) -> Self {
-        SummaryNode { name, calls: 0, total_ns: 0, own_ns: 0, recursive: false, children: Vec::new() }
+        SummaryNode {
+            name,
+            calls: 0,
+            total_ns: 0,
+            own_ns: 0,
+            recursive: false,
+            children: Vec::new(),
+        }
     }
 }
 

@@ -78,14 +78,25 @@ impl<F> Instrumented<F> {
         self.state = match (region, lane) {
             (Some(region), Some(first_lane)) => State::On {
                 generation,
-                record: TaskRecord { start: ticks(), end: 0, region, first_lane, polls: 0, running: 0 },
+                record: TaskRecord {
+                    start: ticks(),
+                    end: 0,
+                    region,
+                    first_lane,
+                    polls: 0,
+                    running: 0,
+                },
             },
             _ => State::Off,
         };
     }
 
     fn finish(&mut self, end: u64) {
-        if let State::On { generation, mut record } = self.state {
+        if let State::On {
+            generation,
+            mut record,
+        } = self.state
+        {
             record.end = end;
             thread::record_task(generation, record);
         }
@@ -133,6 +144,11 @@ impl CallSite {
     #[doc(hidden)]
     #[inline]
     pub fn instrument<F: Future>(&'static self, mode: Mode, fut: F) -> Instrumented<F> {
-        Instrumented { fut, site: self, mode, state: State::Fresh }
+        Instrumented {
+            fut,
+            site: self,
+            mode,
+            state: State::Fresh,
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
-use crate::clock::ticks;
+use crate::clock::{thread_cpu_ns, ticks};
 use crate::record::{Chunk, Record};
 use crate::session;
 
@@ -146,7 +146,11 @@ impl Recorder {
         }
         self.seq += 1;
         let seq = self.seq;
-        self.stack.push(Open { start: ticks(), seq, region });
+        self.stack.push(Open {
+            start: ticks(),
+            seq,
+            region,
+        });
         seq
     }
 
@@ -157,7 +161,12 @@ impl Recorder {
                 let open = *top;
                 self.stack.pop();
                 let depth = self.stack.len() as u32;
-                self.store(Record { start: open.start, end, region: open.region, depth });
+                self.store(Record {
+                    start: open.start,
+                    end,
+                    region: open.region,
+                    depth,
+                });
             }
             _ => self.close_out_of_order(seq, end),
         }
@@ -175,7 +184,12 @@ impl Recorder {
         while self.stack.len() > pos {
             let open = self.stack.pop().expect("len > pos >= 0");
             let depth = self.stack.len() as u32;
-            self.store(Record { start: open.start, end, region: open.region, depth });
+            self.store(Record {
+                start: open.start,
+                end,
+                region: open.region,
+                depth,
+            });
         }
     }
 
@@ -226,18 +240,8 @@ impl Recorder {
 impl Drop for Recorder {
     fn drop(&mut self) {
         if let Some(lane) = &self.lane {
-            *lock(&lane.exit) = Some((ticks(), thread_cpu_ns()));
+            *lock(&lane.exit) = Some((ticks(), thread_cpu_ns().unwrap_or(-1)));
         }
-    }
-}
-
-/// CPU time of the calling thread, ns.
-fn thread_cpu_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec.
-    match unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } {
-        0 => ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64,
-        _ => -1,
     }
 }
 
@@ -256,7 +260,10 @@ pub(crate) fn enter(region: u32, generation: u32) -> Guard {
             Err(_) => 0,
         })
         .unwrap_or(0);
-    Guard { seq, _not_send: PhantomData }
+    Guard {
+        seq,
+        _not_send: PhantomData,
+    }
 }
 
 /// The lane index of this thread in session `generation`, joining it if needed.
@@ -323,7 +330,10 @@ impl Guard {
     /// ```
     #[inline(always)]
     pub const fn inert() -> Guard {
-        Guard { seq: 0, _not_send: PhantomData }
+        Guard {
+            seq: 0,
+            _not_send: PhantomData,
+        }
     }
 
     /// Whether this guard's call will be recorded when it is dropped.
@@ -349,6 +359,8 @@ impl Drop for Guard {
 
 impl std::fmt::Debug for Guard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Guard").field("recording", &self.is_recording()).finish()
+        f.debug_struct("Guard")
+            .field("recording", &self.is_recording())
+            .finish()
     }
 }

@@ -39,7 +39,9 @@ impl TraceScope {
     #[inline]
     pub fn begin() -> TraceScope {
         let _ = DEPTH.try_with(|d| d.set(d.get().saturating_add(1)));
-        TraceScope { _not_send: PhantomData }
+        TraceScope {
+            _not_send: PhantomData,
+        }
     }
 }
 

@@ -245,7 +245,7 @@ fn check_rows(
                 return Err(format!(
                     "row {i} claims events {}..+{} of {events}",
                     row.event_offset, row.event_count
-                ))
+                ));
             }
         }
     }
