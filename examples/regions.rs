@@ -44,7 +44,9 @@ fn compute_batch(data: &[u32]) {
 }
 
 fn main() -> Result<(), sp::Error> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| "regions.h5".to_owned());
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "regions.h5".to_owned());
     let run = sp::setup(Options::new().file_path(&path))?;
 
     // Creating regions.
