@@ -41,8 +41,8 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The HDF5 library refused an operation while the file was written.
-    #[error("HDF5 error while writing {path}: {message}")]
+    /// The HDF5 library refused an operation on the file.
+    #[error("HDF5 error on {path}: {message}")]
     Hdf5 {
         /// The file being written.
         path: PathBuf,

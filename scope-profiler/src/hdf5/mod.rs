@@ -1,10 +1,10 @@
 //! The HDF5 file: the schema-3 layout the Python package `scope-profiler`
 //! 0.7.5 reads, written atomically, and read back.
 //!
-//! - [`write_profile`] writes a [`Profile`](crate::profile::Profile) to a
-//!   sibling temporary file and publishes it with a rename, so a failed write
-//!   never leaves a partial file at the target and never touches the previous
-//!   one.
+//! - `write_profile` (crate-private) writes a
+//!   [`Profile`](crate::profile::Profile) to a sibling temporary file and
+//!   publishes it with a rename, so a failed write never leaves a partial
+//!   file at the target and never touches the previous one.
 //! - [`read_profile`] reads such a file (or a schema-2/3 file from the Python
 //!   package without the optional columns) back into a `Profile`.
 //!

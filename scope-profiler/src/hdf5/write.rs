@@ -22,8 +22,8 @@ use crate::profile::{Events, MetaValue, Profile, RegionRow, TaskInfo, ThreadInfo
 ///
 /// With `compression.level_for(events)` = `Some(level)` the event columns
 /// are chunked (up to 65536 elements a chunk) with shuffle + deflate(level);
-/// otherwise, and for every other dataset, storage is contiguous and
-/// unfiltered.
+/// otherwise, and for every other dataset (and empty event columns),
+/// storage is contiguous and unfiltered.
 ///
 /// The profile is checked first (event columns of one length, rows inside
 /// the columns and not overlapping, region ids inside the name table): a
