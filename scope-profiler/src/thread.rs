@@ -157,17 +157,7 @@ impl Recorder {
     #[inline(always)]
     fn close(&mut self, seq: u64, end: u64) {
         match self.stack.last() {
-            Some(top) if top.seq == seq => {
-                let open = *top;
-                self.stack.pop();
-                let depth = self.stack.len() as u32;
-                self.store(Record {
-                    start: open.start,
-                    end,
-                    region: open.region,
-                    depth,
-                });
-            }
+            Some(top) if top.seq == seq => self.close_top(end),
             _ => self.close_out_of_order(seq, end),
         }
     }
@@ -182,7 +172,14 @@ impl Recorder {
             return; // already closed by an enclosing guard, or another session's
         };
         while self.stack.len() > pos {
-            let open = self.stack.pop().expect("len > pos >= 0");
+            self.close_top(end);
+        }
+    }
+
+    /// Ends the innermost open call at `end` and records it.
+    #[inline(always)]
+    fn close_top(&mut self, end: u64) {
+        if let Some(open) = self.stack.pop() {
             let depth = self.stack.len() as u32;
             self.store(Record {
                 start: open.start,
