@@ -91,35 +91,64 @@ impl Default for Options {
 impl Options {
     /// The defaults: file `profiling_data.h5`, verbose, label = file stem,
     /// [`Compression::Auto`].
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new();
+    /// assert_eq!(o.get_compression(), scope_profiler::Compression::Auto);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Write the profile to this path (an `.h5` file).
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().file_path("out.h5");
+    /// assert_eq!(o.get_file_path(), Some(std::path::Path::new("out.h5")));
+    /// ```
     pub fn file_path(mut self, path: impl AsRef<Path>) -> Self {
         self.output = Output::File(path.as_ref().to_path_buf());
         self
     }
 
     /// Write no file: `finalize` hands the results back in memory.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().in_memory();
+    /// assert!(o.get_file_path().is_none());
+    /// ```
     pub fn in_memory(mut self) -> Self {
         self.output = Output::Memory;
         self
     }
 
     /// Print the summary to stderr at `finalize` (default `true`).
+    ///
+    /// ```
+    /// assert!(!scope_profiler::Options::new().verbose(false).is_verbose());
+    /// ```
     pub fn verbose(mut self, verbose: bool) -> Self {
         self.verbose = verbose;
         self
     }
 
     /// The run's label, stored as `/metadata/label` (default: the file stem).
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::Options::new().label("run-7").get_label(), "run-7");
+    /// ```
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
         self
     }
 
     /// Compression of the event columns (default [`Compression::Auto`]).
+    ///
+    /// ```
+    /// use scope_profiler::{Compression, Options};
+    /// let o = Options::new().compression(Compression::None);
+    /// assert_eq!(o.get_compression(), Compression::None);
+    /// ```
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self
@@ -128,12 +157,21 @@ impl Options {
     /// Make every traced function record, inside a recursive entrypoint or
     /// not. Also switched on by the environment variable
     /// `SCOPE_PROFILER_TRACE_ALL=1`.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().trace_all(true);
+    /// # let _ = o;
+    /// ```
     pub fn trace_all(mut self, on: bool) -> Self {
         self.trace_all = on;
         self
     }
 
     /// The output file, `None` for an in-memory session.
+    ///
+    /// ```
+    /// assert!(scope_profiler::Options::new().get_file_path().is_some());
+    /// ```
     pub fn get_file_path(&self) -> Option<&Path> {
         match &self.output {
             Output::File(p) => Some(p),
@@ -142,6 +180,11 @@ impl Options {
     }
 
     /// The label the run will carry.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().file_path("data/run3.h5");
+    /// assert_eq!(o.get_label(), "run3");
+    /// ```
     pub fn get_label(&self) -> String {
         if let Some(label) = &self.label {
             return label.clone();
@@ -156,11 +199,20 @@ impl Options {
     }
 
     /// Whether the summary is printed at `finalize`.
+    ///
+    /// ```
+    /// assert!(scope_profiler::Options::new().is_verbose());
+    /// ```
     pub fn is_verbose(&self) -> bool {
         self.verbose
     }
 
     /// The compression setting.
+    ///
+    /// ```
+    /// use scope_profiler::{Compression, Options};
+    /// assert_eq!(Options::new().compression(Compression::Gzip(1)).get_compression(), Compression::Gzip(1));
+    /// ```
     pub fn get_compression(&self) -> Compression {
         self.compression
     }

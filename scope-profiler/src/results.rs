@@ -43,21 +43,49 @@ impl Results {
     }
 
     /// The recorded data.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("r").run(|| ());
+    /// assert_eq!(sp::finalize().unwrap().profile().events.len(), 1);
+    /// ```
     pub fn profile(&self) -> &Profile {
         &self.profile
     }
 
     /// The recorded data, by value.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// let profile = sp::finalize().unwrap().into_profile();
+    /// assert!(profile.events.is_empty());
+    /// ```
     pub fn into_profile(self) -> Profile {
         self.profile
     }
 
     /// The file written, `None` for an in-memory session.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(sp::finalize().unwrap().file_path().is_none());
+    /// ```
     pub fn file_path(&self) -> Option<&Path> {
         self.file_path.as_deref()
     }
 
     /// The call tree: regions nested under the regions that called them.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let tree = sp::finalize().unwrap().summary();
+    /// assert_eq!(tree.nodes()[tree.roots()[0]].children.len(), 1);
+    /// ```
     pub fn summary(&self) -> Summary {
         Summary::from_profile(&self.profile)
     }

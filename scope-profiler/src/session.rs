@@ -137,16 +137,37 @@ pub struct Run {
 
 impl Run {
     /// The output file, `None` for an in-memory session.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(run.file_path().is_none());
+    /// run.finalize().unwrap();
+    /// ```
     pub fn file_path(&self) -> Option<&Path> {
         self.file_path.as_deref()
     }
 
     /// Whether this run's session is still active.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(run.is_active());
+    /// sp::finalize().unwrap();
+    /// assert!(!run.is_active());
+    /// ```
     pub fn is_active(&self) -> bool {
         active_generation() == self.generation
     }
 
     /// Finalizes this run's session (an `Err` if it already ended).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(run.finalize().is_ok());
+    /// ```
     pub fn finalize(self) -> Result<Results, Error> {
         finalize_generation(Some(self.generation))
     }
@@ -282,6 +303,12 @@ impl SessionGuard {
     }
 
     /// Finalizes now and returns the results instead of printing errors.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let session = sp::session(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(session.finish().is_ok());
+    /// ```
     pub fn finish(mut self) -> Result<Results, Error> {
         self.run.take().ok_or(Error::NotActive)?.finalize()
     }
