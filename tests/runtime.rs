@@ -433,7 +433,7 @@ fn async_calls_get_their_own_lanes_and_record_wall_time() {
     let path = temp_dir("async").join("async.h5");
     sp::setup(Options::new().file_path(&path).verbose(false)).unwrap();
     let mut cx = Context::from_waker(Waker::noop());
-    let mk = || SITE.instrument(sp::__private::Mode::Plain, async { YieldOnce(false).await });
+    let mk = || SITE.instrument(sp::__private::Mode::Plain, YieldOnce(false));
     let (mut a, mut b) = (Box::pin(mk()), Box::pin(mk()));
     let _outer = sp::region("a_sync_outer").enter();
     assert!(a.as_mut().poll(&mut cx).is_pending());

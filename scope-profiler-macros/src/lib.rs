@@ -1,1 +1,256 @@
-//! Attribute macros of scope-profiler (placeholder until the macro issue).
+//! Attribute macros of [scope-profiler](https://docs.rs/scope-profiler):
+//! `#[profile]` for one function, `#[profile_all]` and `profile_all_items!`
+//! for every function of a module, impl block, trait or file.
+//!
+//! Use them through the runtime crate, which re-exports them:
+//! `#[scope_profiler::profile]`, `use scope_profiler::{profile, profile_all};`.
+//! The expansion names `::scope_profiler`, so the dependency must keep that
+//! name (no renaming in `Cargo.toml`).
+//!
+//! ```
+//! use scope_profiler::{self as sp, profile, profile_all};
+//!
+//! #[profile("solve", recursive)]
+//! fn solve(b: &[f64]) -> f64 {
+//!     pipeline::run_pipeline(b)
+//! }
+//!
+//! #[profile_all]
+//! mod pipeline {
+//!     pub fn run_pipeline(b: &[f64]) -> f64 {
+//!         b.iter().sum()
+//!     }
+//! }
+//!
+//! sp::setup(sp::Options::new().in_memory().verbose(false))?;
+//! assert_eq!(solve(&[1.0, 2.0]), 3.0);
+//! pipeline::run_pipeline(&[1.0]); // outside any entrypoint: not recorded
+//! let results = sp::finalize()?;
+//! let names = &results.profile().region_names;
+//! assert!(names.iter().any(|n| n == "solve"));
+//! assert!(names.iter().any(|n| n.ends_with("::pipeline::run_pipeline")));
+//! assert_eq!(sp::get_region("solve").unwrap().num_calls(), 1);
+//! # let run_pipeline = names.iter().find(|n| n.ends_with("run_pipeline")).unwrap();
+//! # assert_eq!(sp::get_region(run_pipeline).unwrap().num_calls(), 1);
+//! # Ok::<(), sp::Error>(())
+//! ```
+//!
+//! # The forms
+//!
+//! | written | region name | records |
+//! | --- | --- | --- |
+//! | `#[profile]` | the function's name, `"solve"` | whenever a session is active |
+//! | `#[profile("solver")]`, `#[profile(name = "solver")]` | `"solver"`, shared with `sp::region("solver")` | whenever a session is active |
+//! | `#[profile(recursive)]`, `#[profile("solve", recursive)]` | its own name | always, and makes traced functions record while it runs on this thread |
+//! | `#[profile(traced)]` | `crate::module::function` | only inside a recursive entrypoint on the same thread |
+//! | `#[profile_all]` scope | `crate::module::f`, `crate::module::Type::method`, `crate::module::<Type as Trait>::method`, `crate::module::Trait::default_method` | only inside a recursive entrypoint (traced) |
+//! | `#[profile_all(always)]` scope | as above | whenever a session is active |
+//! | `#[profile(skip)]` | — | opts a function (or a nested module, impl or trait) out of its scope |
+//!
+//! Names start with the crate's name (`module_path!()`), not `crate::`.
+//! Generic arguments and lifetimes are left out of type and trait names, so
+//! that every instantiation of a generic function or impl shares one region.
+//! Nested recursive entrypoints simply nest. Outside any entrypoint, a traced
+//! function records nothing and costs one thread-local check.
+//!
+//! Every attribute expands to a call-site cached region: a `static` inside
+//! the function resolves the region once per session, so a call never looks
+//! a name up. A synchronous function gets a guard, and its own statements
+//! follow unchanged:
+//!
+//! ```text
+//! fn solve(b: &[f64]) -> f64 {
+//!     let __sp_guard = {
+//!         static __SP_SITE: CallSite = CallSite::new("solve", file!(), line!());
+//!         __SP_SITE.enter() // enter_entrypoint() for recursive, enter_traced() for traced
+//!     };
+//!     /* the original statements */
+//! }
+//! ```
+//!
+//! The guard ends the call when it is dropped, so early `return`, `?` and
+//! panics (during unwinding) end it too. An `async fn` records its future
+//! from the first poll to completion, its body becoming
+//! `__SP_SITE.instrument(Mode::Plain, async move { /* body */ }).await`; the
+//! future stays `Send` whenever the unannotated one is. A function that is
+//! not `async` but returns `Box::pin(async move { ... })` or an `async`
+//! block (the shape `#[async_trait]` produces) has that future instrumented.
+//!
+//! User attributes, docs, visibility and signature are kept; generated names
+//! are hygienic (`Span::mixed_site()`), and the original statements are
+//! spliced, never nested, so no new warning appears in user code.
+//!
+//! # `profile_all` on a whole file: three forms
+//!
+//! 1. **`#[profile_all] mod m { ... }`** (also on `impl Type`,
+//!    `impl Trait for Type` and `trait` items): stable, real spans, rustfmt
+//!    formats the items. Only inline modules: on `mod m;` the compiler
+//!    refuses to hand the macro the file (E0658, rust-lang/rust#54727).
+//! 2. **`#![scope_profiler::profile_all]`** as the first line of a module
+//!    file (or inside an inline module): keeps the file as it is, but inner
+//!    macro attributes are unstable (rust-lang/rust#54726), so it needs
+//!    nightly with `#![feature(custom_inner_attributes, proc_macro_hygiene)]`
+//!    at the crate root. It does not work at the crate root itself.
+//! 3. **`scope_profiler::profile_all_items! { ...the file's items... }`**:
+//!    stable and covers a whole file, at the cost of one indentation level,
+//!    rustfmt leaving the items inside the macro unformatted, and the file's
+//!    inner attributes and `//!` docs having to stay before the macro. Write
+//!    `profile_all_items! { always; ... }` for the `always` variant. (It
+//!    cannot be called `profile_all!`: an attribute macro and a
+//!    function-like macro cannot share one name in a module.)
+//!
+//! # What is not instrumented
+//!
+//! - `const fn`: `#[profile]` on one is a compile error, `profile_all` skips it.
+//! - Trait methods without a body: `#[profile]` on one is a compile error,
+//!   `profile_all` skips them (and instruments default methods).
+//! - Functions nested inside function bodies, and items produced by macro
+//!   invocations (including `include!`), are not visited by `profile_all`.
+//! - A function carrying its own `#[profile(...)]` inside a `profile_all`
+//!   scope is left to that attribute: it keeps its own region and is
+//!   instrumented once (`#[profile(skip)]`: not at all). The attribute must
+//!   resolve where it is written (`use scope_profiler::profile;` in the
+//!   module, or the full path). A nested module, impl block or trait with
+//!   its own `#[profile_all]` or `#[profile(skip)]` is likewise left alone.
+//!   Attributes are recognised by their last path segment (`profile`,
+//!   `sp::profile`, `scope_profiler::profile`).
+//!
+//! `#[profile]` on its own sees only the function, not its impl block: a
+//! `#[profile(traced)]` method outside any scope is named
+//! `crate::module::method`. Inside a `profile_all` scope the scope passes the
+//! type on, giving `crate::module::Type::method`.
+//!
+//! # The `enabled` feature
+//!
+//! The runtime's `enabled` feature (on by default) turns on this crate's.
+//! Without it every attribute still checks its arguments, then expands to
+//! the item unchanged.
+
+#![warn(missing_docs)]
+
+use proc_macro::TokenStream;
+
+mod args;
+mod expand;
+mod profile_all;
+
+/// Records each call of a function as a region.
+///
+/// `#[profile]` names the region after the function; `#[profile("solver")]`
+/// or `#[profile(name = "solver")]` gives it a name, shared with any
+/// `sp::region("solver")`. `recursive` makes the function a recursive
+/// entrypoint; `traced` makes it record only inside one (under its
+/// fully-qualified name); `skip` opts it out of a `profile_all` scope.
+/// See the [crate docs](crate) for the expansion.
+///
+/// ```
+/// use scope_profiler::{self as sp, profile};
+///
+/// #[profile]
+/// fn solve(x: f64) -> f64 { x * 2.0 }
+///
+/// #[profile("solver")]
+/// fn solve_named(x: f64) -> f64 { x / 2.0 }
+///
+/// #[profile(recursive)]
+/// fn run() -> u32 { step() + step() }
+///
+/// #[profile(traced)]
+/// fn step() -> u32 { 1 }
+///
+/// sp::setup(sp::Options::new().in_memory().verbose(false))?;
+/// solve(1.0);
+/// solve_named(1.0);
+/// sp::region("solver").run(|| ()); // the same region as the attribute's
+/// step(); // outside the entrypoint: not recorded
+/// assert_eq!(run(), 2);
+/// assert_eq!(sp::get_region("solve").unwrap().num_calls(), 1);
+/// assert_eq!(sp::get_region("solver").unwrap().num_calls(), 2);
+/// let step_name = sp::recorded_regions().into_iter().find(|n| n.ends_with("::step")).unwrap();
+/// assert_eq!(sp::get_region(&step_name).unwrap().num_calls(), 2);
+/// sp::finalize()?;
+/// # Ok::<(), sp::Error>(())
+/// ```
+///
+/// `async fn` works too: the call lasts from the first poll to completion.
+///
+/// ```
+/// #[scope_profiler::profile]
+/// async fn fetch(id: u32) -> Result<u32, std::num::ParseIntError> {
+///     let parsed: u32 = "41".parse()?;
+///     Ok(parsed + id)
+/// }
+/// fn assert_send<T: Send>(_: &T) {}
+/// assert_send(&fetch(1));
+/// ```
+#[proc_macro_attribute]
+pub fn profile(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand_profile(args.into(), item.into(), cfg!(feature = "enabled")).into()
+}
+
+/// Instruments every function of an inline module, an impl block or a
+/// trait, recursively: nested modules, impl blocks and trait default
+/// methods included.
+///
+/// The functions are *traced*: they record only while a recursive
+/// entrypoint (`#[profile(recursive)]`) runs on the same thread, under
+/// fully-qualified names. `#[profile_all(always)]` makes them record
+/// whenever a session is active. Works as an inner attribute
+/// `#![profile_all]` on nightly; see the [crate docs](crate) for the three
+/// forms and what is skipped.
+///
+/// ```
+/// use scope_profiler::{self as sp, profile_all};
+///
+/// pub struct Grid(Vec<f64>);
+///
+/// #[profile_all(always)]
+/// impl Grid {
+///     pub fn refine(&mut self) {
+///         self.0.push(0.0);
+///     }
+///     pub const fn empty() -> Grid { Grid(Vec::new()) } // skipped: const
+/// }
+///
+/// sp::setup(sp::Options::new().in_memory().verbose(false))?;
+/// let mut grid = Grid::empty();
+/// grid.refine();
+/// let name = concat!(module_path!(), "::Grid::refine");
+/// assert_eq!(sp::get_region(name).unwrap().num_calls(), 1);
+/// sp::finalize()?;
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[proc_macro_attribute]
+pub fn profile_all(args: TokenStream, item: TokenStream) -> TokenStream {
+    profile_all::expand_profile_all(args.into(), item.into(), cfg!(feature = "enabled")).into()
+}
+
+/// `profile_all` over a list of items: the stable way to instrument a whole
+/// module file. Put the file's items inside; `always;` first selects
+/// `#[profile_all(always)]`. Inner attributes and `//!` docs stay outside.
+///
+/// ```
+/// use scope_profiler as sp;
+///
+/// mod physics {
+///     scope_profiler::profile_all_items! {
+///         always;
+///         pub fn gravity(m: f64) -> f64 { 9.81 * m }
+///         pub mod fluids {
+///             pub fn drag(v: f64) -> f64 { 0.5 * v * v }
+///         }
+///     }
+/// }
+///
+/// sp::setup(sp::Options::new().in_memory().verbose(false))?;
+/// physics::gravity(1.0);
+/// physics::fluids::drag(2.0);
+/// assert_eq!(sp::recorded_regions().len(), 2);
+/// assert!(sp::recorded_regions()[1].ends_with("physics::fluids::drag"));
+/// sp::finalize()?;
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[proc_macro]
+pub fn profile_all_items(input: TokenStream) -> TokenStream {
+    profile_all::expand_profile_all_items(input.into(), cfg!(feature = "enabled")).into()
+}

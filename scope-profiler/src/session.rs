@@ -58,6 +58,11 @@ impl Session {
         }
         let mut counts = vec![0u64; self.regions.len()];
         for lane in lock(&self.lanes).iter() {
+            for task in lock(&lane.tasks).iter() {
+                if let Some(n) = counts.get_mut(task.region as usize) {
+                    *n += 1;
+                }
+            }
             lane.for_each_chunk(|records| {
                 for r in records {
                     if let Some(n) = counts.get_mut(r.region as usize) {
