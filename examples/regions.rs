@@ -5,17 +5,46 @@
 
 use std::time::Duration;
 
-use scope_profiler::{self as sp, Options};
+use scope_profiler::{self as sp, Options, profile, profile_all};
 
-fn solve(a: f64, b: &[f64]) -> Vec<f64> {
-    // A region named after the function (what `#[profile]` does).
-    sp::scope!("solve");
-    b.iter().map(|x| x / a).collect()
+/// `@ProfileManager.profile("solver")`: an explicit region name.
+mod explicit {
+    use super::*;
+
+    #[profile("solver")]
+    pub fn solve(a: f64, b: &[f64]) -> Vec<f64> {
+        b.iter().map(|x| x / a).collect()
+    }
 }
 
-fn solver(a: f64, b: &[f64]) -> Vec<f64> {
-    sp::scope!("solver");
-    b.iter().map(|x| x / a).collect()
+/// `@ProfileManager.profile`: the region is named after the function.
+mod plain {
+    use super::*;
+
+    #[profile]
+    pub fn solve(a: f64, b: &[f64]) -> Vec<f64> {
+        b.iter().map(|x| x / a).collect()
+    }
+}
+
+/// `@ProfileManager.profile("solve", recursive=True)`: an entrypoint. While
+/// it runs, the traced functions it reaches record too, under their
+/// fully-qualified names.
+mod entry {
+    use super::*;
+
+    #[profile("solve", recursive)]
+    pub fn solve(_a: f64, b: &[f64]) -> f64 {
+        crate::pipeline::run_pipeline(b)
+    }
+}
+
+/// Every function of this module is traced: it records inside an entrypoint.
+#[profile_all]
+mod pipeline {
+    pub fn run_pipeline(b: &[f64]) -> f64 {
+        b.iter().sum()
+    }
 }
 
 fn compute_rhs(state: &[f64]) -> Vec<f64> {
@@ -34,9 +63,9 @@ fn process(_chunk: u32) {
     std::thread::sleep(Duration::from_millis(1));
 }
 
+/// The attribute and the context manager share the "compute" region.
+#[profile("compute")]
 fn compute_batch(data: &[u32]) {
-    // The decorator and the context manager share the "compute" region.
-    sp::scope!("compute");
     for &chunk in data {
         let _g = sp::region("compute").enter();
         process(chunk);
@@ -51,11 +80,21 @@ fn main() -> Result<(), sp::Error> {
 
     // Creating regions.
     let (a, b) = (1.0, [1.0, 1.0, 1.0]);
-    println!("{:?}", solver(a, &b));
+    println!("{:?}", explicit::solve(a, &b));
     println!("{}", sp::get_region("solver").map_or(0, |r| r.num_calls()));
 
-    println!("{:?}", solve(a, &b));
+    println!("{:?}", plain::solve(a, &b));
     println!("{}", sp::recorded_regions().contains(&"solve".to_owned()));
+
+    // Recursive profiling from an entrypoint.
+    println!("{}", entry::solve(a, &b));
+    let traced: Vec<String> = sp::recorded_regions()
+        .into_iter()
+        .filter(|n| n.contains("run_pipeline"))
+        .collect();
+    println!("{traced:?}");
+    // Outside an entrypoint the traced function records nothing.
+    pipeline::run_pipeline(&b);
 
     // A region around a section of code.
     let mut state = vec![1.0; 3];

@@ -13,7 +13,8 @@ import scope_profiler
 
 EXPECTED_CALLS = {
     "solver": 1,
-    "solve": 1,
+    "solve": 2,
+    "regions::pipeline::run_pipeline": 1,
     "rhs_evaluation": 1,
     "state_update": 1,
     "compute": 4,
@@ -38,7 +39,11 @@ def main(path):
     def parents_of(name):
         return {graph[n["parent_id"]]["name"] if n["parent_id"] is not None else None
                 for n in graph.values() if n["name"] == name}
-    for child, parent in [("inner", "outer"), ("worker_step", "worker")]:
+    for child, parent in [
+        ("inner", "outer"),
+        ("worker_step", "worker"),
+        ("regions::pipeline::run_pipeline", "solve"),
+    ]:
         if parents_of(child) != {parent}:
             failures.append(f"parent of {child}: {parents_of(child)}, expected {{{parent!r}}}")
     if parents_of("outer") != {None}:
