@@ -101,7 +101,7 @@ fn profile_is_named_after_the_function() {
     assert_eq!(solve(2), 3);
     assert_eq!(calls("solve"), 2);
     let results = sp::finalize().unwrap();
-    let profile = results.profile();
+    let profile = results.profile().unwrap();
     assert_eq!(profile.region_names, ["solve"]);
     // The call site is the function's line, in this file.
     let row = &profile.rows[0];
@@ -129,7 +129,7 @@ fn explicit_names_share_one_region_with_sp_region() {
     }
     assert_eq!(calls("solver"), 4);
     let results = sp::finalize().unwrap();
-    assert_eq!(results.profile().region_names, ["solver"]);
+    assert_eq!(results.profile().unwrap().region_names, ["solver"]);
 }
 
 // ---- recursive entrypoints and traced functions: the seed example ---------
@@ -180,7 +180,7 @@ fn seed_example_entrypoint_records_traced_functions() {
     pipeline::run_pipeline(&[1.0]);
 
     let results = sp::finalize().unwrap();
-    let profile = results.profile();
+    let profile = results.profile().unwrap();
     assert_eq!(
         profile.region_names,
         [
@@ -209,7 +209,7 @@ fn entrypoint_reaches_traced_functions_through_plain_ones() {
     let _s = start();
     assert_eq!(solve_unnamed_entry(&[2.0]), 3.0);
     let results = sp::finalize().unwrap();
-    let profile = results.profile();
+    let profile = results.profile().unwrap();
     let counts = counts(profile);
     assert_eq!(counts["solve_unnamed_entry"], 1);
     assert_eq!(counts["macros::pipeline::run_pipeline"], 1);
@@ -241,7 +241,7 @@ fn nested_entrypoints_just_work() {
     traced_free_fn();
     assert_eq!(inner_entry(), 1);
     let results = sp::finalize().unwrap();
-    let profile = results.profile();
+    let profile = results.profile().unwrap();
     let counts = counts(profile);
     assert_eq!(counts["outer_entry"], 1);
     assert_eq!(counts["inner"], 2);
@@ -377,7 +377,7 @@ fn profile_all_names_methods_by_type_and_trait() {
     let _s = start();
     assert_eq!(geometry_entry(), "8 cells / 1 cells / grid of 2 / 33 / 0");
     let results = sp::finalize().unwrap();
-    let counts = counts(results.profile());
+    let counts = counts(results.profile().unwrap());
     let expected = [
         ("geometry_entry", 1),
         ("macros::geometry::Grid::new", 2),
@@ -443,7 +443,7 @@ fn profile_all_always_records_without_an_entrypoint() {
     solver.reset();
     assert_eq!(solver.tolerance(), 1.0);
     let results = sp::finalize().unwrap();
-    let profile = results.profile();
+    let profile = results.profile().unwrap();
     let counts = counts(profile);
     let expected: BTreeMap<String, u64> = [
         ("macros::Solver::iterate", 2),
@@ -561,7 +561,7 @@ fn own_attributes_inside_a_scope_decide() {
     }
     assert_eq!(spin_entry(), 3);
     let results = sp::finalize().unwrap();
-    let counts = counts(results.profile());
+    let counts = counts(results.profile().unwrap());
     let expected: BTreeMap<String, u64> = [
         ("plain", 2),
         ("entry", 1),
@@ -808,7 +808,7 @@ fn profile_all_items_covers_a_file_module() {
     file_items::helper(); // outside the entrypoint
     file_items::always::tick();
     let results = sp::finalize().unwrap();
-    let profile = results.profile();
+    let profile = results.profile().unwrap();
     let counts = counts(profile);
     let expected: BTreeMap<String, u64> = [
         ("file_entry", 1),

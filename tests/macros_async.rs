@@ -23,7 +23,7 @@ fn start() -> MutexGuard<'static, ()> {
 /// Ends the session; the calls per region, read from the results.
 fn finalized_counts() -> BTreeMap<String, u64> {
     let results = sp::finalize().unwrap();
-    let profile = results.profile();
+    let profile = results.profile().unwrap();
     profile
         .rows
         .iter()

@@ -26,7 +26,7 @@
 //! assert_eq!(solve(&[1.0, 2.0]), 3.0);
 //! pipeline::run_pipeline(&[1.0]); // outside any entrypoint: not recorded
 //! let results = sp::finalize()?;
-//! let names = &results.profile().region_names;
+//! let names = &results.profile().unwrap().region_names;
 //! assert!(names.iter().any(|n| n == "solve"));
 //! assert!(names.iter().any(|n| n.ends_with("::pipeline::run_pipeline")));
 //! assert_eq!(sp::get_region("solve").unwrap().num_calls(), 1);

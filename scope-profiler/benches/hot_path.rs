@@ -93,6 +93,6 @@ fn main() {
     );
     println!(
         "(bare workload {base:.2} ns; {} events recorded)",
-        results.profile().events.len()
+        results.profile().unwrap().events.len()
     );
 }

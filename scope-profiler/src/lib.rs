@@ -104,12 +104,32 @@ pub fn setup(options: Options) -> Result<Run, Error> {
 /// sp::setup(Options::new().in_memory().verbose(false))?;
 /// sp::region("a").run(|| ());
 /// let results = sp::finalize()?;
-/// assert_eq!(results.profile().region_names, ["a"]);
+/// assert_eq!(results.profile().unwrap().region_names, ["a"]);
 /// assert!(matches!(sp::finalize(), Err(sp::Error::NotActive)));
 /// # Ok::<(), sp::Error>(())
 /// ```
 pub fn finalize() -> Result<Results, Error> {
-    session::finalize_generation(None)
+    session::finalize_generation(None, None)
+}
+
+/// Like [`finalize`], but writes the file to `path` instead of the path
+/// given at `setup` (also for an in-memory session). The path is checked
+/// first; if it cannot be used, or the write fails, the session stays active
+/// with everything it recorded, so another path can be tried.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// let dir = std::env::temp_dir().join(format!("sp-doc-fin-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// sp::setup(Options::new().file_path("/no/such/dir/run.h5").in_memory().verbose(false))?;
+/// sp::region("a").run(|| ());
+/// assert!(sp::finalize_to("/no/such/dir/run.h5").is_err()); // still active
+/// let results = sp::finalize_to(dir.join("run.h5"))?;
+/// assert_eq!(sp::read_profile(results.file_path().unwrap())?.events.len(), 1);
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn finalize_to(path: impl AsRef<std::path::Path>) -> Result<Results, Error> {
+    session::finalize_generation(None, Some(path.as_ref()))
 }
 
 /// Writes everything recorded so far and keeps recording (the C API's
@@ -119,9 +139,9 @@ pub fn finalize() -> Result<Results, Error> {
 /// use scope_profiler::{self as sp, Options};
 /// sp::setup(Options::new().in_memory().verbose(false))?;
 /// sp::region("a").run(|| ());
-/// assert_eq!(sp::checkpoint()?.profile().events.len(), 1);
+/// assert_eq!(sp::checkpoint()?.profile().unwrap().events.len(), 1);
 /// sp::region("a").run(|| ());
-/// assert_eq!(sp::finalize()?.profile().events.len(), 2);
+/// assert_eq!(sp::finalize()?.profile().unwrap().events.len(), 2);
 /// # Ok::<(), sp::Error>(())
 /// ```
 pub fn checkpoint() -> Result<Results, Error> {

@@ -74,6 +74,7 @@ pub struct Options {
     pub(crate) label: Option<String>,
     pub(crate) compression: Compression,
     pub(crate) trace_all: bool,
+    pub(crate) memory_limit: usize,
 }
 
 impl Default for Options {
@@ -84,11 +85,15 @@ impl Default for Options {
             label: None,
             compression: Compression::Auto,
             trace_all: std::env::var("SCOPE_PROFILER_TRACE_ALL").is_ok_and(|v| v == "1"),
+            memory_limit: Self::DEFAULT_MEMORY_LIMIT,
         }
     }
 }
 
 impl Options {
+    /// Default of [`Options::memory_limit`]: 256 MiB.
+    pub const DEFAULT_MEMORY_LIMIT: usize = 256 << 20;
+
     /// The defaults: file `profiling_data.h5`, verbose, label = file stem,
     /// [`Compression::Auto`].
     ///
@@ -165,6 +170,30 @@ impl Options {
     pub fn trace_all(mut self, on: bool) -> Self {
         self.trace_all = on;
         self
+    }
+
+    /// Bound on the recorded calls held in memory (default 256 MiB). Past
+    /// it, full per-thread buffers are spilled to a scratch file beside the
+    /// output by a background writer; nothing is dropped, and `finalize`
+    /// writes the same file as without spilling.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().memory_limit(64 << 20);
+    /// assert_eq!(o.get_memory_limit(), 64 << 20);
+    /// ```
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = bytes;
+        self
+    }
+
+    /// The memory bound for recorded calls, in bytes.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new();
+    /// assert_eq!(o.get_memory_limit(), scope_profiler::Options::DEFAULT_MEMORY_LIMIT);
+    /// ```
+    pub fn get_memory_limit(&self) -> usize {
+        self.memory_limit
     }
 
     /// The output file, `None` for an in-memory session.

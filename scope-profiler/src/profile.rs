@@ -250,7 +250,7 @@ pub struct TaskInfo {
 /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
 /// { let _g = sp::region("step").enter(); }
 /// let results = sp::finalize().unwrap();
-/// let profile = results.profile();
+/// let profile = results.profile().unwrap();
 /// assert_eq!(profile.region_names, ["step"]);
 /// assert_eq!(profile.rows[0].event_count, 1);
 /// ```

@@ -21,7 +21,10 @@ use crate::summary::Summary;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Results {
-    profile: Profile,
+    /// The data, kept for in-memory sessions only: a file session's data is
+    /// in its file (read it back with [`read_profile`](crate::read_profile)).
+    profile: Option<Profile>,
+    summary: Summary,
     file_path: Option<PathBuf>,
 }
 
@@ -35,34 +38,41 @@ impl Results {
             }
             Output::Memory => None,
         };
-        let results = Results { profile, file_path };
+        let summary = Summary::from_profile(&profile);
+        let profile = file_path.is_none().then_some(profile);
+        let results = Results {
+            profile,
+            summary,
+            file_path,
+        };
         if options.verbose {
             eprintln!("{results}");
         }
         Ok(results)
     }
 
-    /// The recorded data.
+    /// The recorded data of an in-memory session; `None` for a file session,
+    /// whose data is in its file.
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
     /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
     /// sp::region("r").run(|| ());
-    /// assert_eq!(sp::finalize().unwrap().profile().events.len(), 1);
+    /// assert_eq!(sp::finalize().unwrap().profile().unwrap().events.len(), 1);
     /// ```
-    pub fn profile(&self) -> &Profile {
-        &self.profile
+    pub fn profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()
     }
 
-    /// The recorded data, by value.
+    /// The recorded data of an in-memory session, by value.
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
     /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
-    /// let profile = sp::finalize().unwrap().into_profile();
+    /// let profile = sp::finalize().unwrap().into_profile().unwrap();
     /// assert!(profile.events.is_empty());
     /// ```
-    pub fn into_profile(self) -> Profile {
+    pub fn into_profile(self) -> Option<Profile> {
         self.profile
     }
 
@@ -83,11 +93,12 @@ impl Results {
     /// use scope_profiler::{self as sp, Options};
     /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
     /// sp::region("a").run(|| sp::region("b").run(|| ()));
-    /// let tree = sp::finalize().unwrap().summary();
+    /// let results = sp::finalize().unwrap();
+    /// let tree = results.summary();
     /// assert_eq!(tree.nodes()[tree.roots()[0]].children.len(), 1);
     /// ```
-    pub fn summary(&self) -> Summary {
-        Summary::from_profile(&self.profile)
+    pub fn summary(&self) -> &Summary {
+        &self.summary
     }
 }
 

@@ -131,7 +131,7 @@ pub(crate) fn register_lane(generation: u32) -> Option<Arc<Lane>> {
 /// let run = sp::setup(Options::new().in_memory().verbose(false))?;
 /// assert!(run.is_active());
 /// let results = run.finalize()?;
-/// assert!(results.profile().rows.is_empty());
+/// assert!(results.profile().unwrap().rows.is_empty());
 /// # Ok::<(), sp::Error>(())
 /// ```
 #[derive(Debug)]
@@ -174,7 +174,7 @@ impl Run {
     /// assert!(run.finalize().is_ok());
     /// ```
     pub fn finalize(self) -> Result<Results, Error> {
-        finalize_generation(Some(self.generation))
+        finalize_generation(Some(self.generation), None)
     }
 }
 
@@ -256,8 +256,17 @@ pub(crate) fn checkpoint() -> Result<Results, Error> {
 }
 
 /// Ends the active session (the one of `generation`, if given) and writes it.
-pub(crate) fn finalize_generation(generation: Option<u32>) -> Result<Results, Error> {
+///
+/// `path` overrides the session's output (the file is then written there);
+/// it is checked like `setup` checks its path, before the session ends.
+pub(crate) fn finalize_generation(
+    generation: Option<u32>,
+    path: Option<&Path>,
+) -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
+    if let Some(path) = path {
+        check_output_path(path)?;
+    }
     let session = {
         let mut active = lock(&ACTIVE);
         match active.as_ref() {
@@ -269,7 +278,11 @@ pub(crate) fn finalize_generation(generation: Option<u32>) -> Result<Results, Er
     };
     let assembly = assemble::assemble(&session, Anchor::now());
     let counts = assembly.counts;
-    match Results::publish(assembly.profile, &session.options) {
+    let mut options = session.options.clone();
+    if let Some(path) = path {
+        options.output = Output::File(path.to_path_buf());
+    }
+    match Results::publish(assembly.profile, &options) {
         Ok(results) => {
             session.finish(counts);
             *lock(&LAST) = Some(session);

@@ -34,7 +34,8 @@ pub struct SummaryNode {
 /// for _ in 0..3 {
 ///     sp::region("step").run(|| sp::region("rhs").run(|| ()));
 /// }
-/// let summary = sp::finalize().unwrap().summary();
+/// let results = sp::finalize().unwrap();
+/// let summary = results.summary();
 /// let step = &summary.nodes()[summary.roots()[0]];
 /// assert_eq!((step.name.as_str(), step.calls), ("step", 3));
 /// let rhs = &summary.nodes()[step.children[0]];

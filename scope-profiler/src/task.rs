@@ -56,8 +56,8 @@ enum State {
 /// let mut fut = std::pin::pin!(fut);
 /// assert_eq!(fut.as_mut().poll(&mut cx), std::task::Poll::Ready(7));
 /// let results = sp::finalize().unwrap();
-/// assert_eq!(results.profile().tasks.len(), 1);
-/// assert_eq!(results.profile().events.task_ids, Some(vec![0]));
+/// assert_eq!(results.profile().unwrap().tasks.len(), 1);
+/// assert_eq!(results.profile().unwrap().events.task_ids, Some(vec![0]));
 /// ```
 #[doc(hidden)]
 #[derive(Debug)]

@@ -30,7 +30,7 @@ fn main() {
     let energy = run();
     inline_scope::tick();
     let results = sp::finalize().expect("finalize");
-    let profile = results.profile();
+    let profile = results.profile().expect("an in-memory session");
     let mut recorded: Vec<(String, u64)> = profile
         .rows
         .iter()

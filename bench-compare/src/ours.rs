@@ -1,0 +1,62 @@
+//! scope-profiler's variants: each the workload behind one way of entering a
+//! region. The same source is built twice: with the runtime's `enabled`
+//! feature (the `compare` binary) and without it (`compare-off`), where the
+//! attributes expand to the item unchanged and `scope!` to nothing.
+
+use scope_profiler as sp;
+
+use crate::common::work;
+
+/// `#[profile]` on a function.
+#[cfg(feature = "macros")]
+#[scope_profiler::profile]
+#[inline(never)]
+pub fn profiled(x: u64) -> u64 {
+    work(x)
+}
+
+/// A call-site cached guard: `scope!("name")`, a `static CallSite` and `.enter()`.
+#[inline(never)]
+pub fn cached(x: u64) -> u64 {
+    sp::scope!("cached");
+    work(x)
+}
+
+/// The region looked up by name on every call.
+#[inline(never)]
+pub fn by_name(name: &str, x: u64) -> u64 {
+    let _g = sp::region(name).enter();
+    work(x)
+}
+
+/// A traced function (`#[profile(traced)]`), called outside any recursive
+/// entrypoint: it checks and records nothing.
+#[cfg(feature = "macros")]
+#[scope_profiler::profile(traced)]
+#[inline(never)]
+pub fn traced(x: u64) -> u64 {
+    work(x)
+}
+
+/// The expansion of `#[profile(traced)]`, written by hand (used when the
+/// `macros` feature is off).
+#[cfg(not(feature = "macros"))]
+#[inline(never)]
+pub fn traced(x: u64) -> u64 {
+    static SITE: sp::CallSite = sp::CallSite::new("traced", file!(), line!());
+    let _g = SITE.enter_traced();
+    work(x)
+}
+
+/// The expansion of `#[profile]`, written by hand (used when the `macros`
+/// feature is off, so that the runtime-disabled row still exists).
+#[cfg(not(feature = "macros"))]
+#[inline(never)]
+pub fn profiled(x: u64) -> u64 {
+    static SITE: sp::CallSite = sp::CallSite::new("profiled", file!(), line!());
+    let _g = SITE.enter();
+    work(x)
+}
+
+/// Whether `profiled` is the attribute (true) or its hand-written expansion.
+pub const PROFILE_IS_ATTRIBUTE: bool = cfg!(feature = "macros");

@@ -1,0 +1,189 @@
+//! The peers, each set up so that it really records, around the same
+//! workload; and a check, after the run, that it did.
+//!
+//! - hotpath 0.30 (`hotpath` feature): `#[hotpath::measure]`, with its guard
+//!   alive for the whole run (what `#[hotpath::main]` creates). Its report is
+//!   written as JSON to a temporary file, read back for the call count.
+//! - puffin 0.20: `profile_function!`, scopes on, an outer scope per batch
+//!   of 10k calls and `GlobalProfiler::new_frame()` after it. A sink counts
+//!   the scopes of every frame.
+//! - fastrace 0.7 (`enable`): `#[fastrace::trace]`, a root `Span` per batch
+//!   of 10k spans made the local parent; a reporter that only counts spans.
+//! - tracing 0.1: `#[tracing::instrument]` with a `tracing_subscriber`
+//!   `Registry` (no layers) as the global default.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::common::work;
+
+/// `#[hotpath::measure]` on the workload.
+#[hotpath::measure]
+#[inline(never)]
+pub fn hotpath_fn(x: u64) -> u64 {
+    work(x)
+}
+
+/// puffin's `profile_function!` in the workload.
+#[inline(never)]
+pub fn puffin_fn(x: u64) -> u64 {
+    puffin::profile_function!();
+    work(x)
+}
+
+/// `#[fastrace::trace]` on the workload.
+#[fastrace::trace]
+#[inline(never)]
+pub fn fastrace_fn(x: u64) -> u64 {
+    work(x)
+}
+
+/// `#[tracing::instrument]` on the workload (`x` becomes a span field).
+#[tracing::instrument]
+#[inline(never)]
+pub fn tracing_fn(x: u64) -> u64 {
+    work(x)
+}
+
+/// Whether an `#[instrument]`ed function runs inside a real span (one the
+/// registry created), as `tracing_fn` does.
+#[tracing::instrument]
+fn tracing_probe() -> bool {
+    let span = tracing::Span::current();
+    !span.is_disabled() && span.id().is_some()
+}
+
+/// Puffin's per-batch frame: an outer scope, then `new_frame` after it.
+pub struct PuffinFrame {
+    scope: Option<puffin::ProfilerScope>,
+}
+
+impl PuffinFrame {
+    /// Opens the batch's outer scope.
+    pub fn open() -> PuffinFrame {
+        PuffinFrame {
+            scope: puffin::profile_scope_custom!("frame"),
+        }
+    }
+}
+
+impl Drop for PuffinFrame {
+    fn drop(&mut self) {
+        drop(self.scope.take());
+        puffin::GlobalProfiler::lock().new_frame();
+    }
+}
+
+/// fastrace's per-batch root: a sampled root span made the local parent.
+pub struct FastraceRoot {
+    guard: Option<fastrace::local::LocalParentGuard>,
+    _root: fastrace::Span,
+}
+
+impl FastraceRoot {
+    /// Starts the batch's root span.
+    pub fn open() -> FastraceRoot {
+        let root = fastrace::Span::root("batch", fastrace::collector::SpanContext::random());
+        let guard = root.set_local_parent();
+        FastraceRoot {
+            guard: Some(guard),
+            _root: root,
+        }
+    }
+}
+
+impl Drop for FastraceRoot {
+    fn drop(&mut self) {
+        // The local parent ends before the root span.
+        drop(self.guard.take());
+    }
+}
+
+static PUFFIN_SCOPES: AtomicU64 = AtomicU64::new(0);
+
+struct CountingReporter(Arc<AtomicU64>);
+
+impl fastrace::collector::Reporter for CountingReporter {
+    fn report(&mut self, spans: Vec<fastrace::collector::SpanRecord>) {
+        self.0.fetch_add(spans.len() as u64, Relaxed);
+    }
+}
+
+/// The peers' global state for one run.
+pub struct Peers {
+    hotpath: Option<hotpath::HotpathGuard>,
+    hotpath_report: PathBuf,
+    fastrace_spans: Arc<AtomicU64>,
+}
+
+/// What each peer recorded, checked after the run.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub hotpath_calls: Option<u64>,
+    pub puffin_scopes: u64,
+    pub fastrace_spans: u64,
+    pub tracing_real_spans: bool,
+}
+
+impl Peers {
+    /// Turns every peer on. `dir` receives hotpath's JSON report.
+    pub fn start(dir: &std::path::Path) -> Peers {
+        // hotpath: the guard `#[hotpath::main]` would create, kept alive.
+        let hotpath_report = dir.join("hotpath-report.json");
+        let hotpath = hotpath::HotpathGuardBuilder::new("bench-compare")
+            .format(hotpath::Format::Json)
+            .output_path(&hotpath_report)
+            .build();
+        // puffin: scopes on; a sink counts what every frame holds.
+        puffin::set_scopes_on(true);
+        puffin::GlobalProfiler::lock().add_sink(Box::new(|frame| {
+            PUFFIN_SCOPES.fetch_add(frame.meta().num_scopes as u64, Relaxed);
+        }));
+        // fastrace: a reporter (counting only) makes spans under a root record.
+        let fastrace_spans = Arc::new(AtomicU64::new(0));
+        fastrace::set_reporter(
+            CountingReporter(Arc::clone(&fastrace_spans)),
+            fastrace::collector::Config::default(),
+        );
+        // tracing: a Registry with no layers as the global subscriber.
+        tracing::subscriber::set_global_default(tracing_subscriber::registry::Registry::default())
+            .expect("no other global tracing subscriber");
+        Peers {
+            hotpath: Some(hotpath),
+            hotpath_report,
+            fastrace_spans,
+        }
+    }
+
+    /// Stops the peers (hotpath writes its report) and reads what they
+    /// recorded.
+    pub fn finish(mut self) -> Recorded {
+        fastrace::flush();
+        drop(self.hotpath.take());
+        let hotpath_calls = std::fs::read_to_string(&self.hotpath_report)
+            .ok()
+            .and_then(|json| json_calls(&json, "hotpath_fn"));
+        Recorded {
+            hotpath_calls,
+            puffin_scopes: PUFFIN_SCOPES.load(Relaxed),
+            fastrace_spans: self.fastrace_spans.load(Relaxed),
+            tracing_real_spans: tracing_probe(),
+        }
+    }
+}
+
+/// The `calls` count hotpath's JSON report gives the function whose name
+/// ends with `function`. A scan, not a parser: the report puts
+/// `"name": "...", ... "calls": N` in each function's object.
+fn json_calls(json: &str, function: &str) -> Option<u64> {
+    let at = json.find(&format!("{function}\""))?;
+    let rest = &json[at..];
+    let calls = rest.find("\"calls\"")?;
+    let digits: String = rest[calls + 7..]
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}

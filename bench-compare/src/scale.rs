@@ -1,0 +1,190 @@
+//! Memory per recorded call, `finalize` of 1M and 10M events with and
+//! without compression, and a file with 100k distinct regions.
+//!
+//! Each measurement runs in a fresh child process (`compare finalize ...`,
+//! `compare regions ...`), so that its RSS and peak RSS are its own and no
+//! heap left over by another measurement hides or adds memory.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use scope_profiler::{self as sp, Compression, Options};
+
+use crate::common::time;
+use crate::ours;
+
+/// A `key=value` line a child prints, read back by the parent.
+pub type Fields = Vec<(String, f64)>;
+
+fn status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn compression(name: &str) -> Compression {
+    match name {
+        "none" => Compression::None,
+        "auto" => Compression::Auto,
+        other => panic!("unknown compression {other:?} (none | auto)"),
+    }
+}
+
+/// Child: records `events` calls of `#[profile]` in a session writing to
+/// `dir`, then finalizes it. Prints RSS growth, recording and finalize
+/// times, file size and peak RSS.
+pub fn child_finalize(events: u64, comp: &str, dir: &Path) {
+    let path = dir.join(format!("finalize-{events}-{comp}-{}.h5", std::process::id()));
+    let session = sp::setup(
+        Options::new()
+            .file_path(&path)
+            .compression(compression(comp))
+            .verbose(false),
+    )
+    .expect("setup");
+    let rss0 = status_kib("VmRSS:");
+    let ns = time(events, ours::profiled);
+    let rss1 = status_kib("VmRSS:");
+    let t = Instant::now();
+    let results = session.finalize().expect("finalize");
+    let secs = t.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let recorded = sp::get_region("profiled").map_or(0, |r| r.num_calls());
+    drop(results);
+    let hwm = status_kib("VmHWM:");
+    let _ = std::fs::remove_file(&path);
+    println!(
+        "events={recorded} record_ns={ns:.3} rss_growth_bytes={} finalize_s={secs:.4} file_bytes={bytes} rss_before_finalize_bytes={} peak_rss_bytes={}",
+        (rss1.saturating_sub(rss0)) * 1024,
+        rss1 * 1024,
+        hwm * 1024
+    );
+}
+
+/// Child: one call in each of `n` distinct regions (by name), then a
+/// timed `finalize` to a file.
+pub fn child_regions(n: usize, comp: &str, dir: &Path) {
+    let path = dir.join(format!("regions-{n}-{comp}-{}.h5", std::process::id()));
+    let names: Vec<String> = (0..n).map(|i| format!("bench::region_{i:06}")).collect();
+    let session = sp::setup(
+        Options::new()
+            .file_path(&path)
+            .compression(compression(comp))
+            .verbose(false),
+    )
+    .expect("setup");
+    let t = Instant::now();
+    for name in &names {
+        sp::region(name).run(|| ());
+    }
+    let register_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let results = session.finalize().expect("finalize");
+    let secs = t.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let regions = results.profile().region_names.len();
+    drop(results);
+    let _ = std::fs::remove_file(&path);
+    println!(
+        "regions={regions} register_s={register_s:.4} finalize_s={secs:.4} file_bytes={bytes} peak_rss_bytes={}",
+        status_kib("VmHWM:") * 1024
+    );
+}
+
+/// Runs this binary as a child with `args` and parses its last line.
+pub fn spawn(args: &[String]) -> Fields {
+    let exe = std::env::current_exe().expect("own path");
+    let out = Command::new(exe)
+        .args(args)
+        .output()
+        .expect("run the child");
+    assert!(
+        out.status.success(),
+        "child {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    parse_fields(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The `key=value` pairs of the last non-empty line of `text`.
+pub fn parse_fields(text: &str) -> Fields {
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            Some((k.to_owned(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The value of `key` in `fields` (NaN if missing).
+pub fn get(fields: &Fields, key: &str) -> f64 {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .map_or(f64::NAN, |(_, v)| *v)
+}
+
+/// One finalize configuration, repeated.
+pub struct FinalizeRow {
+    pub events: u64,
+    pub compression: &'static str,
+    pub runs: Vec<Fields>,
+}
+
+/// The 100k-region file, repeated.
+pub struct RegionsRow {
+    pub regions: usize,
+    pub runs: Vec<Fields>,
+}
+
+/// Every scale measurement, each `reps` times in fresh processes.
+pub fn run(reps: usize, big: u64, small: u64, regions: usize, dir: &Path) -> (Vec<FinalizeRow>, RegionsRow) {
+    let dir_s = dir.display().to_string();
+    let mut rows = Vec::new();
+    for &events in &[small, big] {
+        for comp in ["none", "auto"] {
+            rows.push(FinalizeRow {
+                events,
+                compression: comp,
+                runs: Vec::new(),
+            });
+        }
+    }
+    // Repetitions interleaved, so that a slow spell of the machine spreads
+    // over every configuration.
+    for _ in 0..reps {
+        for row in rows.iter_mut() {
+            eprintln!("  finalize {} events, compression {}", row.events, row.compression);
+            row.runs.push(spawn(&[
+                "finalize".into(),
+                row.events.to_string(),
+                row.compression.into(),
+                dir_s.clone(),
+            ]));
+        }
+    }
+    let mut r = RegionsRow {
+        regions,
+        runs: Vec::new(),
+    };
+    for _ in 0..reps {
+        eprintln!("  {regions} distinct regions");
+        r.runs.push(spawn(&[
+            "regions".into(),
+            regions.to_string(),
+            "auto".into(),
+            dir_s.clone(),
+        ]));
+    }
+    (rows, r)
+}
