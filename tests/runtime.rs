@@ -471,3 +471,46 @@ fn async_calls_get_their_own_lanes_and_record_wall_time() {
     assert_eq!(lanes, [0, 1, 2], "one lane per async call");
     assert_eq!(parent_names(p, "a_fetch"), [None, None, None]);
 }
+
+/// Runs the same single-threaded program under `options` and returns its profile.
+fn run_program(options: Options) -> Profile {
+    sp::setup(options).unwrap();
+    for i in 0..300_000u32 {
+        sp::scope!("sp_step");
+        if i % 3 == 0 {
+            sp::scope!("sp_inner");
+            sp::region(if i % 2 == 0 { "sp_even" } else { "sp_odd" }).run(|| ());
+        }
+    }
+    sp::finalize().unwrap().into_profile().unwrap()
+}
+
+#[test]
+fn a_spilled_run_gives_the_same_profile_as_an_unspilled_one() {
+    let _s = serial();
+    let unspilled = run_program(in_memory());
+    // 1 MiB: records spill to disk and the placement goes through buckets.
+    let spilled = run_program(in_memory().memory_limit(1 << 20));
+    assert_eq!(spilled.region_names, unspilled.region_names);
+    assert_eq!(spilled.events.len(), 500_000);
+    assert_eq!(spilled.events.call_ids, unspilled.events.call_ids);
+    assert_eq!(spilled.events.parent_ids, unspilled.events.parent_ids);
+    assert_eq!(spilled.events.thread_ids, unspilled.events.thread_ids);
+    let shape = |p: &Profile| {
+        p.rows
+            .iter()
+            .map(|r| (r.region_id, r.event_offset, r.event_count))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&spilled), shape(&unspilled));
+    // Every call's parent is the call that encloses it.
+    let c = counts(&spilled);
+    assert_eq!(
+        (c["sp_step"], c["sp_inner"], c["sp_even"], c["sp_odd"]),
+        (300_000, 100_000, 50_000, 50_000)
+    );
+    assert_eq!(
+        parent_names(&spilled, "sp_even"),
+        vec![Some("sp_inner".to_owned()); 50_000]
+    );
+}

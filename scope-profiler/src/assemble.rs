@@ -1,154 +1,495 @@
-//! From the records of every lane to the file's rows and columns.
+//! From the records of every lane to the file's rows and columns, in
+//! bounded memory.
 //!
-//! Per lane, records arrive in the order calls ended, each with its depth.
-//! One forward pass over them finds every call's parent (the first later
-//! record one level up), its subtree size and its children's total time; one
-//! backward pass gives each call its pre-order position, which is the order
-//! calls started. Call ids are those positions, lane after lane, so a parent's
-//! id is always smaller than its children's. Rows are then filled region by
-//! region with a counting sort: lanes in order, calls in start order.
+//! Per lane, records are stored in the order calls ended, each with its
+//! depth. Walking a lane *backwards* meets every call after its parent: the
+//! parent of a call at depth `d` is the last call seen at depth `d - 1`, so
+//! one backward pass with a chain of the open ancestors (O(depth) memory)
+//! gives every call its parent, its id (ids count calls in that backward
+//! order, so a parent's id is smaller than its children's), the exclusive
+//! times and the summary tree. Each call's place in the file is known
+//! beforehand from a counting pass: rows region by region in registration
+//! order, lanes in order within a row, calls in end order within a lane.
+//! Placed calls go to buckets of consecutive slots (in memory, or in an
+//! unlinked scratch file when they would not fit the memory limit); [`Plan::emit`]
+//! then hands the columns to a sink bucket by bucket, in file order.
 
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::clock::{Anchor, TickConverter};
+use crate::error::Error;
+use crate::hdf5::Header;
 use crate::metadata;
-use crate::profile::{Events, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
-use crate::record::Record;
+use crate::profile::{
+    MetaValue, RegionRow, StatsAccumulator, SummaryStatistics, TaskInfo, ThreadInfo,
+};
+use crate::record::{Chunk, Record};
+use crate::registry::RegionInfo;
 use crate::session::Session;
+use crate::sink::{EventSink, EventSlice};
+use crate::store::{Segment, Store};
+use crate::summary::{Summary, SummaryBuilder};
 use crate::thread::{Lane, TaskRecord, lock};
 
-const NONE: u32 = u32::MAX;
+/// Bytes of a placed call in a bucket, and of its columns when emitted.
+const PLACED_BYTES: usize = std::mem::size_of::<Placed>();
+const COLUMN_BYTES: usize = 6 * 8;
 
-/// The assembled profile and the per-region call counts (by session id).
-pub(crate) struct Assembly {
-    pub profile: Profile,
+/// Everything needed to write a session's file, with its calls placed.
+pub(crate) struct Plan {
+    pub metadata: Vec<(String, MetaValue)>,
+    pub region_names: Vec<String>,
+    pub threads: Vec<ThreadInfo>,
+    pub tasks: Vec<TaskInfo>,
+    /// Rows without their statistics (computed by [`Plan::emit`]).
+    pub rows: Vec<RegionRow>,
+    pub summary: Summary,
+    /// Calls per region, by session region id.
     pub counts: Vec<u64>,
+    with_task_ids: bool,
+    placement: Placement,
 }
 
-/// The nesting of one lane's calls, indexed like its records (end order).
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Nesting {
-    /// Index of the enclosing call, `NONE` for a root (or a call whose
-    /// enclosing call had not ended yet).
-    pub parent: Vec<u32>,
-    /// Position of each call in start order.
-    pub pre: Vec<u32>,
-}
+impl Plan {
+    /// Number of events.
+    pub(crate) fn len(&self) -> usize {
+        self.placement.total
+    }
 
-/// Recovers the call tree of one lane from end order and depths.
-pub(crate) fn nest(records: &[Record]) -> Nesting {
-    let n = records.len();
-    let mut parent = vec![NONE; n];
-    let mut size = vec![1u32; n];
-    let mut pending: Vec<u32> = Vec::new();
-    for (i, record) in records.iter().enumerate() {
-        while let Some(&top) = pending.last() {
-            if records[top as usize].depth <= record.depth {
-                break;
+    /// What the file holds besides events and rows.
+    pub(crate) fn header(&self) -> Header<'_> {
+        Header {
+            metadata: &self.metadata,
+            region_names: &self.region_names,
+            threads: &self.threads,
+            tasks: &self.tasks,
+            events: self.len(),
+            with_task_ids: self.with_task_ids,
+        }
+    }
+
+    /// Whether the `task_ids` column is written.
+    pub(crate) fn with_task_ids(&self) -> bool {
+        self.with_task_ids
+    }
+
+    /// Hands every event to `sink` in file order; returns the rows with
+    /// their statistics.
+    pub(crate) fn emit(&self, sink: &mut dyn EventSink) -> Result<Vec<RegionRow>, Error> {
+        let mut rows = self.rows.clone();
+        let mut stats = vec![StatsAccumulator::default(); rows.len()];
+        let mut placed = Vec::new();
+        let mut cols = Columns::default();
+        let (mut row, mut previous_start) = (0usize, 0i64);
+        for bucket in 0..self.placement.buckets() {
+            let range = self.placement.range(bucket);
+            self.placement
+                .read(bucket, &mut placed)
+                .map_err(|e| Error::io(self.placement.dir.clone(), e))?;
+            cols.reset(range.len(), self.with_task_ids);
+            for p in &placed {
+                cols.put(p.slot as usize - range.start, p);
             }
-            parent[top as usize] = i as u32;
-            size[i] += size[top as usize];
-            pending.pop();
+            for (i, slot) in range.clone().enumerate() {
+                while slot as u64 >= rows[row].event_offset + rows[row].event_count {
+                    row += 1;
+                }
+                let start = cols.start_ns[i];
+                cols.start_deltas[i] = if slot as u64 == rows[row].event_offset {
+                    start
+                } else {
+                    start.wrapping_sub(previous_start)
+                };
+                previous_start = start;
+                stats[row].add(start, cols.durations[i]);
+            }
+            sink.events(range.start, &cols.slice(self.with_task_ids))?;
         }
-        pending.push(i as u32);
-    }
-    // pre(i) = calls ended before i's subtree began + i's recorded ancestors.
-    let mut ancestors = vec![0u32; n];
-    let mut pre = vec![0u32; n];
-    for i in (0..n).rev() {
-        if parent[i] != NONE {
-            ancestors[i] = ancestors[parent[i] as usize] + 1;
+        for (row, acc) in rows.iter_mut().zip(stats) {
+            row.stats = acc.finish();
         }
-        pre[i] = i as u32 + 1 - size[i] + ancestors[i];
+        Ok(rows)
     }
-    Nesting { parent, pre }
 }
 
-/// One lane's calls, converted and nested.
-struct LaneCalls {
-    lane: Arc<Lane>,
-    records: Vec<Record>,
-    nesting: Nesting,
+/// The event columns of one bucket.
+#[derive(Default)]
+struct Columns {
     start_ns: Vec<i64>,
-    duration_ns: Vec<i64>,
-    exclusive_ns: Vec<i64>,
+    start_deltas: Vec<i64>,
+    durations: Vec<i64>,
+    call_ids: Vec<i64>,
+    parent_ids: Vec<i64>,
+    thread_ids: Vec<i64>,
+    task_ids: Vec<i64>,
 }
 
-impl LaneCalls {
-    fn new(lane: Arc<Lane>, conv: &TickConverter) -> LaneCalls {
-        let mut records = Vec::new();
-        lane.for_each_chunk(|chunk| records.extend_from_slice(chunk));
-        let nesting = nest(&records);
-        let start_ns: Vec<i64> = records.iter().map(|r| conv.ns(r.start)).collect();
-        let duration_ns: Vec<i64> = records
-            .iter()
-            .zip(&start_ns)
-            .map(|(r, &s)| conv.ns(r.end) - s)
-            .collect();
-        let mut exclusive_ns = duration_ns.clone();
-        for (i, &p) in nesting.parent.iter().enumerate() {
-            if p != NONE {
-                exclusive_ns[p as usize] -= duration_ns[i];
+impl Columns {
+    fn reset(&mut self, len: usize, with_tasks: bool) {
+        for c in [
+            &mut self.start_ns,
+            &mut self.start_deltas,
+            &mut self.durations,
+            &mut self.call_ids,
+            &mut self.parent_ids,
+            &mut self.thread_ids,
+        ] {
+            c.clear();
+            c.resize(len, 0);
+        }
+        self.task_ids.clear();
+        self.task_ids.resize(if with_tasks { len } else { 0 }, -1);
+    }
+
+    fn put(&mut self, i: usize, p: &Placed) {
+        self.start_ns[i] = p.start;
+        self.durations[i] = p.duration;
+        self.call_ids[i] = p.call;
+        self.parent_ids[i] = p.parent;
+        self.thread_ids[i] = p.thread as i64;
+        if let Some(t) = self.task_ids.get_mut(i) {
+            *t = p.task as i64;
+        }
+    }
+
+    fn slice(&self, with_tasks: bool) -> EventSlice<'_> {
+        EventSlice {
+            start_ns: &self.start_ns,
+            start_deltas: &self.start_deltas,
+            durations: &self.durations,
+            call_ids: &self.call_ids,
+            parent_ids: &self.parent_ids,
+            thread_ids: &self.thread_ids,
+            task_ids: with_tasks.then_some(&self.task_ids[..]),
+        }
+    }
+}
+
+/// One call with its place in the file.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+struct Placed {
+    slot: u64,
+    start: i64,
+    duration: i64,
+    call: i64,
+    parent: i64,
+    thread: i32,
+    task: i32,
+}
+
+const _: () = assert!(PLACED_BYTES == 48);
+
+/// Placed calls by bucket of consecutive slots: all in memory when they fit
+/// the budget, else in an unlinked scratch file, one region per bucket,
+/// written through a small buffer per bucket.
+struct Placement {
+    total: usize,
+    bucket_len: usize,
+    dir: PathBuf,
+    memory: Vec<Placed>,
+    file: Option<File>,
+    buffers: Vec<Vec<Placed>>,
+    written: Vec<usize>,
+    buffer_len: usize,
+}
+
+impl Placement {
+    fn new(total: usize, budget: usize, dir: &Path) -> std::io::Result<Placement> {
+        let bucket_len = (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096);
+        let mut p = Placement {
+            total,
+            bucket_len,
+            dir: dir.to_path_buf(),
+            memory: Vec::new(),
+            file: None,
+            buffers: Vec::new(),
+            written: Vec::new(),
+            buffer_len: 0,
+        };
+        if total <= bucket_len {
+            p.memory = Vec::with_capacity(total);
+            return Ok(p);
+        }
+        let path = dir.join(format!(
+            ".scope-profiler-place-{}-{total}",
+            std::process::id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let _ = std::fs::remove_file(&path);
+        p.file = Some(file);
+        let buckets = p.buckets();
+        p.buffer_len = (budget / 2 / buckets / PLACED_BYTES).clamp(64, 4096);
+        p.buffers = vec![Vec::new(); buckets];
+        p.written = vec![0; buckets];
+        Ok(p)
+    }
+
+    fn buckets(&self) -> usize {
+        self.total.div_ceil(self.bucket_len).max(1)
+    }
+
+    fn range(&self, bucket: usize) -> std::ops::Range<usize> {
+        let start = bucket * self.bucket_len;
+        start..(start + self.bucket_len).min(self.total)
+    }
+
+    fn put(&mut self, p: Placed) -> std::io::Result<()> {
+        if self.file.is_none() {
+            self.memory.push(p);
+            return Ok(());
+        }
+        let bucket = p.slot as usize / self.bucket_len;
+        self.buffers[bucket].push(p);
+        if self.buffers[bucket].len() >= self.buffer_len {
+            self.flush(bucket)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, bucket: usize) -> std::io::Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let buffer = &mut self.buffers[bucket];
+        let offset = (bucket * self.bucket_len + self.written[bucket]) * PLACED_BYTES;
+        file.write_all_at(as_bytes(buffer), offset as u64)?;
+        self.written[bucket] += buffer.len();
+        buffer.clear();
+        Ok(())
+    }
+
+    fn flush_all(&mut self) -> std::io::Result<()> {
+        for bucket in 0..self.buffers.len() {
+            self.flush(bucket)?;
+        }
+        self.buffers = Vec::new();
+        Ok(())
+    }
+
+    /// The placed calls of `bucket`, in no particular order.
+    fn read(&self, bucket: usize, out: &mut Vec<Placed>) -> std::io::Result<()> {
+        let Some(file) = &self.file else {
+            out.clear();
+            out.extend_from_slice(&self.memory);
+            return Ok(());
+        };
+        let range = self.range(bucket);
+        out.clear();
+        out.resize(range.len(), Placed::default());
+        file.read_exact_at(as_bytes_mut(out), (range.start * PLACED_BYTES) as u64)
+    }
+}
+
+fn as_bytes(placed: &[Placed]) -> &[u8] {
+    // SAFETY: `Placed` is `repr(C)`: one u64, four i64 and two i32, 48 bytes
+    // with no padding, so its memory is plain initialized bytes.
+    unsafe {
+        std::slice::from_raw_parts(placed.as_ptr().cast::<u8>(), std::mem::size_of_val(placed))
+    }
+}
+
+fn as_bytes_mut(placed: &mut [Placed]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`; every bit pattern is a valid `Placed`.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            placed.as_mut_ptr().cast::<u8>(),
+            std::mem::size_of_val(placed),
+        )
+    }
+}
+
+/// A lane's segments as they were when the plan started (a consistent cut:
+/// records published later are not included).
+struct LaneCut {
+    lane: Arc<Lane>,
+    segments: Vec<SegmentCut>,
+    tasks: Vec<TaskRecord>,
+    /// Calls per session region id.
+    counts: Vec<u64>,
+    len: usize,
+}
+
+enum SegmentCut {
+    Memory(Arc<Chunk>, usize),
+    Spilled { offset: u64, len: usize },
+}
+
+impl LaneCut {
+    fn take(lane: Arc<Lane>) -> LaneCut {
+        let (segments, mut counts) = {
+            let segments = lock(&lane.segments);
+            let counts = lock(&lane.spilled_counts).clone();
+            let cut = segments
+                .iter()
+                .map(|s| match s {
+                    Segment::Memory(c) => SegmentCut::Memory(Arc::clone(c), c.records().len()),
+                    Segment::Spilled { offset, len } => SegmentCut::Spilled {
+                        offset: *offset,
+                        len: *len,
+                    },
+                })
+                .collect::<Vec<_>>();
+            (cut, counts)
+        };
+        let mut len = 0;
+        for s in &segments {
+            match s {
+                SegmentCut::Memory(chunk, n) => {
+                    for r in &chunk.records()[..*n] {
+                        bump(&mut counts, r.region);
+                    }
+                    len += n;
+                }
+                SegmentCut::Spilled { len: n, .. } => len += n,
             }
         }
-        LaneCalls {
+        let tasks = lock(&lane.tasks).clone();
+        LaneCut {
             lane,
-            records,
-            nesting,
-            start_ns,
-            duration_ns,
-            exclusive_ns,
+            segments,
+            tasks,
+            counts,
+            len,
         }
-    }
-
-    /// Record indices in start order.
-    fn in_start_order(&self) -> Vec<u32> {
-        let mut order = vec![0u32; self.records.len()];
-        for (i, &p) in self.nesting.pre.iter().enumerate() {
-            order[p as usize] = i as u32;
-        }
-        order
     }
 }
 
-/// Builds the profile of everything `session` recorded up to `end`.
-pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
-    let conv = TickConverter::new(session.start, end);
-    let regions = session.regions.snapshot();
-    let lanes: Vec<Arc<Lane>> = lock(&session.lanes).clone();
-    let mut tasks: Vec<TaskRecord> = Vec::new();
-    for lane in &lanes {
-        tasks.extend_from_slice(&lock(&lane.tasks));
+fn bump(counts: &mut Vec<u64>, region: u32) {
+    let region = region as usize;
+    if region >= counts.len() {
+        counts.resize(region + 1, 0);
     }
-    tasks.sort_by_key(|t| (t.start, std::cmp::Reverse(t.end)));
-    let lanes: Vec<LaneCalls> = lanes
-        .into_iter()
-        .map(|l| LaneCalls::new(l, &conv))
-        .collect();
+    counts[region] += 1;
+}
 
-    let mut counts = vec![0u64; regions.len()];
-    let task_regions = tasks.iter().map(|t| t.region);
-    for region in lanes
-        .iter()
-        .flat_map(|l| l.records.iter().map(|r| r.region))
-        .chain(task_regions)
-    {
-        counts[region as usize] += 1;
-    }
-    // File ids: the regions with calls, in registration order.
-    let mut file_id = vec![NONE; regions.len()];
-    let mut rows = Vec::new();
-    let mut offset = 0u64;
-    for (id, info) in regions.iter().enumerate() {
-        if counts[id] == 0 {
-            continue;
+/// An ancestor of the calls being walked.
+#[derive(Clone, Copy)]
+struct Link {
+    call: i64,
+    region: u32,
+    node: u32,
+}
+
+/// Plans the file of everything `session` recorded up to `end`, within a
+/// placement budget of about half the session's memory limit.
+pub(crate) fn plan(session: &Session, end: Anchor) -> Result<Plan, Error> {
+    let store = &session.store;
+    let conv = TickConverter::new(session.start, end);
+    // Lanes first, then regions: every region a cut record uses is registered.
+    let lanes: Vec<LaneCut> = lock(&store.lanes)
+        .clone()
+        .into_iter()
+        .map(LaneCut::take)
+        .collect();
+    let regions = session.regions.snapshot();
+    let region_count = regions.len();
+
+    let mut tasks: Vec<TaskRecord> = lanes.iter().flat_map(|l| l.tasks.iter().copied()).collect();
+    tasks.sort_by_key(|t| (t.start, std::cmp::Reverse(t.end)));
+    let mut counts = vec![0u64; region_count];
+    for lane in &lanes {
+        for (n, c) in counts.iter_mut().zip(&lane.counts) {
+            *n += c;
         }
-        file_id[id] = rows.len() as u32;
+    }
+    let mut task_counts = vec![0u64; region_count];
+    for t in &tasks {
+        task_counts[t.region as usize] += 1;
+    }
+    for (n, t) in counts.iter_mut().zip(&task_counts) {
+        *n += t;
+    }
+
+    let (rows, row_offset, region_names) = layout(&regions, &counts);
+    let total = rows.iter().map(|r| r.event_count as usize).sum::<usize>();
+    let budget = (session.options.memory_limit / 2).max(8 << 20);
+    let dir = Store::scratch_dir(session.options.get_file_path());
+    let io = |e| Error::io(dir.clone(), e);
+    let mut placement = Placement::new(total, budget, &dir).map_err(io)?;
+
+    let mut walk = Walk {
+        conv: &conv,
+        store,
+        summary: SummaryBuilder::default(),
+        exclusive: vec![0i64; region_count],
+        placement: &mut placement,
+    };
+    // Each lane's calls of a region fill its part of the row backwards.
+    let mut lane_end = row_offset.clone();
+    let mut call_base = 0i64;
+    for lane in &lanes {
+        for (region, end) in lane_end.iter_mut().enumerate() {
+            *end += lane.counts.get(region).copied().unwrap_or(0);
+        }
+        let mut cursor = lane_end.clone();
+        walk.lane(lane, call_base, &mut cursor).map_err(io)?;
+        call_base += lane.len as i64;
+    }
+    // Async calls follow the thread calls of their row, in start order.
+    let mut cursor = lane_end;
+    for (index, t) in tasks.iter().enumerate() {
+        walk.task(index, t, call_base + index as i64, &mut cursor)
+            .map_err(io)?;
+    }
+    walk.placement.flush_all().map_err(io)?;
+
+    let Walk {
+        summary, exclusive, ..
+    } = walk;
+    let mut rows = rows;
+    for (row, &region) in rows.iter_mut().zip(region_ids(&counts).iter()) {
+        row.exclusive_total = exclusive[region];
+    }
+    let names: Vec<String> = regions.iter().map(|r| r.entry.name.to_owned()).collect();
+    let origin = session.start.ns;
+    Ok(Plan {
+        metadata: metadata::run_metadata(session, end),
+        threads: lanes
+            .iter()
+            .map(|l| thread_info(&l.lane, &conv, origin))
+            .collect(),
+        tasks: tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| task_info(i, t, &conv, origin, &names[t.region as usize]))
+            .collect(),
+        with_task_ids: !tasks.is_empty(),
+        region_names,
+        rows,
+        summary: summary.finish(&names),
+        counts,
+        placement,
+    })
+}
+
+/// Session region ids of the regions with calls, in registration order.
+fn region_ids(counts: &[u64]) -> Vec<usize> {
+    (0..counts.len()).filter(|&r| counts[r] > 0).collect()
+}
+
+/// The rows (regions with calls, in registration order), each region's
+/// first slot (by session id), and the file's region names.
+fn layout(regions: &[RegionInfo], counts: &[u64]) -> (Vec<RegionRow>, Vec<u64>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut row_offset = vec![0u64; regions.len()];
+    let mut names = Vec::new();
+    let mut offset = 0u64;
+    for region in region_ids(counts) {
+        let info = &regions[region];
+        row_offset[region] = offset;
         rows.push(RegionRow {
             region_id: rows.len() as u32,
             rank: 0,
             event_offset: offset,
-            event_count: counts[id],
+            event_count: counts[region],
             source_file: info.file.to_owned(),
             source_line: if info.file.is_empty() {
                 -1
@@ -158,122 +499,98 @@ pub(crate) fn assemble(session: &Session, end: Anchor) -> Assembly {
             exclusive_total: 0,
             stats: SummaryStatistics::default(),
         });
-        offset += counts[id];
+        names.push(info.entry.name.to_owned());
+        offset += counts[region];
     }
-    let region_names = regions
-        .iter()
-        .zip(&counts)
-        .filter(|(_, n)| **n > 0)
-        .map(|(info, _)| info.entry.name.to_owned())
-        .collect();
-
-    let mut events = fill_rows(&lanes, &file_id, &mut rows, offset as usize);
-    if !tasks.is_empty() {
-        fill_task_rows(&tasks, &conv, &file_id, &lanes, &mut rows, &mut events);
-    }
-    for row in &mut rows {
-        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
-        let calls: Vec<(i64, i64)> = events.start_ns[range.clone()]
-            .iter()
-            .copied()
-            .zip(events.durations[range].iter().copied())
-            .collect();
-        row.stats = SummaryStatistics::from_calls(&calls);
-    }
-    let threads = lanes
-        .iter()
-        .map(|l| thread_info(&l.lane, &conv, session.start.ns))
-        .collect();
-    let origin = session.start.ns;
-    let tasks = tasks
-        .iter()
-        .enumerate()
-        .map(|(index, t)| task_info(index, t, &conv, origin, &regions[t.region as usize]))
-        .collect();
-    let profile = Profile {
-        metadata: metadata::run_metadata(session, end),
-        region_names,
-        rows,
-        events,
-        threads,
-        tasks,
-    };
-    Assembly { profile, counts }
+    (rows, row_offset, names)
 }
 
-/// Scatters every lane's calls into their rows; sets the rows' exclusive totals.
-fn fill_rows(lanes: &[LaneCalls], file_id: &[u32], rows: &mut [RegionRow], total: usize) -> Events {
-    let mut events = Events {
-        start_ns: vec![0; total],
-        durations: vec![0; total],
-        call_ids: vec![0; total],
-        parent_ids: vec![0; total],
-        thread_ids: vec![0; total],
-        task_ids: None,
-    };
-    let mut cursor: Vec<usize> = rows.iter().map(|r| r.event_offset as usize).collect();
-    let mut exclusive = vec![0i64; rows.len()];
-    let mut call_base = 0i64;
-    for lane in lanes {
-        for i in lane.in_start_order() {
-            let i = i as usize;
-            let row = file_id[lane.records[i].region as usize] as usize;
-            let slot = cursor[row];
-            cursor[row] += 1;
-            let parent = lane.nesting.parent[i];
-            events.start_ns[slot] = lane.start_ns[i];
-            events.durations[slot] = lane.duration_ns[i];
-            events.call_ids[slot] = call_base + lane.nesting.pre[i] as i64;
-            events.parent_ids[slot] = match parent {
-                NONE => -1,
-                p => call_base + lane.nesting.pre[p as usize] as i64,
+/// The state of the backward walk over every lane.
+struct Walk<'a> {
+    conv: &'a TickConverter,
+    store: &'a Store,
+    summary: SummaryBuilder,
+    /// Exclusive ns per session region id.
+    exclusive: Vec<i64>,
+    placement: &'a mut Placement,
+}
+
+impl Walk<'_> {
+    /// Walks one lane backwards; `cursor[region]` is one past the last slot
+    /// of this lane's part of the region's row.
+    fn lane(&mut self, lane: &LaneCut, call_base: i64, cursor: &mut [u64]) -> std::io::Result<()> {
+        let mut chain: Vec<Option<Link>> = Vec::new();
+        let mut buffer = Vec::new();
+        let mut call = call_base;
+        let thread = lane.lane.index as i32;
+        for segment in lane.segments.iter().rev() {
+            let records: &[Record] = match segment {
+                SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
+                SegmentCut::Spilled { offset, len } => {
+                    self.store.read_spilled(*offset, *len, &mut buffer)?;
+                    &buffer
+                }
             };
-            events.thread_ids[slot] = lane.lane.index as i64;
-            exclusive[row] += lane.exclusive_ns[i];
+            for r in records.iter().rev() {
+                let depth = r.depth as usize;
+                let parent = depth
+                    .checked_sub(1)
+                    .and_then(|d| chain.get(d).copied().flatten());
+                let start = self.conv.ns(r.start);
+                let duration = self.conv.ns(r.end) - start;
+                let node = self
+                    .summary
+                    .call(parent.map(|p| p.node), r.region, start, duration);
+                self.exclusive[r.region as usize] += duration;
+                if let Some(p) = parent {
+                    self.exclusive[p.region as usize] -= duration;
+                }
+                cursor[r.region as usize] -= 1;
+                self.placement.put(Placed {
+                    slot: cursor[r.region as usize],
+                    start,
+                    duration,
+                    call,
+                    parent: parent.map_or(-1, |p| p.call),
+                    thread,
+                    task: -1,
+                })?;
+                chain.resize(depth + 1, None);
+                chain[depth] = Some(Link {
+                    call,
+                    region: r.region,
+                    node,
+                });
+                call += 1;
+            }
         }
-        call_base += lane.records.len() as i64;
+        Ok(())
     }
-    for (row, total) in rows.iter_mut().zip(exclusive) {
-        row.exclusive_total = total;
-    }
-    events
-}
 
-/// Places the async calls after the thread calls of their rows, each on its
-/// own task lane (no parent: its polls may interleave with anything).
-fn fill_task_rows(
-    tasks: &[TaskRecord],
-    conv: &TickConverter,
-    file_id: &[u32],
-    lanes: &[LaneCalls],
-    rows: &mut [RegionRow],
-    events: &mut Events,
-) {
-    let total = events.len();
-    let mut task_ids = vec![-1i64; total];
-    // Each row's thread calls come first; its async calls follow them.
-    let mut cursor: Vec<usize> = rows.iter().map(|r| r.event_offset as usize).collect();
-    for lane in lanes {
-        for r in &lane.records {
-            cursor[file_id[r.region as usize] as usize] += 1;
-        }
+    /// Places async call `index`: a lane of its own, no parent.
+    fn task(
+        &mut self,
+        index: usize,
+        t: &TaskRecord,
+        call: i64,
+        cursor: &mut [u64],
+    ) -> std::io::Result<()> {
+        let start = self.conv.ns(t.start);
+        let duration = self.conv.ns(t.end) - start;
+        self.summary.call(None, t.region, start, duration);
+        self.exclusive[t.region as usize] += duration;
+        let slot = cursor[t.region as usize];
+        cursor[t.region as usize] += 1;
+        self.placement.put(Placed {
+            slot,
+            start,
+            duration,
+            call,
+            parent: -1,
+            thread: t.first_lane as i32,
+            task: index as i32,
+        })
     }
-    let first_call_id = lanes.iter().map(|l| l.records.len() as i64).sum::<i64>();
-    for (index, t) in tasks.iter().enumerate() {
-        let row = file_id[t.region as usize] as usize;
-        let slot = cursor[row];
-        cursor[row] += 1;
-        let start = conv.ns(t.start);
-        let duration = conv.ns(t.end) - start;
-        events.start_ns[slot] = start;
-        events.durations[slot] = duration;
-        events.call_ids[slot] = first_call_id + index as i64;
-        events.parent_ids[slot] = -1;
-        events.thread_ids[slot] = t.first_lane as i64;
-        task_ids[slot] = index as i64;
-        rows[row].exclusive_total += duration;
-    }
-    events.task_ids = Some(task_ids);
 }
 
 fn task_info(
@@ -281,7 +598,7 @@ fn task_info(
     t: &TaskRecord,
     conv: &TickConverter,
     origin_ns: i64,
-    region: &crate::registry::RegionInfo,
+    name: &str,
 ) -> TaskInfo {
     let (created, done) = (conv.ns(t.start), conv.ns(t.end));
     let running = conv.ns(t.start + t.running) - created;
@@ -294,8 +611,8 @@ fn task_info(
         running_ns: running,
         suspended_ns: (done - created - running).max(0),
         kind: "future".to_owned(),
-        name: region.entry.name.to_owned(),
-        coro_name: region.entry.name.to_owned(),
+        name: name.to_owned(),
+        coro_name: name.to_owned(),
     }
 }
 
@@ -310,38 +627,5 @@ fn thread_info(lane: &Lane, conv: &TickConverter, origin_ns: i64) -> ThreadInfo 
         end_ns: exit.map_or(-1, |(t, _)| conv.ns(t) - origin_ns),
         cpu_ns: lane.cpu_ns(),
         name: lane.name.clone(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rec(depth: u32, region: u32) -> Record {
-        Record {
-            start: 0,
-            end: 0,
-            region,
-            depth,
-        }
-    }
-
-    #[test]
-    fn nesting_from_end_order_and_depth() {
-        // a { b { c } d } e   ended in order: c b d a e
-        let records = [rec(2, 2), rec(1, 1), rec(1, 3), rec(0, 0), rec(0, 4)];
-        let n = nest(&records);
-        assert_eq!(n.parent, vec![1, 3, 3, NONE, NONE]);
-        // start order: a b c d e
-        assert_eq!(n.pre, vec![2, 1, 3, 0, 4]);
-    }
-
-    #[test]
-    fn calls_whose_parent_is_still_open_are_roots() {
-        // outer still open: only its children ended.
-        let records = [rec(1, 1), rec(2, 2), rec(1, 1)];
-        let n = nest(&records);
-        assert_eq!(n.parent, vec![NONE, 2, NONE]);
-        assert_eq!(n.pre, vec![0, 2, 1]);
     }
 }

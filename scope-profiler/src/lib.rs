@@ -47,6 +47,8 @@ mod region;
 mod registry;
 mod results;
 mod session;
+mod sink;
+mod store;
 mod summary;
 mod task;
 mod thread;
@@ -54,7 +56,7 @@ mod trace;
 
 pub use callsite::{CallSite, EntrypointGuard};
 pub use error::Error;
-pub use hdf5::read_profile;
+pub use hdf5::{read_profile, write_profile};
 pub use options::{Compression, Options};
 pub use profile::{Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
 pub use region::Region;

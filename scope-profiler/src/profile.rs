@@ -81,33 +81,65 @@ impl SummaryStatistics {
     /// Sums are exact (128-bit integers); `mean` and `m2` are the correctly
     /// rounded `f64` of the exact rational values.
     pub fn from_calls(calls: &[(i64, i64)]) -> Self {
-        let Some(&(_, first)) = calls.first() else {
-            return SummaryStatistics::default();
-        };
-        let (mut sum, mut sum_sq) = (0i128, 0i128);
-        let mut s = SummaryStatistics {
-            minimum: i64::MAX,
-            maximum: i64::MIN,
-            first,
-            last: calls[calls.len() - 1].1,
-            start_minimum: i64::MAX,
-            end_maximum: i64::MIN,
-            ..SummaryStatistics::default()
-        };
-        for &(start, d) in calls {
-            sum += d as i128;
-            sum_sq += (d as i128) * (d as i128);
-            s.minimum = s.minimum.min(d);
-            s.maximum = s.maximum.max(d);
-            s.start_minimum = s.start_minimum.min(start);
-            s.end_maximum = s.end_maximum.max(start + d);
+        let mut acc = StatsAccumulator::default();
+        for &(start, duration) in calls {
+            acc.add(start, duration);
         }
-        let n = calls.len() as i128;
-        s.total = sum as i64;
-        s.mean = sum as f64 / n as f64;
-        // m2 = (n Σd² - (Σd)²) / n, exact in integers before the one rounding.
-        let numerator = n * sum_sq - sum * sum;
-        s.m2 = numerator as f64 / n as f64;
+        acc.finish()
+    }
+}
+
+/// Builds [`SummaryStatistics`] one call at a time, in row order.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StatsAccumulator {
+    n: u64,
+    sum: i128,
+    sum_sq: i128,
+    stats: SummaryStatistics,
+}
+
+impl StatsAccumulator {
+    pub(crate) fn add(&mut self, start: i64, duration: i64) {
+        let s = &mut self.stats;
+        if self.n == 0 {
+            *s = SummaryStatistics {
+                minimum: duration,
+                maximum: duration,
+                first: duration,
+                start_minimum: start,
+                end_maximum: start + duration,
+                ..SummaryStatistics::default()
+            };
+        }
+        self.n += 1;
+        self.sum += duration as i128;
+        self.sum_sq = self
+            .sum_sq
+            .saturating_add((duration as i128) * (duration as i128));
+        s.minimum = s.minimum.min(duration);
+        s.maximum = s.maximum.max(duration);
+        s.last = duration;
+        s.start_minimum = s.start_minimum.min(start);
+        s.end_maximum = s.end_maximum.max(start + duration);
+    }
+
+    pub(crate) fn finish(self) -> SummaryStatistics {
+        let mut s = self.stats;
+        if self.n == 0 {
+            return s;
+        }
+        let n = self.n as i128;
+        s.total = self.sum as i64;
+        s.mean = self.sum as f64 / self.n as f64;
+        // m2 = (n Σd² - (Σd)²) / n, exact in integers before the one rounding;
+        // beyond 128 bits (absurdly long runs), the f64 form.
+        s.m2 = match n
+            .checked_mul(self.sum_sq)
+            .and_then(|a| a.checked_sub(self.sum.checked_mul(self.sum)?))
+        {
+            Some(numerator) => numerator as f64 / self.n as f64,
+            None => (self.sum_sq as f64 - self.sum as f64 * s.mean).max(0.0),
+        };
         s
     }
 }

@@ -51,7 +51,6 @@ impl Chunk {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.slots.len()
     }

@@ -118,8 +118,8 @@ impl Region {
         };
         let conv = TickConverter::new(session.start, Anchor::now());
         let mut calls = Vec::new();
-        for lane in thread::lock(&session.lanes).iter() {
-            lane.for_each_chunk(|records| {
+        for lane in thread::lock(&session.store.lanes).iter() {
+            lane.for_each_in_memory(|records| {
                 calls.extend(
                     records
                         .iter()

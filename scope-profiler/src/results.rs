@@ -2,9 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::assemble::Plan;
 use crate::error::Error;
+use crate::hdf5::{self, FileSink};
 use crate::options::{Options, Output};
 use crate::profile::Profile;
+use crate::sink::MemorySink;
 use crate::summary::Summary;
 
 /// The results of a session: the profile as written, where it was written,
@@ -29,20 +32,36 @@ pub struct Results {
 }
 
 impl Results {
-    /// Writes the profile where `options` say and prints the summary if verbose.
-    pub(crate) fn publish(profile: Profile, options: &Options) -> Result<Results, Error> {
-        let file_path = match &options.output {
+    /// Writes the planned profile where `options` say (a file, published
+    /// atomically, or memory) and prints the summary if verbose.
+    pub(crate) fn publish(plan: Plan, options: &Options) -> Result<Results, Error> {
+        let (profile, file_path) = match &options.output {
             Output::File(path) => {
-                crate::hdf5::write_profile(&profile, path, options.compression)?;
-                Some(path.clone())
+                hdf5::publish_atomically(path, |temp| {
+                    let mut sink =
+                        FileSink::create(temp, path, &plan.header(), options.compression)?;
+                    let rows = plan.emit(&mut sink)?;
+                    sink.finish(&rows)
+                })?;
+                (None, Some(path.clone()))
             }
-            Output::Memory => None,
+            Output::Memory => {
+                let mut sink = MemorySink::new(plan.len(), plan.with_task_ids());
+                let rows = plan.emit(&mut sink)?;
+                let profile = Profile {
+                    metadata: plan.metadata,
+                    region_names: plan.region_names,
+                    rows,
+                    events: sink.events,
+                    threads: plan.threads,
+                    tasks: plan.tasks,
+                };
+                (Some(profile), None)
+            }
         };
-        let summary = Summary::from_profile(&profile);
-        let profile = file_path.is_none().then_some(profile);
         let results = Results {
             profile,
-            summary,
+            summary: plan.summary,
             file_path,
         };
         if options.verbose {

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::options::{Options, Output};
 use crate::registry::RegionTable;
 use crate::results::Results;
+use crate::store::Store;
 use crate::thread::{Lane, lock};
 
 /// Generation of the active session; 0 when none is active.
@@ -39,7 +40,8 @@ pub(crate) struct Session {
     pub start: Anchor,
     pub wall_start: SystemTime,
     pub regions: RegionTable,
-    pub lanes: Mutex<Vec<Arc<Lane>>>,
+    /// The lanes of the threads that recorded, and the memory bound.
+    pub store: Arc<Store>,
     /// Per-region call counts, set when the session is finalized (its lanes
     /// are then released).
     final_counts: OnceLock<Vec<u64>>,
@@ -57,13 +59,16 @@ impl Session {
             return counts.clone();
         }
         let mut counts = vec![0u64; self.regions.len()];
-        for lane in lock(&self.lanes).iter() {
+        for lane in lock(&self.store.lanes).iter() {
+            for (n, spilled) in counts.iter_mut().zip(lock(&lane.spilled_counts).iter()) {
+                *n += spilled;
+            }
             for task in lock(&lane.tasks).iter() {
                 if let Some(n) = counts.get_mut(task.region as usize) {
                     *n += 1;
                 }
             }
-            lane.for_each_chunk(|records| {
+            lane.for_each_in_memory(|records| {
                 for r in records {
                     if let Some(n) = counts.get_mut(r.region as usize) {
                         *n += 1;
@@ -82,7 +87,7 @@ impl Session {
     /// Ends the session: keeps the per-region counts, releases the records.
     fn finish(&self, counts: Vec<u64>) {
         let _ = self.final_counts.set(counts);
-        lock(&self.lanes).clear();
+        lock(&self.store.lanes).clear();
     }
 }
 
@@ -112,13 +117,14 @@ pub(crate) fn active(generation: u32) -> Option<Arc<Session>> {
         .cloned()
 }
 
-/// A new lane for the calling thread in session `generation`, if active.
-pub(crate) fn register_lane(generation: u32) -> Option<Arc<Lane>> {
+/// A new lane for the calling thread in session `generation`, if active,
+/// with the store it belongs to.
+pub(crate) fn register_lane(generation: u32) -> Option<(Arc<Lane>, Arc<Store>)> {
     let session = active(generation)?;
-    let mut lanes = lock(&session.lanes);
+    let mut lanes = lock(&session.store.lanes);
     let lane = Arc::new(Lane::for_current_thread(lanes.len() as u32));
     lanes.push(Arc::clone(&lane));
-    Some(lane)
+    Some((lane, Arc::clone(&session.store)))
 }
 
 /// A handle on the session started by [`setup`](crate::setup).
@@ -195,10 +201,14 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
         start: Anchor::now(),
         wall_start: SystemTime::now(),
         regions: RegionTable::new(generation),
-        lanes: Mutex::new(Vec::new()),
+        store: Store::new(
+            options.memory_limit,
+            Store::scratch_dir(options.get_file_path()),
+        ),
         final_counts: OnceLock::new(),
         options,
     });
+    session.store.start_writer();
     crate::trace::set_trace_all(session.options.trace_all);
     *lock(&LAST) = None;
     *lock(&ACTIVE) = Some(session);
@@ -251,8 +261,8 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
 pub(crate) fn checkpoint() -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
     let session = lock(&ACTIVE).clone().ok_or(Error::NotActive)?;
-    let assembly = assemble::assemble(&session, Anchor::now());
-    Results::publish(assembly.profile, &session.options)
+    let plan = assemble::plan(&session, Anchor::now())?;
+    Results::publish(plan, &session.options)
 }
 
 /// Ends the active session (the one of `generation`, if given) and writes it.
@@ -274,16 +284,23 @@ pub(crate) fn finalize_generation(
             _ => return Err(Error::NotActive),
         }
         GENERATION.store(0, Ordering::Release);
-        active.take().expect("checked above")
+        match active.take() {
+            Some(session) => session,
+            None => return Err(Error::NotActive),
+        }
     };
-    let assembly = assemble::assemble(&session, Anchor::now());
-    let counts = assembly.counts;
+    session.store.stop_writer();
+    let planned = assemble::plan(&session, Anchor::now());
     let mut options = session.options.clone();
     if let Some(path) = path {
         options.output = Output::File(path.to_path_buf());
     }
-    match Results::publish(assembly.profile, &options) {
-        Ok(results) => {
+    let published = planned.and_then(|plan| {
+        let counts = plan.counts.clone();
+        Results::publish(plan, &options).map(|results| (results, counts))
+    });
+    match published {
+        Ok((results, counts)) => {
             session.finish(counts);
             *lock(&LAST) = Some(session);
             Ok(results)
@@ -291,6 +308,7 @@ pub(crate) fn finalize_generation(
         Err(e) => {
             // Nothing is lost: the session goes on, and a later finalize can
             // try again.
+            session.store.start_writer();
             GENERATION.store(session.generation, Ordering::Release);
             *lock(&ACTIVE) = Some(session);
             Err(e)

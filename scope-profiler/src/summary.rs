@@ -53,68 +53,33 @@ impl Summary {
     pub fn from_profile(profile: &Profile) -> Summary {
         let ev = &profile.events;
         let n = ev.len();
-        // Events by call id (ids are dense per rank), with their row's region.
         let mut region_of = vec![0u32; n];
         for row in &profile.rows {
             let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
             region_of[range].fill(row.region_id);
         }
-        let mut by_id = vec![usize::MAX; n];
-        for (slot, &id) in ev.call_ids.iter().enumerate() {
-            if let Some(e) = by_id.get_mut(id as usize) {
-                *e = slot;
-            }
+        // Parents before children: ascending call ids.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by_key(|&slot| ev.call_ids[slot]);
+        let slot_of: HashMap<i64, usize, BuildHasherDefault<FxHasher>> = order
+            .iter()
+            .map(|&slot| (ev.call_ids[slot], slot))
+            .collect();
+        let mut node_of = vec![NO_NODE; n];
+        let mut tree = SummaryBuilder::default();
+        for &slot in &order {
+            let parent = slot_of
+                .get(&ev.parent_ids[slot])
+                .map(|&p| node_of[p])
+                .filter(|&p| p != NO_NODE);
+            node_of[slot] = tree.call(
+                parent,
+                region_of[slot],
+                ev.start_ns[slot],
+                ev.durations[slot],
+            );
         }
-        let mut child_time = vec![0i64; n];
-        for slot in 0..n {
-            if let Ok(p) = usize::try_from(ev.parent_ids[slot]) {
-                if let Some(c) = child_time.get_mut(p) {
-                    *c += ev.durations[slot];
-                }
-            }
-        }
-        let mut tree = Summary::default();
-        let mut index: HashMap<(usize, u32), usize, BuildHasherDefault<FxHasher>> =
-            HashMap::default();
-        let mut node_of_call = vec![usize::MAX; n];
-        for (id, &slot) in by_id.iter().enumerate() {
-            if slot == usize::MAX {
-                continue;
-            }
-            let region = region_of[slot];
-            let parent_node = usize::try_from(ev.parent_ids[slot])
-                .ok()
-                .and_then(|p| node_of_call.get(p).copied())
-                .filter(|&p| p != usize::MAX);
-            let own = ev.durations[slot] - child_time[id];
-            let name = || profile.region_names[region as usize].clone();
-            let node = match parent_node {
-                Some(p) if tree.nodes[p].name == profile.region_names[region as usize] => {
-                    tree.nodes[p].recursive = true;
-                    tree.nodes[p].calls += 1;
-                    tree.nodes[p].own_ns += own;
-                    node_of_call[id] = p;
-                    continue;
-                }
-                Some(p) => *index.entry((p, region)).or_insert_with(|| {
-                    tree.nodes.push(SummaryNode::new(name()));
-                    let new = tree.nodes.len() - 1;
-                    tree.nodes[p].children.push(new);
-                    new
-                }),
-                None => *index.entry((usize::MAX, region)).or_insert_with(|| {
-                    tree.nodes.push(SummaryNode::new(name()));
-                    tree.roots.push(tree.nodes.len() - 1);
-                    tree.nodes.len() - 1
-                }),
-            };
-            let node_ref = &mut tree.nodes[node];
-            node_ref.calls += 1;
-            node_ref.total_ns += ev.durations[slot];
-            node_ref.own_ns += own;
-            node_of_call[id] = node;
-        }
-        tree
+        tree.finish(&profile.region_names)
     }
 
     /// All nodes; [`Summary::roots`] and [`SummaryNode::children`] index into it.
@@ -149,6 +114,83 @@ impl Summary {
             }
         }
         out
+    }
+}
+
+const NO_NODE: u32 = u32::MAX;
+
+/// Builds a [`Summary`] one call at a time, each call after its parent.
+#[derive(Default)]
+pub(crate) struct SummaryBuilder {
+    nodes: Vec<SummaryNode>,
+    /// Region of each node (index into the names given to `finish`).
+    regions: Vec<u32>,
+    /// Earliest start of each node's calls: the order nodes are shown in.
+    first_start: Vec<i64>,
+    roots: Vec<usize>,
+    children: HashMap<(u32, u32), u32, BuildHasherDefault<FxHasher>>,
+}
+
+impl SummaryBuilder {
+    /// Adds a call of `region` from `start` lasting `duration` ns under the
+    /// call whose node is `parent`; returns this call's node (for its
+    /// children). Calls may come in any order, as long as each comes after
+    /// its parent.
+    pub(crate) fn call(
+        &mut self,
+        parent: Option<u32>,
+        region: u32,
+        start: i64,
+        duration: i64,
+    ) -> u32 {
+        if let Some(p) = parent {
+            if self.regions[p as usize] == region {
+                // Direct self-recursion pools into the caller's node: count
+                // the call; its time is already inside the outer call.
+                let node = &mut self.nodes[p as usize];
+                node.recursive = true;
+                node.calls += 1;
+                return p;
+            }
+            self.nodes[p as usize].own_ns -= duration;
+        }
+        let key = (parent.unwrap_or(NO_NODE), region);
+        let node = match self.children.get(&key) {
+            Some(&node) => node,
+            None => {
+                let node = self.nodes.len() as u32;
+                self.nodes.push(SummaryNode::new(String::new()));
+                self.regions.push(region);
+                self.first_start.push(start);
+                match parent {
+                    Some(p) => self.nodes[p as usize].children.push(node as usize),
+                    None => self.roots.push(node as usize),
+                }
+                self.children.insert(key, node);
+                node
+            }
+        };
+        let first = &mut self.first_start[node as usize];
+        *first = (*first).min(start);
+        let n = &mut self.nodes[node as usize];
+        n.calls += 1;
+        n.total_ns += duration;
+        n.own_ns += duration;
+        node
+    }
+
+    /// The tree, with `names[region]` as each node's name.
+    pub(crate) fn finish(mut self, names: &[String]) -> Summary {
+        let first = &self.first_start;
+        for (node, &region) in self.nodes.iter_mut().zip(&self.regions) {
+            node.name = names.get(region as usize).cloned().unwrap_or_default();
+            node.children.sort_by_key(|&c| first[c]);
+        }
+        self.roots.sort_by_key(|&r| first[r]);
+        Summary {
+            nodes: self.nodes,
+            roots: self.roots,
+        }
     }
 }
 

@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 use crate::clock::{thread_cpu_ns, ticks};
 use crate::record::{Chunk, Record};
 use crate::session;
+use crate::store::{Segment, Store};
 
 const FIRST_CHUNK: usize = 1024;
-const MAX_CHUNK: usize = 64 * 1024;
 
 /// The records one thread made during one session, shared with the session.
 pub(crate) struct Lane {
@@ -31,7 +31,10 @@ pub(crate) struct Lane {
     pub start_ticks: u64,
     /// `(ticks, cpu ns)` when the thread exited, if it did.
     pub exit: Mutex<Option<(u64, i64)>>,
-    pub chunks: Mutex<Vec<Arc<Chunk>>>,
+    /// The thread's records in order, in memory or spilled to disk.
+    pub segments: Mutex<Vec<Segment>>,
+    /// Calls per region id among the spilled records.
+    pub spilled_counts: Mutex<Vec<u64>>,
     /// Async calls that ended on this thread.
     pub tasks: Mutex<Vec<TaskRecord>>,
 }
@@ -65,15 +68,18 @@ impl Lane {
             native_id: unsafe { libc::gettid() } as i64,
             start_ticks: ticks(),
             exit: Mutex::new(None),
-            chunks: Mutex::new(Vec::new()),
+            segments: Mutex::new(Vec::new()),
+            spilled_counts: Mutex::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
         }
     }
 
-    /// Visits every record published so far, chunk by chunk, in order.
-    pub(crate) fn for_each_chunk(&self, mut f: impl FnMut(&[Record])) {
-        for chunk in lock(&self.chunks).iter() {
-            f(chunk.records());
+    /// Visits the records held in memory (not spilled), chunk by chunk.
+    pub(crate) fn for_each_in_memory(&self, mut f: impl FnMut(&[Record])) {
+        for segment in lock(&self.segments).iter() {
+            if let Segment::Memory(chunk) = segment {
+                f(chunk.records());
+            }
         }
     }
 
@@ -117,6 +123,7 @@ struct Recorder {
     /// Session generation this recorder's lane belongs to (0: none).
     generation: u32,
     lane: Option<Arc<Lane>>,
+    store: Option<Arc<Store>>,
     chunk: Option<Arc<Chunk>>,
     len: usize,
     cap: usize,
@@ -131,6 +138,7 @@ impl Recorder {
         Recorder {
             generation: 0,
             lane: None,
+            store: None,
             chunk: None,
             len: 0,
             cap: 0,
@@ -207,11 +215,13 @@ impl Recorder {
     #[cold]
     #[inline(never)]
     fn next_chunk(&mut self) {
-        let cap = (self.cap * 2).clamp(FIRST_CHUNK, MAX_CHUNK);
+        let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
+            return;
+        };
+        let cap = (self.cap * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
+        store.reserve(cap);
         let chunk = Arc::new(Chunk::new(cap));
-        if let Some(lane) = &self.lane {
-            lock(&lane.chunks).push(Arc::clone(&chunk));
-        }
+        lock(&lane.segments).push(Segment::Memory(Arc::clone(&chunk)));
         self.chunk = Some(chunk);
         self.len = 0;
         self.cap = cap;
@@ -221,11 +231,12 @@ impl Recorder {
     #[cold]
     #[inline(never)]
     fn attach(&mut self, generation: u32) -> bool {
-        let Some(lane) = session::register_lane(generation) else {
+        let Some((lane, store)) = session::register_lane(generation) else {
             return false;
         };
         self.generation = generation;
         self.lane = Some(lane);
+        self.store = Some(store);
         self.chunk = None;
         self.len = 0;
         self.cap = 0;

@@ -30,5 +30,7 @@ mod read;
 mod schema;
 mod write;
 
+pub(crate) use publish::publish_atomically;
 pub use read::read_profile;
-pub(crate) use write::write_profile;
+pub use write::write_profile;
+pub(crate) use write::{FileSink, Header};

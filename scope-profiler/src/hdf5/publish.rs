@@ -31,11 +31,11 @@ const TEMP_ATTEMPTS: u32 = 100;
 /// [`Error::InvalidPath`].
 pub(crate) fn publish_atomically<F>(path: &Path, build: F) -> Result<(), Error>
 where
-    F: FnOnce(&Path) -> ::hdf5::Result<()>,
+    F: FnOnce(&Path) -> Result<(), Error>,
 {
     let (dir, name) = split_target(path)?;
     let temp = TempFile::reserve(&dir, &name).map_err(|e| Error::io(path, e))?;
-    build(temp.path()).map_err(|e| Error::hdf5(path, e))?;
+    build(temp.path())?;
     sync_file(temp.path()).map_err(|e| Error::io(path, e))?;
     temp.rename_to(path).map_err(|e| Error::io(path, e))?;
     sync_dir(&dir).map_err(|e| Error::io(path, e))

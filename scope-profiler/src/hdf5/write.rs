@@ -5,20 +5,21 @@
 //! a new buffer (one pass over the starts). Names and dtypes follow
 //! `scope_profiler/h5writer.py` of the Python package 0.7.5.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ::hdf5::plist::group_create::AttrCreationOrder;
 use ::hdf5::types::VarLenUnicode;
-use ::hdf5::{File, Group, H5Type, Result};
+use ::hdf5::{Dataset, File, Group, H5Type, Result};
 
 use super::publish::publish_atomically;
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::options::Compression;
 use crate::profile::{Events, MetaValue, Profile, RegionRow, TaskInfo, ThreadInfo};
+use crate::sink::{EventSink, EventSlice};
 
-/// Writes `profile` to `path` in the schema-3 layout, atomically (see
-/// [`publish_atomically`]).
+/// Writes `profile` to `path` in the schema-3 layout, atomically: the file
+/// is built beside `path` and renamed over it only when complete.
 ///
 /// With `compression.level_for(events)` = `Some(level)` the event columns
 /// are chunked (up to 65536 elements a chunk) with shuffle + deflate(level);
@@ -29,17 +30,165 @@ use crate::profile::{Events, MetaValue, Profile, RegionRow, TaskInfo, ThreadInfo
 /// the columns and not overlapping, region ids inside the name table): a
 /// profile the Python reader would reject is an [`Error::Hdf5`] naming
 /// `path`, and nothing is written.
-pub(crate) fn write_profile(
+///
+/// ```
+/// use scope_profiler::{self as sp, Compression, Options};
+/// let dir = std::env::temp_dir().join(format!("sp-doc-wp-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::region("a").run(|| ());
+/// let profile = sp::finalize()?.into_profile().unwrap();
+/// let path = dir.join("copy.h5");
+/// sp::write_profile(&profile, &path, Compression::None)?;
+/// assert_eq!(sp::read_profile(&path)?, profile);
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn write_profile(
     profile: &Profile,
     path: &Path,
     compression: Compression,
 ) -> std::result::Result<(), Error> {
     check_profile(profile).map_err(|e| Error::hdf5(path, format!("invalid profile: {e}")))?;
-    let storage = match compression.level_for(profile.events.len()) {
-        Some(level) => Storage::Deflate(level),
-        None => Storage::Contiguous,
+    let header = Header {
+        metadata: &profile.metadata,
+        region_names: &profile.region_names,
+        threads: &profile.threads,
+        tasks: &profile.tasks,
+        events: profile.events.len(),
+        with_task_ids: profile.events.task_ids.is_some(),
     };
-    publish_atomically(path, |temp| write_file(profile, temp, storage))
+    let events = &profile.events;
+    let start_deltas = encode_start_deltas(&events.start_ns, &profile.rows);
+    let slice = EventSlice {
+        start_ns: &events.start_ns,
+        start_deltas: &start_deltas,
+        durations: &events.durations,
+        call_ids: &events.call_ids,
+        parent_ids: &events.parent_ids,
+        thread_ids: &events.thread_ids,
+        task_ids: events.task_ids.as_deref(),
+    };
+    publish_atomically(path, |temp| {
+        let mut sink = FileSink::create(temp, path, &header, compression)?;
+        sink.events(0, &slice)?;
+        sink.finish(&profile.rows)
+    })
+}
+
+/// Everything of a profile but its events and rows: what is known before
+/// the events are assembled.
+pub(crate) struct Header<'a> {
+    pub metadata: &'a [(String, MetaValue)],
+    pub region_names: &'a [String],
+    pub threads: &'a [ThreadInfo],
+    pub tasks: &'a [TaskInfo],
+    /// Number of events.
+    pub events: usize,
+    /// Whether the `task_ids` column is written.
+    pub with_task_ids: bool,
+}
+
+/// A schema-3 file being written: the header is in, the event columns are
+/// created at their final size and filled slice by slice, in order; the
+/// rows come last, when their statistics are known.
+pub(crate) struct FileSink {
+    file: File,
+    /// `start_deltas`, `durations`, `call_ids`, `parent_ids`, `thread_ids`.
+    columns: [Dataset; 5],
+    task_ids: Option<Dataset>,
+    /// The path errors name: the target, not the temporary file.
+    target: PathBuf,
+}
+
+impl FileSink {
+    /// Creates the file at `path` (a temporary sibling of `target`) with
+    /// everything but the events and the index.
+    pub(crate) fn create(
+        path: &Path,
+        target: &Path,
+        header: &Header<'_>,
+        compression: Compression,
+    ) -> std::result::Result<FileSink, Error> {
+        let storage = match compression.level_for(header.events) {
+            Some(level) => Storage::Deflate(level),
+            None => Storage::Contiguous,
+        };
+        let create = || -> Result<FileSink> {
+            let file = File::create(path)?;
+            write_root_attrs(&file)?;
+            write_metadata(&file, header.metadata)?;
+            write_region_table(&file, header.region_names)?;
+            if !header.threads.is_empty() {
+                write_thread_table(&file, header.threads)?;
+            }
+            if !header.tasks.is_empty() {
+                write_task_table(&file, header.tasks)?;
+            }
+            let group = file.create_group(schema::EVENTS)?;
+            let column = |name: &str| create_column::<i64>(&group, name, header.events, storage);
+            let columns = [
+                column("start_deltas")?,
+                column("durations")?,
+                column("call_ids")?,
+                column("parent_ids")?,
+                column("thread_ids")?,
+            ];
+            let task_ids = match header.with_task_ids {
+                true => Some(column("task_ids")?),
+                false => None,
+            };
+            Ok(FileSink {
+                file,
+                columns,
+                task_ids,
+                target: target.to_path_buf(),
+            })
+        };
+        create().map_err(|e| Error::hdf5(target, e))
+    }
+
+    /// Writes the index rows and closes the file.
+    pub(crate) fn finish(self, rows: &[RegionRow]) -> std::result::Result<(), Error> {
+        let FileSink {
+            file,
+            columns,
+            task_ids,
+            target,
+        } = self;
+        drop((columns, task_ids));
+        let finish = || -> Result<()> {
+            write_index(&file, rows)?;
+            file.flush()?;
+            file.close()
+        };
+        finish().map_err(|e| Error::hdf5(&target, e))
+    }
+}
+
+impl EventSink for FileSink {
+    fn events(&mut self, offset: usize, s: &EventSlice<'_>) -> std::result::Result<(), Error> {
+        let range = offset..offset + s.durations.len();
+        if range.is_empty() {
+            return Ok(());
+        }
+        let parts = [
+            s.start_deltas,
+            s.durations,
+            s.call_ids,
+            s.parent_ids,
+            s.thread_ids,
+        ];
+        let write = || -> Result<()> {
+            for (dataset, values) in self.columns.iter().zip(parts) {
+                dataset.write_slice(values, range.clone())?;
+            }
+            if let (Some(dataset), Some(values)) = (&self.task_ids, s.task_ids) {
+                dataset.write_slice(values, range.clone())?;
+            }
+            Ok(())
+        };
+        write().map_err(|e| Error::hdf5(&self.target, e))
+    }
 }
 
 /// How a dataset is stored.
@@ -49,24 +198,6 @@ enum Storage {
     Contiguous,
     /// Chunked, shuffle + deflate at this level.
     Deflate(u8),
-}
-
-/// Creates the HDF5 file at `path` and writes every group, then closes it.
-fn write_file(profile: &Profile, path: &Path, events: Storage) -> Result<()> {
-    let file = File::create(path)?;
-    write_root_attrs(&file)?;
-    write_metadata(&file, &profile.metadata)?;
-    write_region_table(&file, &profile.region_names)?;
-    write_index(&file, &profile.rows)?;
-    write_events(&file, &profile.events, &profile.rows, events)?;
-    if !profile.threads.is_empty() {
-        write_thread_table(&file, &profile.threads)?;
-    }
-    if !profile.tasks.is_empty() {
-        write_task_table(&file, &profile.tasks)?;
-    }
-    file.flush()?;
-    file.close()
 }
 
 /// `scope_profiler_schema` = 3 and `storage_layout` = "columnar", both scalars.
@@ -121,22 +252,6 @@ fn write_index(file: &File, rows: &[RegionRow]) -> Result<()> {
     write_small(&group, "summary_statistics", rows, |r| {
         SummaryRecord::from(&r.stats)
     })
-}
-
-/// `/events`: the per-call columns; `task_ids` only when recorded.
-fn write_events(file: &File, events: &Events, rows: &[RegionRow], storage: Storage) -> Result<()> {
-    let group = file.create_group(schema::EVENTS)?;
-    let start_deltas = encode_start_deltas(&events.start_ns, rows);
-    write_column(&group, "start_deltas", &start_deltas, storage)?;
-    drop(start_deltas);
-    write_column(&group, "durations", &events.durations, storage)?;
-    write_column(&group, "call_ids", &events.call_ids, storage)?;
-    write_column(&group, "parent_ids", &events.parent_ids, storage)?;
-    write_column(&group, "thread_ids", &events.thread_ids, storage)?;
-    if let Some(task_ids) = &events.task_ids {
-        write_column(&group, "task_ids", task_ids, storage)?;
-    }
-    Ok(())
 }
 
 /// `/thread_table`, rank 0 for every thread (a serial run).
@@ -262,6 +377,24 @@ fn check_rows(
     Ok(())
 }
 
+/// A dataset of `len` values stored as `storage` says (empty datasets are
+/// always contiguous), to be filled later.
+fn create_column<T: H5Type>(
+    group: &Group,
+    name: &str,
+    len: usize,
+    storage: Storage,
+) -> Result<Dataset> {
+    let builder = group.new_dataset::<T>();
+    let builder = match storage {
+        Storage::Deflate(level) if len > 0 => {
+            builder.chunk(chunk_len(len)).shuffle().deflate(level)
+        }
+        _ => builder.no_chunk(),
+    };
+    builder.shape(len).create(name)
+}
+
 /// A dataset of `values` stored as `storage` says, written in one call.
 fn write_column<T: H5Type>(
     group: &Group,
@@ -269,15 +402,7 @@ fn write_column<T: H5Type>(
     values: &[T],
     storage: Storage,
 ) -> Result<()> {
-    let builder = group.new_dataset::<T>();
-    let builder = match storage {
-        Storage::Deflate(level) if !values.is_empty() => builder
-            .chunk(chunk_len(values.len()))
-            .shuffle()
-            .deflate(level),
-        _ => builder.no_chunk(),
-    };
-    let dataset = builder.shape(values.len()).create(name)?;
+    let dataset = create_column::<T>(group, name, values.len(), storage)?;
     if !values.is_empty() {
         dataset.write_raw(values)?;
     }
