@@ -9,7 +9,7 @@
 //! to the thread's [`Lane`], which the session holds, so the records of a
 //! thread that exits stay with the session.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
@@ -112,166 +112,314 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A call that has started and not ended.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Open {
     start: u64,
     seq: u64,
     region: u32,
 }
 
-struct Recorder {
-    /// Session generation this recorder's lane belongs to (0: none).
-    generation: u32,
+/// The hot half of a thread's recorder: cells and raw pointers only, so
+/// reaching it is a thread-local address with no lazy initialization,
+/// destructor registration or borrow flag.
+///
+/// Invariant (kept by every function of [`Cold`] that changes what the
+/// pointers refer to): while `stack_cap > 0`, `stack` points to `stack_cap`
+/// initialized `Open`s owned by this thread's `Cold`; while `cap > 0`,
+/// `chunk` points to the chunk `Cold` holds, which has `cap` slots of which
+/// `len` are pushed. `Cold` zeroes both capacities before it touches those
+/// allocations (so a re-entrant call, from an instrumented allocator say,
+/// takes the slow path, finds `Cold` busy and records nothing) and when it
+/// is destroyed at thread exit.
+struct Hot {
+    /// Session generation the lane belongs to (0: none).
+    generation: Cell<u32>,
+    /// Sequence number of the last call entered on this thread; never reset,
+    /// so a guard from an earlier session can never match a newer call.
+    seq: Cell<u64>,
+    stack: Cell<*mut Open>,
+    depth: Cell<usize>,
+    stack_cap: Cell<usize>,
+    chunk: Cell<*const Chunk>,
+    len: Cell<usize>,
+    cap: Cell<usize>,
+}
+
+impl Hot {
+    const fn new() -> Hot {
+        Hot {
+            generation: Cell::new(0),
+            seq: Cell::new(0),
+            stack: Cell::new(std::ptr::null_mut()),
+            depth: Cell::new(0),
+            stack_cap: Cell::new(0),
+            chunk: Cell::new(std::ptr::null()),
+            len: Cell::new(0),
+            cap: Cell::new(0),
+        }
+    }
+
+    /// Pushes an open call; `false` when the stack is full (or disarmed).
+    #[inline(always)]
+    fn push_open(&self, region: u32, seq: u64) -> bool {
+        let depth = self.depth.get();
+        if depth >= self.stack_cap.get() {
+            return false;
+        }
+        // SAFETY: `depth < stack_cap`, so by the invariant the slot is inside
+        // the live stack buffer, which only this thread accesses.
+        unsafe {
+            self.stack.get().add(depth).write(Open {
+                start: ticks(),
+                seq,
+                region,
+            })
+        };
+        self.depth.set(depth + 1);
+        true
+    }
+
+    /// The innermost open call, if the stack is armed and not empty.
+    #[inline(always)]
+    fn top(&self) -> Option<Open> {
+        let depth = self.depth.get();
+        if depth == 0 || depth > self.stack_cap.get() {
+            return None;
+        }
+        // SAFETY: `0 < depth <= stack_cap`: slot `depth - 1` is initialized
+        // and inside the live stack buffer.
+        Some(unsafe { self.stack.get().add(depth - 1).read() })
+    }
+
+    /// Appends a record to the current chunk; `false` when it is full.
+    #[inline(always)]
+    fn push_record(&self, record: Record) -> bool {
+        let len = self.len.get();
+        if len >= self.cap.get() {
+            return false;
+        }
+        // SAFETY: `len < cap`: by the invariant `chunk` is the live chunk
+        // this thread owns as its only writer, and `len` records were pushed.
+        unsafe { (*self.chunk.get()).push(len, record) };
+        self.len.set(len + 1);
+        true
+    }
+
+    /// Makes the fast paths divert to `Cold` until re-armed.
+    fn disarm(&self) {
+        self.stack_cap.set(0);
+        self.cap.set(0);
+    }
+}
+
+/// The owning half of a thread's recorder, used on slow paths only.
+struct Cold {
     lane: Option<Arc<Lane>>,
     store: Option<Arc<Store>>,
     chunk: Option<Arc<Chunk>>,
-    len: usize,
-    cap: usize,
     stack: Vec<Open>,
-    /// Sequence number of the last call entered on this thread; never reset,
-    /// so a guard from an earlier session can never match a newer call.
-    seq: u64,
 }
 
-impl Recorder {
-    const fn new() -> Self {
-        Recorder {
-            generation: 0,
-            lane: None,
-            store: None,
-            chunk: None,
-            len: 0,
-            cap: 0,
-            stack: Vec::new(),
-            seq: 0,
+thread_local! {
+    static HOT: Hot = const { Hot::new() };
+    static COLD: RefCell<Cold> = const {
+        RefCell::new(Cold { lane: None, store: None, chunk: None, stack: Vec::new() })
+    };
+}
+
+impl Cold {
+    /// Runs `f` on this thread's cold recorder with the fast paths disarmed,
+    /// then re-arms them from what `Cold` owns. `None` if the recorder is
+    /// busy (re-entered) or gone (thread exit).
+    fn with<R>(f: impl FnOnce(&mut Cold, &Hot) -> R) -> Option<R> {
+        COLD.try_with(|cold| {
+            let mut cold = cold.try_borrow_mut().ok()?;
+            HOT.with(|hot| {
+                hot.disarm();
+                let result = f(&mut cold, hot);
+                cold.arm(hot);
+                Some(result)
+            })
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Points the hot half at this recorder's stack and chunk.
+    fn arm(&mut self, hot: &Hot) {
+        hot.stack.set(self.stack.as_mut_ptr());
+        hot.stack_cap.set(self.stack.len());
+        match &self.chunk {
+            Some(chunk) => {
+                hot.chunk.set(Arc::as_ptr(chunk));
+                hot.cap.set(chunk.capacity());
+            }
+            None => hot.cap.set(0),
         }
     }
 
-    #[inline(always)]
-    fn open(&mut self, region: u32, generation: u32) -> u64 {
-        if self.generation != generation && !self.attach(generation) {
-            return 0;
+    /// Joins the session `generation`: a new lane, an empty stack.
+    fn attach(&mut self, hot: &Hot, generation: u32) -> bool {
+        if hot.generation.get() == generation {
+            return true;
         }
-        self.seq += 1;
-        let seq = self.seq;
-        self.stack.push(Open {
-            start: ticks(),
-            seq,
-            region,
-        });
-        seq
-    }
-
-    #[inline(always)]
-    fn close(&mut self, seq: u64, end: u64) {
-        match self.stack.last() {
-            Some(top) if top.seq == seq => self.close_top(end),
-            _ => self.close_out_of_order(seq, end),
-        }
-    }
-
-    /// A guard dropped while calls it encloses are still open (or a guard
-    /// whose call was already closed that way). Closes the enclosed calls at
-    /// the same instant, so the nesting stays exact, then the call itself.
-    #[cold]
-    #[inline(never)]
-    fn close_out_of_order(&mut self, seq: u64, end: u64) {
-        let Ok(pos) = self.stack.binary_search_by_key(&seq, |o| o.seq) else {
-            return; // already closed by an enclosing guard, or another session's
+        let Some((lane, store)) = session::register_lane(generation) else {
+            return false;
         };
-        while self.stack.len() > pos {
-            self.close_top(end);
+        hot.generation.set(generation);
+        hot.depth.set(0);
+        hot.len.set(0);
+        self.lane = Some(lane);
+        self.store = Some(store);
+        self.chunk = None;
+        true
+    }
+
+    /// Makes room for one more open call.
+    fn grow_stack(&mut self, hot: &Hot) {
+        let depth = hot.depth.get();
+        if depth >= self.stack.len() {
+            let mut grown = vec![Open::default(); (self.stack.len() * 2).max(64)];
+            grown[..self.stack.len()].copy_from_slice(&self.stack);
+            self.stack = grown;
         }
     }
 
-    /// Ends the innermost open call at `end` and records it.
-    #[inline(always)]
-    fn close_top(&mut self, end: u64) {
-        if let Some(open) = self.stack.pop() {
-            let depth = self.stack.len() as u32;
-            self.store(Record {
-                start: open.start,
-                end,
-                region: open.region,
-                depth,
-            });
-        }
-    }
-
-    #[inline(always)]
-    fn store(&mut self, record: Record) {
-        if self.len == self.cap {
-            self.next_chunk();
-        }
-        if let Some(chunk) = &self.chunk {
-            // SAFETY: this thread is the only writer of its current chunk
-            // (chunks are created here and only read elsewhere); `len` counts
-            // the records pushed into it and is below its capacity.
-            unsafe { chunk.push(self.len, record) };
-            self.len += 1;
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn next_chunk(&mut self) {
+    /// Replaces the full (or missing) current chunk by a new one.
+    fn next_chunk(&mut self, hot: &Hot) {
         let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
             return;
         };
-        let cap = (self.cap * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
+        let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
+        let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
         store.reserve(cap);
         let chunk = Arc::new(Chunk::new(cap));
         lock(&lane.segments).push(Segment::Memory(Arc::clone(&chunk)));
         self.chunk = Some(chunk);
-        self.len = 0;
-        self.cap = cap;
+        hot.len.set(0);
     }
 
-    /// Joins the session `generation`: a new lane, an empty stack.
-    #[cold]
-    #[inline(never)]
-    fn attach(&mut self, generation: u32) -> bool {
-        let Some((lane, store)) = session::register_lane(generation) else {
-            return false;
+    /// Ends the innermost open call at `end` and records it.
+    fn close_top(&mut self, hot: &Hot, end: u64) {
+        let depth = hot.depth.get();
+        let Some(open) = depth
+            .checked_sub(1)
+            .and_then(|d| self.stack.get(d).copied())
+        else {
+            return;
         };
-        self.generation = generation;
-        self.lane = Some(lane);
-        self.store = Some(store);
-        self.chunk = None;
-        self.len = 0;
-        self.cap = 0;
-        self.stack.clear();
-        true
+        hot.depth.set(depth - 1);
+        let record = Record {
+            start: open.start,
+            end,
+            region: open.region,
+            depth: (depth - 1) as u32,
+        };
+        if hot.len.get() >= self.chunk.as_ref().map_or(0, |c| c.capacity()) {
+            self.next_chunk(hot);
+        }
+        if let Some(chunk) = &self.chunk {
+            // SAFETY: this thread is the only writer of its current chunk;
+            // `hot.len` counts its records and is below its capacity (a new
+            // chunk was taken above when it was full).
+            unsafe { chunk.push(hot.len.get(), record) };
+            hot.len.set(hot.len.get() + 1);
+        }
     }
 }
 
-impl Drop for Recorder {
+impl Drop for Cold {
     fn drop(&mut self) {
+        let _ = HOT.try_with(|hot| {
+            hot.disarm();
+            hot.generation.set(0);
+        });
         if let Some(lane) = &self.lane {
             *lock(&lane.exit) = Some((ticks(), thread_cpu_ns().unwrap_or(-1)));
         }
     }
 }
 
-thread_local! {
-    static RECORDER: RefCell<Recorder> = const { RefCell::new(Recorder::new()) };
-}
-
 /// Starts a call of region `region` of session `generation` on this thread.
 /// Returns an inert guard if the thread cannot record (no such session, or
 /// the recorder is busy because the allocator itself is being profiled).
-#[inline]
+#[inline(always)]
 pub(crate) fn enter(region: u32, generation: u32) -> Guard {
-    let seq = RECORDER
-        .try_with(|r| match r.try_borrow_mut() {
-            Ok(mut r) => r.open(region, generation),
-            Err(_) => 0,
-        })
-        .unwrap_or(0);
+    let seq = HOT.with(|hot| {
+        let seq = hot.seq.get() + 1;
+        if hot.generation.get() == generation && hot.push_open(region, seq) {
+            hot.seq.set(seq);
+            seq
+        } else {
+            enter_slow(region, generation)
+        }
+    });
     Guard {
         seq,
         _not_send: PhantomData,
     }
+}
+
+#[cold]
+#[inline(never)]
+fn enter_slow(region: u32, generation: u32) -> u64 {
+    Cold::with(|cold, hot| {
+        if !cold.attach(hot, generation) {
+            return 0;
+        }
+        cold.grow_stack(hot);
+        let depth = hot.depth.get();
+        let seq = hot.seq.get() + 1;
+        hot.seq.set(seq);
+        cold.stack[depth] = Open {
+            start: ticks(),
+            seq,
+            region,
+        };
+        hot.depth.set(depth + 1);
+        seq
+    })
+    .unwrap_or(0)
+}
+
+#[inline(always)]
+fn exit(seq: u64) {
+    let end = ticks();
+    HOT.with(|hot| match hot.top() {
+        Some(top) if top.seq == seq => {
+            let depth = hot.depth.get() - 1;
+            let record = Record {
+                start: top.start,
+                end,
+                region: top.region,
+                depth: depth as u32,
+            };
+            hot.depth.set(depth);
+            if !hot.push_record(record) {
+                hot.depth.set(depth + 1);
+                exit_slow(seq, end);
+            }
+        }
+        _ => exit_slow(seq, end),
+    });
+}
+
+/// The exit of a call whose guard is not the innermost (dropped out of
+/// order, or already ended by an enclosing guard, or another session's), or
+/// that needs a new chunk. Closing a call that encloses still-open ones ends
+/// them at the same instant, so the nesting stays exact.
+#[cold]
+#[inline(never)]
+fn exit_slow(seq: u64, end: u64) {
+    Cold::with(|cold, hot| {
+        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
+        let Ok(pos) = open.binary_search_by_key(&seq, |o| o.seq) else {
+            return;
+        };
+        while hot.depth.get() > pos {
+            cold.close_top(hot, end);
+        }
+    });
 }
 
 /// The lane index of this thread in session `generation`, joining it if needed.
@@ -285,26 +433,13 @@ pub(crate) fn record_task(generation: u32, task: TaskRecord) {
 }
 
 fn with_lane<R>(generation: u32, f: impl FnOnce(&Lane) -> R) -> Option<R> {
-    RECORDER
-        .try_with(|r| {
-            let mut r = r.try_borrow_mut().ok()?;
-            if r.generation != generation && !r.attach(generation) {
-                return None;
-            }
-            r.lane.as_deref().map(f)
-        })
-        .ok()
-        .flatten()
-}
-
-#[inline]
-fn exit(seq: u64) {
-    let end = ticks();
-    let _ = RECORDER.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            r.close(seq, end);
+    Cold::with(|cold, hot| {
+        if !cold.attach(hot, generation) {
+            return None;
         }
-    });
+        cold.lane.as_deref().map(f)
+    })
+    .flatten()
 }
 
 /// A call in progress: the region's call ends when the guard is dropped.
