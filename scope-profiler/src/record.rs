@@ -27,6 +27,10 @@ pub(crate) struct Record {
 const _: () = assert!(std::mem::size_of::<Record>() == 24);
 
 /// A fixed-capacity block of records with one writer.
+///
+/// Aligned to two cache lines so that the `published` counter, stored after
+/// every record, never shares a line with another thread's data.
+#[repr(align(128))]
 pub(crate) struct Chunk {
     slots: Box<[UnsafeCell<MaybeUninit<Record>>]>,
     published: AtomicUsize,
