@@ -228,6 +228,11 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     if path.is_dir() {
         return Err(Error::invalid_path(path, "it is a directory"));
     }
+    let names_a_file =
+        path.file_name().is_some() && !path.as_os_str().as_encoded_bytes().ends_with(b"/");
+    if !names_a_file {
+        return Err(Error::invalid_path(path, "it does not name a file"));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

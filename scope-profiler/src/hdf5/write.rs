@@ -115,6 +115,7 @@ impl FileSink {
         };
         let create = || -> Result<FileSink> {
             let file = File::create(path)?;
+            close_on_exec(&file);
             write_root_attrs(&file)?;
             write_metadata(&file, header.metadata)?;
             write_region_table(&file, header.region_names)?;
@@ -198,6 +199,30 @@ enum Storage {
     Contiguous,
     /// Chunked, shuffle + deflate at this level.
     Deflate(u8),
+}
+
+/// Keeps the file's descriptor out of processes spawned while it is written:
+/// HDF5 locks the file, and a child holding an inherited descriptor would
+/// keep the published profile locked against every reader until it exits.
+fn close_on_exec(file: &File) {
+    let mut handle: *mut std::ffi::c_void = std::ptr::null_mut();
+    // SAFETY: `file.id()` is a valid open file id; H5P_DEFAULT selects the
+    // file's own driver; `handle` is a valid out-pointer. For the default
+    // (sec2) driver HDF5 stores a pointer to the `int` descriptor there.
+    let status = unsafe {
+        hdf5_sys::h5f::H5Fget_vfd_handle(file.id(), hdf5_sys::h5p::H5P_DEFAULT, &mut handle)
+    };
+    let is_sec2 = file
+        .access_plist()
+        .is_ok_and(|p| matches!(p.driver(), ::hdf5::file::FileDriver::Sec2));
+    if status >= 0 && is_sec2 && !handle.is_null() {
+        // SAFETY: with the sec2 driver, `handle` points to the descriptor,
+        // which stays open as long as `file`; F_SETFD only sets a flag.
+        unsafe {
+            let fd = *handle.cast::<libc::c_int>();
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
 }
 
 /// `scope_profiler_schema` = 3 and `storage_layout` = "columnar", both scalars.
@@ -455,9 +480,16 @@ fn write_str_attr(group: &Group, name: &str, value: &str) -> Result<()> {
         .write_scalar(&value)
 }
 
-/// `s` as an HDF5 variable-length string; HDF5 strings cannot hold NUL.
+/// `s` as an HDF5 variable-length string. HDF5 strings end at NUL, so a
+/// NUL inside a name is stored as U+2400 (␀), the symbol for NUL: one odd
+/// name must never make a whole session unwritable.
 fn vlen_string(s: &str) -> Result<VarLenUnicode> {
-    s.parse::<VarLenUnicode>().map_err(|e| {
+    let stored = if s.contains('\0') {
+        s.replace('\0', "\u{2400}").into()
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
+    stored.parse::<VarLenUnicode>().map_err(|e| {
         let head: String = s.chars().take(40).collect();
         format!("cannot store the string {head:?} in HDF5: {e}").into()
     })
