@@ -30,7 +30,11 @@ pub fn bare(x: u64) -> u64 {
 /// batches), with `open` called before each batch and its value dropped
 /// after it.
 #[inline(never)]
-pub fn time_batched<S>(calls: u64, mut open: impl FnMut() -> S, mut f: impl FnMut(u64) -> u64) -> f64 {
+pub fn time_batched<S>(
+    calls: u64,
+    mut open: impl FnMut() -> S,
+    mut f: impl FnMut(u64) -> u64,
+) -> f64 {
     let batches = (calls / BATCH).max(1);
     let start = Instant::now();
     let mut acc = 0u64;

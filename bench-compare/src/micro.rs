@@ -8,6 +8,7 @@ use scope_profiler::{self as sp, Options};
 use crate::common::{bare, median, quantile, rotated, time, time_batched, work};
 use crate::ours;
 use crate::peers::{self, FastraceRoot, Peers, PuffinFrame, Recorded};
+use crate::whatif;
 
 /// One row of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,24 +17,29 @@ pub enum Variant {
     FloorQuanta,
     FloorRdtsc,
     Profile,
+    ProfileFresh,
     Cached,
     ByName,
     TracedOutside,
     DisabledProfile,
     DisabledCached,
+    DisabledByName,
     Hotpath,
     Puffin,
     Fastrace,
     Tracing,
+    WhatIfOn,
+    WhatIfOff,
 }
 
 impl Variant {
     /// Variants timed while our session is active.
-    pub const SESSION_ON: [Variant; 11] = [
+    pub const SESSION_ON: [Variant; 13] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
         Variant::Profile,
+        Variant::ProfileFresh,
         Variant::Cached,
         Variant::ByName,
         Variant::TracedOutside,
@@ -41,28 +47,36 @@ impl Variant {
         Variant::Puffin,
         Variant::Fastrace,
         Variant::Tracing,
+        Variant::WhatIfOn,
     ];
     /// Variants timed with no session active (bare again, as a control).
-    pub const SESSION_OFF: [Variant; 3] = [
+    pub const SESSION_OFF: [Variant; 5] = [
         Variant::Bare,
         Variant::DisabledProfile,
         Variant::DisabledCached,
+        Variant::DisabledByName,
+        Variant::WhatIfOff,
     ];
     /// Table order.
-    pub const ALL: [Variant; 13] = [
+    /// Every variant: the table's order, then the what-if rows.
+    pub const ALL: [Variant; 17] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
         Variant::Profile,
+        Variant::ProfileFresh,
         Variant::Cached,
         Variant::ByName,
         Variant::TracedOutside,
         Variant::DisabledProfile,
         Variant::DisabledCached,
+        Variant::DisabledByName,
         Variant::Hotpath,
         Variant::Puffin,
         Variant::Fastrace,
         Variant::Tracing,
+        Variant::WhatIfOn,
+        Variant::WhatIfOff,
     ];
 
     pub fn label(self) -> &'static str {
@@ -72,16 +86,47 @@ impl Variant {
             Variant::FloorRdtsc => "floor: 2x bare `rdtsc`",
             Variant::Profile if ours::PROFILE_IS_ATTRIBUTE => "ours: `#[profile]` fn",
             Variant::Profile => "ours: `#[profile]` expansion, by hand",
+            Variant::ProfileFresh => "ours: `#[profile]` fn, records into fresh pages",
             Variant::Cached => "ours: call-site cached `scope!`",
             Variant::ByName => "ours: `sp::region(name).enter()`",
             Variant::TracedOutside => "ours: `#[profile(traced)]`, outside any trace",
             Variant::DisabledProfile => "ours: runtime-disabled `#[profile]` (no session)",
             Variant::DisabledCached => "ours: runtime-disabled `scope!` (no session)",
+            Variant::DisabledByName => "ours: runtime-disabled `sp::region(name).enter()`",
             Variant::Hotpath => "hotpath `#[measure]` (guard alive)",
             Variant::Puffin => "puffin `profile_function!` (frame per 10k)",
             Variant::Fastrace => "fastrace `#[trace]` (root per 10k)",
             Variant::Tracing => "tracing `#[instrument]` + `Registry`",
+            Variant::WhatIfOn => "what-if: enter/exit out of line, session active",
+            Variant::WhatIfOff => "what-if: enter/exit out of line, no session",
         }
+    }
+
+    /// A short name for the command line (`compare one SLUG CALLS`).
+    pub fn slug(self) -> &'static str {
+        match self {
+            Variant::Bare => "bare",
+            Variant::FloorQuanta => "floor-quanta",
+            Variant::FloorRdtsc => "floor-rdtsc",
+            Variant::Profile => "profile",
+            Variant::ProfileFresh => "profile-fresh",
+            Variant::Cached => "cached",
+            Variant::ByName => "by-name",
+            Variant::TracedOutside => "traced-outside",
+            Variant::DisabledProfile => "disabled-profile",
+            Variant::DisabledCached => "disabled-cached",
+            Variant::DisabledByName => "disabled-by-name",
+            Variant::Hotpath => "hotpath",
+            Variant::Puffin => "puffin",
+            Variant::Fastrace => "fastrace",
+            Variant::Tracing => "tracing",
+            Variant::WhatIfOn => "whatif-on",
+            Variant::WhatIfOff => "whatif-off",
+        }
+    }
+
+    pub fn is_whatif(self) -> bool {
+        matches!(self, Variant::WhatIfOn | Variant::WhatIfOff)
     }
 
     pub fn is_peer(self) -> bool {
@@ -93,7 +138,14 @@ impl Variant {
 
     /// Records one call per call while a session is active.
     fn records(self) -> bool {
-        matches!(self, Variant::Profile | Variant::Cached | Variant::ByName)
+        matches!(
+            self,
+            Variant::Profile
+                | Variant::ProfileFresh
+                | Variant::Cached
+                | Variant::ByName
+                | Variant::WhatIfOn
+        )
     }
 
     /// Nanoseconds per call over `calls` calls.
@@ -103,14 +155,56 @@ impl Variant {
             Variant::FloorQuanta => time(calls, |x| floor_quanta(clock, x)),
             Variant::FloorRdtsc => time(calls, floor_rdtsc),
             Variant::Profile | Variant::DisabledProfile => time(calls, ours::profiled),
+            Variant::ProfileFresh => time(calls, ours::profiled),
             Variant::Cached | Variant::DisabledCached => time(calls, ours::cached),
-            Variant::ByName => time(calls, |x| ours::by_name(black_box("by_name"), x)),
+            Variant::ByName | Variant::DisabledByName => {
+                time(calls, |x| ours::by_name(black_box("by_name"), x))
+            }
             Variant::TracedOutside => time(calls, ours::traced),
             Variant::Hotpath => time(calls, peers::hotpath_fn),
             Variant::Puffin => time_batched(calls, PuffinFrame::open, peers::puffin_fn),
             Variant::Fastrace => time_batched(calls, FastraceRoot::open, peers::fastrace_fn),
             Variant::Tracing => time(calls, peers::tracing_fn),
+            Variant::WhatIfOn | Variant::WhatIfOff => time(calls, whatif::outlined),
         }
+    }
+}
+
+/// `v`'s ns per call over `n` calls; the process's minor page faults per
+/// call; and the CPU time of every thread of the process per call, counted
+/// until [`SETTLE`] after the calls so that work a peer hands to a
+/// background thread is included.
+fn measure(v: Variant, n: u64, clock: &quanta::Clock) -> (Variant, f64, f64, f64) {
+    if v == Variant::ProfileFresh {
+        // A new process: its memory has never been touched.
+        let f = crate::scale::spawn(&["one".into(), v.slug().into(), n.to_string()]);
+        let g = |k| crate::scale::get(&f, k);
+        return (v, g("ns"), g("faults_per_call"), g("cpu_ns_per_call"));
+    }
+    let f0 = crate::scale::minor_faults(libc::RUSAGE_SELF);
+    let c0 = process_cpu_ns();
+    let ns = v.run(n, clock);
+    let f1 = crate::scale::minor_faults(libc::RUSAGE_SELF);
+    std::thread::sleep(SETTLE);
+    let c1 = process_cpu_ns();
+    let calls = (n / crate::common::BATCH).max(1) * crate::common::BATCH;
+    (
+        v,
+        ns,
+        (f1 - f0) as f64 / calls as f64,
+        (c1 - c0) / calls as f64,
+    )
+}
+
+/// How long background threads get to finish a variant's work.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
+
+fn process_cpu_ns() -> f64 {
+    // SAFETY: `clock_gettime` only writes the struct it is given.
+    unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+        ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
     }
 }
 
@@ -149,10 +243,13 @@ fn rdtsc() -> u64 {
 /// The samples of one run: ns per call per round, by variant.
 pub struct MicroResult {
     pub samples: Vec<(Variant, Vec<f64>)>,
+    /// Minor page faults of the process per call, per round, by variant.
+    pub faults: Vec<(Variant, Vec<f64>)>,
+    /// CPU ns of all the process's threads per call, per round, by variant.
+    pub cpu: Vec<(Variant, Vec<f64>)>,
     pub recorded: Recorded,
     /// Calls per round each of our recording variants recorded (from the
     /// finalized sessions), and whether the traced one stayed empty.
-    pub ours_counts_ok: bool,
     pub ours_count_note: String,
     pub calls: u64,
     pub rounds: usize,
@@ -173,6 +270,19 @@ impl MicroResult {
         median(self.samples(v)) - median(self.samples(Variant::Bare))
     }
 
+    /// Median minor page faults (whole process) per 1000 calls of `v`.
+    pub fn faults_per_k(&self, v: Variant) -> f64 {
+        let f = &self.faults.iter().find(|(w, _)| *w == v).expect("known").1;
+        1000.0 * median(f)
+    }
+
+    /// Median CPU ns per call of every thread of the process, minus the
+    /// bare workload's.
+    pub fn cpu_overhead(&self, v: Variant) -> f64 {
+        let of = |v: Variant| median(&self.cpu.iter().find(|(w, _)| *w == v).expect("known").1);
+        of(v) - of(Variant::Bare)
+    }
+
     /// The interquartile range of `v`'s rounds.
     pub fn iqr(&self, v: Variant) -> (f64, f64) {
         let base = median(self.samples(Variant::Bare));
@@ -187,6 +297,10 @@ pub fn run(calls: u64, rounds: usize, tmp: &std::path::Path) -> MicroResult {
     let peers = Peers::start(tmp);
     let mut samples: Vec<(Variant, Vec<f64>)> =
         Variant::ALL.iter().map(|&v| (v, Vec::new())).collect();
+    let mut faults: Vec<(Variant, Vec<f64>)> =
+        Variant::ALL.iter().map(|&v| (v, Vec::new())).collect();
+    let mut cpu = faults.clone();
+    keep_freed_memory();
     let mut push = |v: Variant, ns: f64| {
         samples
             .iter_mut()
@@ -201,24 +315,28 @@ pub fn run(calls: u64, rounds: usize, tmp: &std::path::Path) -> MicroResult {
     for round in 0..=rounds {
         let n = if round == 0 { calls / 4 } else { calls };
         let session = sp::setup(Options::new().in_memory().verbose(false)).expect("setup");
-        let on: Vec<(Variant, f64)> = rotated(&Variant::SESSION_ON, round)
+        whatif::ACTIVE.store(1, std::sync::atomic::Ordering::Relaxed);
+        let on: Vec<(Variant, f64, f64, f64)> = rotated(&Variant::SESSION_ON, round)
             .into_iter()
-            .map(|v| (v, v.run(n, &clock)))
+            .map(|v| measure(v, n, &clock))
             .collect();
+        whatif::ACTIVE.store(0, std::sync::atomic::Ordering::Relaxed);
         let results = session.finalize().expect("finalize");
         if round > 0 {
-            for v in Variant::SESSION_ON.into_iter().filter(|v| v.records()) {
+            for v in Variant::SESSION_ON
+                .into_iter()
+                .filter(|v| v.records() && *v != Variant::ProfileFresh)
+            {
                 let name = region_name(v);
                 let got = sp::get_region(name).map_or(0, |r| r.num_calls());
-                if got != calls_done {
-                    count_errors.push(format!("{name}: {got} calls, expected {calls_done}"));
+                let expected = calls_done;
+                if got != expected {
+                    count_errors.push(format!("{name}: {got} calls, expected {expected}"));
                 }
             }
             if let Some(traced) = results
                 .profile()
-                .region_names
-                .iter()
-                .find(|n| n.ends_with("traced"))
+                .and_then(|p| p.region_names.iter().find(|n| n.ends_with("traced")))
             {
                 let got = sp::get_region(traced).map_or(0, |r| r.num_calls());
                 if got != 0 {
@@ -228,25 +346,31 @@ pub fn run(calls: u64, rounds: usize, tmp: &std::path::Path) -> MicroResult {
         }
         drop(results);
         // No session active: the runtime-disabled path.
-        let off: Vec<(Variant, f64)> = rotated(&Variant::SESSION_OFF, round)
+        let off: Vec<(Variant, f64, f64, f64)> = rotated(&Variant::SESSION_OFF, round)
             .into_iter()
-            .map(|v| (v, v.run(n, &clock)))
+            .map(|v| measure(v, n, &clock))
             .collect();
         if round > 0 {
-            for (v, ns) in on.into_iter().chain(off) {
+            for (v, ns, f, c) in on.into_iter().chain(off) {
                 push(v, ns);
+                let at = Variant::ALL.iter().position(|w| *w == v).expect("known");
+                faults[at].1.push(f);
+                cpu[at].1.push(c);
             }
         }
     }
     let recorded = peers.finish();
     MicroResult {
         samples,
+        faults,
+        cpu,
         recorded,
-        ours_counts_ok: count_errors.is_empty(),
         ours_count_note: if count_errors.is_empty() {
-            format!("each of `profiled`, `cached`, `by_name` recorded {calls_done} calls per round; the traced fn none")
+            format!(
+                "each of `cached`, `by_name` (and the what-if) recorded {calls_done} calls per round, `profiled` the same (the fresh-pages row records in its own process); the traced fn none"
+            )
         } else {
-            count_errors.join("; ")
+            format!("**wrong counts**: {}", count_errors.join("; "))
         },
         calls: calls_done,
         rounds,
@@ -255,9 +379,59 @@ pub fn run(calls: u64, rounds: usize, tmp: &std::path::Path) -> MicroResult {
 
 fn region_name(v: Variant) -> &'static str {
     match v {
-        Variant::Profile => "profiled",
+        Variant::Profile | Variant::ProfileFresh => "profiled",
         Variant::Cached => "cached",
         Variant::ByName => "by_name",
+        Variant::WhatIfOn => "whatif_outlined",
         _ => unreachable!("not a recording variant"),
+    }
+}
+
+/// `compare one SLUG CALLS`: runs one of our variants (or a floor) once, in
+/// the session state its row is measured in, and prints its ns per call.
+/// For instruction counts: `valgrind --tool=callgrind compare one ...`,
+/// once with the variant and once with `bare`, and the difference divided
+/// by the calls.
+pub fn run_one(slug: &str, calls: u64) {
+    let v = Variant::ALL
+        .into_iter()
+        .find(|v| v.slug() == slug)
+        .unwrap_or_else(|| panic!("unknown variant {slug:?}"));
+    assert!(!v.is_peer(), "`one` runs our variants and the floors only");
+    let clock = quanta::Clock::new();
+    let session = Variant::SESSION_ON
+        .contains(&v)
+        .then(|| sp::setup(Options::new().in_memory().verbose(false)).expect("setup"));
+    if session.is_some() {
+        whatif::ACTIVE.store(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let f0 = crate::scale::minor_faults(libc::RUSAGE_SELF);
+    let c0 = process_cpu_ns();
+    let ns = v.run(calls, &clock);
+    let f1 = crate::scale::minor_faults(libc::RUSAGE_SELF);
+    let c1 = process_cpu_ns();
+    let done = (calls / crate::common::BATCH).max(1) * crate::common::BATCH;
+    if let Some(s) = session {
+        s.finalize().expect("finalize");
+    }
+    println!(
+        "ns={ns:.4} faults_per_call={:.6} cpu_ns_per_call={:.4}",
+        (f1 - f0) as f64 / done as f64,
+        (c1 - c0) / done as f64
+    );
+}
+
+/// Makes glibc's allocator keep freed large blocks in the heap (the largest
+/// mmap threshold it accepts, 32 MiB on 64-bit, and no trimming), so that a
+/// recorder's buffers reuse pages an earlier session already faulted in.
+/// By default a freed block above the threshold goes back to the system and
+/// the next one is a fresh mapping whose pages are faulted in on first
+/// touch. No-op on other C libraries.
+pub fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only changes allocator tunables.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
     }
 }

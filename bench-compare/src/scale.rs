@@ -28,6 +28,16 @@ fn status_kib(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Minor page faults of the process so far.
+pub fn minor_faults(who: i32) -> u64 {
+    // SAFETY: `getrusage` only writes the struct it is given.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut u);
+        u.ru_minflt as u64
+    }
+}
+
 fn compression(name: &str) -> Compression {
     match name {
         "none" => Compression::None,
@@ -39,17 +49,24 @@ fn compression(name: &str) -> Compression {
 /// Child: records `events` calls of `#[profile]` in a session writing to
 /// `dir`, then finalizes it. Prints RSS growth, recording and finalize
 /// times, file size and peak RSS.
-pub fn child_finalize(events: u64, comp: &str, dir: &Path) {
-    let path = dir.join(format!("finalize-{events}-{comp}-{}.h5", std::process::id()));
-    let session = sp::setup(
-        Options::new()
-            .file_path(&path)
-            .compression(compression(comp))
-            .verbose(false),
-    )
-    .expect("setup");
+/// `limit_mib` sets `Options::memory_limit` (0: the default).
+pub fn child_finalize(events: u64, comp: &str, dir: &Path, limit_mib: usize) {
+    let path = dir.join(format!(
+        "finalize-{events}-{comp}-{}.h5",
+        std::process::id()
+    ));
+    let mut options = Options::new()
+        .file_path(&path)
+        .compression(compression(comp))
+        .verbose(false);
+    if limit_mib > 0 {
+        options = options.memory_limit(limit_mib << 20);
+    }
+    let session = sp::setup(options).expect("setup");
     let rss0 = status_kib("VmRSS:");
+    let faults0 = minor_faults(libc::RUSAGE_SELF);
     let ns = time(events, ours::profiled);
+    let faults = minor_faults(libc::RUSAGE_SELF) - faults0;
     let rss1 = status_kib("VmRSS:");
     let t = Instant::now();
     let results = session.finalize().expect("finalize");
@@ -60,7 +77,7 @@ pub fn child_finalize(events: u64, comp: &str, dir: &Path) {
     let hwm = status_kib("VmHWM:");
     let _ = std::fs::remove_file(&path);
     println!(
-        "events={recorded} record_ns={ns:.3} rss_growth_bytes={} finalize_s={secs:.4} file_bytes={bytes} rss_before_finalize_bytes={} peak_rss_bytes={}",
+        "events={recorded} record_ns={ns:.3} minor_faults={faults} rss_growth_bytes={} finalize_s={secs:.4} file_bytes={bytes} rss_before_finalize_bytes={} peak_rss_bytes={}",
         (rss1.saturating_sub(rss0)) * 1024,
         rss1 * 1024,
         hwm * 1024
@@ -88,7 +105,7 @@ pub fn child_regions(n: usize, comp: &str, dir: &Path) {
     let results = session.finalize().expect("finalize");
     let secs = t.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let regions = results.profile().region_names.len();
+    let regions = sp::get_all_regions().len();
     drop(results);
     let _ = std::fs::remove_file(&path);
     println!(
@@ -138,6 +155,8 @@ pub fn get(fields: &Fields, key: &str) -> f64 {
 pub struct FinalizeRow {
     pub events: u64,
     pub compression: &'static str,
+    /// `Options::memory_limit` in MiB; 0 for the default.
+    pub limit_mib: usize,
     pub runs: Vec<Fields>,
 }
 
@@ -148,7 +167,13 @@ pub struct RegionsRow {
 }
 
 /// Every scale measurement, each `reps` times in fresh processes.
-pub fn run(reps: usize, big: u64, small: u64, regions: usize, dir: &Path) -> (Vec<FinalizeRow>, RegionsRow) {
+pub fn run(
+    reps: usize,
+    big: u64,
+    small: u64,
+    regions: usize,
+    dir: &Path,
+) -> (Vec<FinalizeRow>, RegionsRow) {
     let dir_s = dir.display().to_string();
     let mut rows = Vec::new();
     for &events in &[small, big] {
@@ -156,15 +181,27 @@ pub fn run(reps: usize, big: u64, small: u64, regions: usize, dir: &Path) -> (Ve
             rows.push(FinalizeRow {
                 events,
                 compression: comp,
+                limit_mib: 0,
                 runs: Vec::new(),
             });
         }
     }
+    // The big file again with a memory limit that holds every record and
+    // every placed call: what the default limit's spilling costs.
+    rows.push(FinalizeRow {
+        events: big,
+        compression: "none",
+        limit_mib: 2048,
+        runs: Vec::new(),
+    });
     // Repetitions interleaved, so that a slow spell of the machine spreads
     // over every configuration.
     for _ in 0..reps {
         for row in rows.iter_mut() {
-            eprintln!("  finalize {} events, compression {}", row.events, row.compression);
+            eprintln!(
+                "  finalize {} events, compression {}",
+                row.events, row.compression
+            );
             row.runs.push(spawn(&[
                 "finalize".into(),
                 row.events.to_string(),

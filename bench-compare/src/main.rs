@@ -1,0 +1,225 @@
+//! `compare`: scope-profiler's per-call overhead side by side with its
+//! peers, in one run, plus two threads, memory, `finalize` and a file of
+//! 100k regions. Prints markdown tables and writes them to
+//! `bench-compare/RESULTS.md` with the machine, the load and the command.
+//!
+//! ```text
+//! cargo run --release -p bench-compare --bin compare            # everything
+//! cargo run --release -p bench-compare --bin compare -- --quick # a smoke run
+//! ```
+//!
+//! Options: `--calls N` (per variant per round, default 1M), `--rounds N`
+//! (15), `--thread-rounds N` (9), `--reps N` (scale repetitions, 3),
+//! `--small N` / `--big N` (finalize sizes, 1M / 10M), `--regions N`
+//! (100k), `--skip off,threads,scale`, `--out PATH`, `--no-write`,
+//! `--quick`. `compare one SLUG CALLS` runs one of our variants alone (for
+//! `valgrind --tool=callgrind`).
+
+mod common;
+mod micro;
+mod ours;
+mod peers;
+mod report;
+mod scale;
+mod threads;
+mod whatif;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The command-line settings.
+pub struct Settings {
+    pub calls: u64,
+    pub rounds: usize,
+    pub thread_rounds: usize,
+    pub reps: usize,
+    pub small: u64,
+    pub big: u64,
+    pub regions: usize,
+    pub skip: Vec<String>,
+    pub out: Option<PathBuf>,
+    pub args: Vec<String>,
+}
+
+impl Settings {
+    fn parse(args: &[String]) -> Settings {
+        let quick = args.iter().any(|a| a == "--quick");
+        let num = |flag: &str, default: u64| -> u64 {
+            args.iter()
+                .position(|a| a == flag)
+                .map(|i| {
+                    args.get(i + 1)
+                        .and_then(|v| v.replace('_', "").parse().ok())
+                        .unwrap_or_else(|| panic!("{flag} needs a number"))
+                })
+                .unwrap_or(default)
+        };
+        let q = |full: u64, small: u64| if quick { small } else { full };
+        let out = if args.iter().any(|a| a == "--no-write") {
+            None
+        } else {
+            Some(
+                args.iter()
+                    .position(|a| a == "--out")
+                    .and_then(|i| args.get(i + 1))
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("RESULTS.md")),
+            )
+        };
+        Settings {
+            calls: num("--calls", q(1_000_000, 200_000)),
+            rounds: num("--rounds", q(15, 5)) as usize,
+            thread_rounds: num("--thread-rounds", q(9, 3)) as usize,
+            reps: num("--reps", q(3, 1)) as usize,
+            small: num("--small", q(1_000_000, 200_000)),
+            big: num("--big", q(10_000_000, 2_000_000)),
+            regions: num("--regions", q(100_000, 10_000)) as usize,
+            skip: args
+                .iter()
+                .position(|a| a == "--skip")
+                .and_then(|i| args.get(i + 1))
+                .map(|s| s.split(',').map(str::to_owned).collect())
+                .unwrap_or_default(),
+            out,
+            args: args.to_vec(),
+        }
+    }
+
+    fn skips(&self, section: &str) -> bool {
+        self.skip.iter().any(|s| s == section)
+    }
+}
+
+/// Builds `compare-off` (the runtime's `enabled` feature off) next to this
+/// binary and runs it; its lines, by variant.
+fn compiled_out(settings: &Settings) -> Result<Vec<(String, scale::Fields)>, String> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let features = if cfg!(feature = "macros") {
+        "compiled-out,macros"
+    } else {
+        "compiled-out"
+    };
+    eprintln!("building compare-off (--no-default-features --features {features})");
+    let status = Command::new("nice")
+        .args([
+            "-n",
+            "10",
+            &cargo,
+            "build",
+            "--release",
+            "-p",
+            "bench-compare",
+        ])
+        .args([
+            "--bin",
+            "compare-off",
+            "--no-default-features",
+            "--features",
+            features,
+        ])
+        .current_dir(workspace)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building compare-off failed: {status}"));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .with_file_name("compare-off");
+    let out = Command::new(&exe)
+        .args(["--calls", &settings.calls.to_string()])
+        .args(["--rounds", &settings.rounds.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "compare-off failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(' ')?;
+            Some((name.to_owned(), scale::parse_fields(rest)))
+        })
+        .collect())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("finalize") => {
+            let events = args[1].parse().expect("events");
+            let limit = args
+                .get(4)
+                .map_or(0, |l| l.parse().expect("memory limit, MiB"));
+            scale::child_finalize(events, &args[2], Path::new(&args[3]), limit);
+            return;
+        }
+        Some("one") => {
+            let calls = args.get(2).map_or(1_000_000, |c| c.parse().expect("calls"));
+            micro::run_one(&args[1], calls);
+            return;
+        }
+        Some("regions") => {
+            let n = args[1].parse().expect("regions");
+            scale::child_regions(n, &args[2], Path::new(&args[3]));
+            return;
+        }
+        _ => {}
+    }
+    if !cfg!(feature = "enabled") {
+        eprintln!("compare needs the runtime's `enabled` feature (the default)");
+        std::process::exit(2);
+    }
+    let settings = Settings::parse(&args);
+    let tmp = std::env::temp_dir().join(format!("bench-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let mut report = report::Report::new(&settings);
+    let fs = Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(&tmp)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    report.scratch = format!("`{}` ({fs})", std::env::temp_dir().display());
+
+    // The compiled-out build first: its cargo build must not overlap the timing.
+    if !settings.skips("off") {
+        report.compiled_out = Some(compiled_out(&settings));
+    }
+    eprintln!(
+        "one thread: {} rounds x {} calls per variant",
+        settings.rounds, settings.calls
+    );
+    report.micro = Some(micro::run(settings.calls, settings.rounds, &tmp));
+    if !settings.skips("threads") {
+        eprintln!("two threads: {} rounds", settings.thread_rounds);
+        report.threads = Some(threads::run(settings.calls, settings.thread_rounds));
+    }
+    if !settings.skips("scale") {
+        eprintln!(
+            "memory, finalize and {} regions, {} reps",
+            settings.regions, settings.reps
+        );
+        report.scale = Some(scale::run(
+            settings.reps,
+            settings.big,
+            settings.small,
+            settings.regions,
+            &tmp,
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    report.finish();
+    let text = report.render();
+    println!("{text}");
+    if let Some(out) = &settings.out {
+        std::fs::write(out, &text).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));
+        eprintln!("wrote {}", out.display());
+    }
+}
