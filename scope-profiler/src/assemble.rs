@@ -15,7 +15,6 @@
 //! then hands the columns to a sink bucket by bucket, in file order.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -28,6 +27,7 @@ use crate::profile::{
 };
 use crate::record::{Chunk, Record};
 use crate::registry::RegionInfo;
+use crate::scratch;
 use crate::session::Session;
 use crate::sink::{EventSink, EventSlice};
 use crate::store::{Segment, Store};
@@ -183,6 +183,10 @@ struct Placed {
 
 const _: () = assert!(PLACED_BYTES == 48);
 
+// SAFETY: `repr(C)`, integer fields only (one u64, four i64, two i32: 48
+// bytes, no padding, checked above).
+unsafe impl scratch::Plain for Placed {}
+
 /// Placed calls by bucket of consecutive slots: all in memory when they fit
 /// the budget, else in an unlinked scratch file, one region per bucket,
 /// written through a small buffer per bucket.
@@ -260,7 +264,7 @@ impl Placement {
         };
         let buffer = &mut self.buffers[bucket];
         let offset = (bucket * self.bucket_len + self.written[bucket]) * PLACED_BYTES;
-        file.write_all_at(as_bytes(buffer), offset as u64)?;
+        scratch::write_at(file, buffer, offset as u64)?;
         self.written[bucket] += buffer.len();
         buffer.clear();
         Ok(())
@@ -282,27 +286,7 @@ impl Placement {
             return Ok(());
         };
         let range = self.range(bucket);
-        out.clear();
-        out.resize(range.len(), Placed::default());
-        file.read_exact_at(as_bytes_mut(out), (range.start * PLACED_BYTES) as u64)
-    }
-}
-
-fn as_bytes(placed: &[Placed]) -> &[u8] {
-    // SAFETY: `Placed` is `repr(C)`: one u64, four i64 and two i32, 48 bytes
-    // with no padding, so its memory is plain initialized bytes.
-    unsafe {
-        std::slice::from_raw_parts(placed.as_ptr().cast::<u8>(), std::mem::size_of_val(placed))
-    }
-}
-
-fn as_bytes_mut(placed: &mut [Placed]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`; every bit pattern is a valid `Placed`.
-    unsafe {
-        std::slice::from_raw_parts_mut(
-            placed.as_mut_ptr().cast::<u8>(),
-            std::mem::size_of_val(placed),
-        )
+        scratch::read_at(file, (range.start * PLACED_BYTES) as u64, range.len(), out)
     }
 }
 

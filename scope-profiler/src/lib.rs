@@ -46,6 +46,7 @@ mod record;
 mod region;
 mod registry;
 mod results;
+mod scratch;
 mod session;
 mod sink;
 mod store;

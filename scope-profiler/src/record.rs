@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Records are stored in the order calls *end* (post-order); `depth` is the
 /// number of calls open on the thread when this one started, which together
 /// with that order gives the exact nesting without timestamps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct Record {
     pub start: u64,
@@ -25,6 +25,10 @@ pub(crate) struct Record {
 }
 
 const _: () = assert!(std::mem::size_of::<Record>() == 24);
+
+// SAFETY: `repr(C)`, two u64 and two u32 fields: 24 bytes, no padding
+// (checked above).
+unsafe impl crate::scratch::Plain for Record {}
 
 /// A fixed-capacity block of records with one writer.
 ///

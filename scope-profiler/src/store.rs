@@ -11,13 +11,13 @@
 //! outlives the process, whatever happens to it.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::record::{Chunk, Record};
+use crate::scratch;
 use crate::thread::{Lane, lock};
 
 /// Bytes of one record in memory and in the scratch file.
@@ -208,27 +208,16 @@ impl Store {
         Ok(moved)
     }
 
-    /// Appends records to the scratch file (created, and unlinked, on first
-    /// use); returns their byte offset.
+    /// Appends records to the scratch file (created on first use); returns
+    /// their byte offset.
     fn append(&self, records: &[Record]) -> std::io::Result<u64> {
         let mut scratch = lock(&self.scratch);
         if scratch.file.is_none() {
-            let path = scratch.dir.join(format!(
-                ".scope-profiler-spill-{}-{:p}",
-                std::process::id(),
-                self
-            ));
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)?;
-            let _ = std::fs::remove_file(&path);
-            scratch.file = Some(file);
+            scratch.file = Some(scratch::create(&scratch.dir, "spill")?);
         }
         let offset = scratch.len;
         if let Some(file) = &scratch.file {
-            file.write_all_at(as_bytes(records), offset)?;
+            scratch::write_at(file, records, offset)?;
         }
         scratch.len += (records.len() * RECORD_BYTES) as u64;
         Ok(offset)
@@ -241,22 +230,12 @@ impl Store {
         len: usize,
         out: &mut Vec<Record>,
     ) -> std::io::Result<()> {
-        out.clear();
-        out.resize(
-            len,
-            Record {
-                start: 0,
-                end: 0,
-                region: 0,
-                depth: 0,
-            },
-        );
         let scratch = lock(&self.scratch);
         let file = scratch
             .file
             .as_ref()
             .ok_or_else(|| std::io::Error::other("no scratch file"))?;
-        file.read_exact_at(as_bytes_mut(out), offset)
+        scratch::read_at(file, offset, len, out)
     }
 }
 
@@ -282,26 +261,4 @@ fn spillable(lane: &Lane) -> Vec<(usize, Arc<Chunk>)> {
             Segment::Spilled { .. } => None,
         })
         .collect()
-}
-
-fn as_bytes(records: &[Record]) -> &[u8] {
-    // SAFETY: `Record` is `repr(C)` with two u64 and two u32 fields, 24
-    // bytes with no padding, so its memory is fully initialized plain bytes.
-    unsafe {
-        std::slice::from_raw_parts(
-            records.as_ptr().cast::<u8>(),
-            std::mem::size_of_val(records),
-        )
-    }
-}
-
-fn as_bytes_mut(records: &mut [Record]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`; moreover every bit pattern is a valid
-    // `Record` (all fields are plain integers), so any bytes written are fine.
-    unsafe {
-        std::slice::from_raw_parts_mut(
-            records.as_mut_ptr().cast::<u8>(),
-            std::mem::size_of_val(records),
-        )
-    }
 }
