@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PACKAGE: &str = "scope-profiler==0.7.5";
+use integration_tests::{output_ok, reader_python};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,69 +28,30 @@ fn skip_or_fail(why: &str) {
     eprintln!("SKIPPED interop test: {why}");
 }
 
-/// The venv's python, made on first use.
-fn reader_python() -> Result<PathBuf, String> {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-venv");
-    let python = venv.join("bin/python");
-    let ready = |py: &Path| {
-        Command::new(py)
-            .args(["-c", "import scope_profiler"])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if python.exists() && ready(&python) {
-        return Ok(python);
-    }
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .status();
-    if !made.is_ok_and(|s| s.success()) {
-        return Err("`python3 -m venv` failed (install python3 and python3-venv)".into());
-    }
-    let pip = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            PACKAGE,
-        ])
-        .status();
-    if !pip.is_ok_and(|s| s.success()) || !ready(&python) {
-        return Err(format!("pip could not install {PACKAGE}"));
-    }
-    Ok(python)
-}
-
 #[test]
 fn python_reader_opens_the_example_file() {
-    let python = match reader_python() {
+    let python = match reader_python(env!("CARGO_TARGET_TMPDIR"), true) {
         Ok(p) => p,
         Err(why) => return skip_or_fail(&why),
     };
     let dir = integration_tests::temp_dir("interop");
     let file = dir.join("regions.h5");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let example = Command::new(cargo)
-        .current_dir(workspace_root())
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "scope-profiler",
-            "--example",
-            "regions",
-            "--",
-        ])
-        .arg(&file)
-        .output()
-        .expect("run cargo");
-    assert!(
-        example.status.success(),
-        "examples/regions.rs failed:\n{}",
-        String::from_utf8_lossy(&example.stderr)
+    let example = output_ok(
+        Command::new(cargo)
+            .current_dir(workspace_root())
+            .args([
+                "run",
+                "--quiet",
+                "-p",
+                "scope-profiler",
+                "--example",
+                "regions",
+                "--",
+            ])
+            .arg(&file),
+        "run cargo",
+        "examples/regions.rs failed",
     );
     let stderr = String::from_utf8_lossy(&example.stderr);
     assert!(

@@ -2,9 +2,20 @@
 //!
 //! A profiling session is process-wide, and the tests of one binary run on
 //! parallel threads: every test that sets up a session holds [`serial`].
+//!
+//! Besides sessions and temporary directories: reading profiles
+//! ([`calls_per_region`], [`event_range`], [`event_of_call`]), running named
+//! threads ([`on_named_threads`]), and the Python package's reader
+//! ([`reader_python`], [`python_names_and_counts`]).
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Display;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
+
+use scope_profiler::{self as sp, Events, Options, Profile, RegionRow};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -17,10 +28,198 @@ pub fn serial() -> MutexGuard<'static, ()> {
     guard
 }
 
+/// Holds the process-wide session for one test: [`serial`], then an
+/// in-memory session that prints nothing.
+pub fn start_in_memory() -> MutexGuard<'static, ()> {
+    let guard = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).expect("setup");
+    guard
+}
+
 /// A fresh temporary directory for one test.
 pub fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sp-test-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
+}
+
+/// The names in `dir`, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("list dir")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+// ---------------------------------------------------------------------------
+// Reading profiles
+// ---------------------------------------------------------------------------
+
+/// Calls per region name.
+pub fn calls_per_region(p: &Profile) -> BTreeMap<String, u64> {
+    p.rows
+        .iter()
+        .map(|r| (p.region_names[r.region_id as usize].clone(), r.event_count))
+        .collect()
+}
+
+/// `(name, calls)` pairs as a map, to compare with [`calls_per_region`].
+pub fn count_map(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(n, c)| (n.to_string(), *c)).collect()
+}
+
+/// The positions of a row's events in [`Profile::events`].
+pub fn event_range(row: &RegionRow) -> Range<usize> {
+    row.event_offset as usize..(row.event_offset + row.event_count) as usize
+}
+
+/// Call id -> event position (a repeated id keeps its last position: callers
+/// check that the map has one entry per event).
+pub fn event_of_call(events: &Events) -> HashMap<i64, usize> {
+    events
+        .call_ids
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (c, i))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Threads
+// ---------------------------------------------------------------------------
+
+/// Runs `work(k)` for `k` in `0..threads`, each on its own scoped thread
+/// named `<prefix>-<k>` (with a stack of `stack_size` bytes, if given), and
+/// returns the results in `k` order.
+pub fn on_named_threads<T: Send>(
+    prefix: &str,
+    threads: usize,
+    stack_size: Option<usize>,
+    work: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let mut builder = std::thread::Builder::new().name(format!("{prefix}-{k}"));
+                if let Some(bytes) = stack_size {
+                    builder = builder.stack_size(bytes);
+                }
+                builder.spawn_scoped(scope, move || work(k)).unwrap()
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Processes and the Python package's reader
+// ---------------------------------------------------------------------------
+
+/// Runs `command` (`run`: the panic message if it cannot start) and returns
+/// its output; fails with `"{failed}:\n{stderr}"` unless it exits with 0.
+#[track_caller]
+pub fn output_ok(command: &mut Command, run: &str, failed: impl Display) -> Output {
+    let out = command.output().expect(run);
+    assert!(
+        out.status.success(),
+        "{failed}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The Python package the interop venv holds.
+pub const PYTHON_PACKAGE: &str = "scope-profiler==0.7.5";
+
+/// The python of the venv `interop-venv` under `target_tmpdir` (pass the
+/// test's `env!("CARGO_TARGET_TMPDIR")`), once it imports `scope_profiler`.
+/// With `make`, a missing venv is made first, with [`PYTHON_PACKAGE`] from
+/// PyPI; without, a missing one is an `Err`. The `Err` says why.
+pub fn reader_python(target_tmpdir: impl AsRef<Path>, make: bool) -> Result<PathBuf, String> {
+    let venv = target_tmpdir.as_ref().join("interop-venv");
+    let python = venv.join("bin/python");
+    let ready = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import scope_profiler"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if python.exists() && ready(&python) {
+        return Ok(python);
+    }
+    if !make {
+        return Err("no interop venv (the interop test makes it)".into());
+    }
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        return Err("`python3 -m venv` failed (install python3 and python3-venv)".into());
+    }
+    let pip = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            PYTHON_PACKAGE,
+        ])
+        .status();
+    if !pip.is_ok_and(|s| s.success()) || !ready(&python) {
+        return Err(format!("pip could not install {PYTHON_PACKAGE}"));
+    }
+    Ok(python)
+}
+
+/// [`reader_python`] for an optional Python part of a test: the interop
+/// test's venv if it made it, else `None` with a SKIPPED message.
+pub fn made_reader_python(target_tmpdir: impl AsRef<Path>) -> Option<PathBuf> {
+    reader_python(target_tmpdir, false)
+        .map_err(|why| eprintln!("SKIPPED the Python part: {why}"))
+        .ok()
+}
+
+fn hex_decode(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// Region names (in the reader's order) and call counts of `file` as the
+/// Python package reads them: `reader` is the Python expression that reads
+/// `sys.argv[1]` (with `sys` and `scope_profiler` imported), e.g.
+/// `scope_profiler.read_h5(sys.argv[1])`. When Python fails, the message is
+/// `"{failed} on {file}:\n{stderr}"`.
+pub fn python_names_and_counts(
+    python: &Path,
+    reader: &str,
+    file: &Path,
+    failed: &str,
+) -> Vec<(String, u64)> {
+    let script = format!(
+        "import sys, scope_profiler\n\
+         r = {reader}\n\
+         for n in r.region_names:\n    print(n.encode('utf-8').hex(), r[n].num_calls)\n"
+    );
+    let out = output_ok(
+        Command::new(python).args(["-c", &script]).arg(file),
+        "run python",
+        format_args!("{failed} on {}", file.display()),
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (hex, calls) = line.split_once(' ').expect("hex count");
+            let name = String::from_utf8(hex_decode(hex)).expect("UTF-8 name");
+            (name, calls.parse().expect("count"))
+        })
+        .collect()
 }

@@ -7,20 +7,12 @@
 #![deny(warnings)]
 
 use std::collections::BTreeMap;
-use std::sync::MutexGuard;
 
-use integration_tests::serial;
+use integration_tests::{calls_per_region, count_map, event_range, serial, start_in_memory};
 use scope_profiler::{self as sp, Options, Profile, profile, profile_all};
 
 #[path = "macros_file_items.rs"]
 mod file_items;
-
-/// Holds the process-wide session for one test.
-fn start() -> MutexGuard<'static, ()> {
-    let guard = serial();
-    sp::setup(Options::new().in_memory().verbose(false)).expect("setup");
-    guard
-}
 
 fn calls(name: &str) -> u64 {
     sp::get_region(name).map_or(0, |r| r.num_calls())
@@ -38,8 +30,7 @@ fn recorded_calls(profile: &Profile) -> Vec<Call> {
     let mut out = Vec::new();
     for row in &profile.rows {
         let region = &profile.region_names[row.region_id as usize];
-        for i in row.event_offset..row.event_offset + row.event_count {
-            let i = i as usize;
+        for i in event_range(row) {
             out.push(Call {
                 region: region.clone(),
                 id: profile.events.call_ids[i],
@@ -64,19 +55,6 @@ fn parents_of(profile: &Profile, region: &str) -> Vec<String> {
         .collect()
 }
 
-fn counts(profile: &Profile) -> BTreeMap<String, u64> {
-    profile
-        .rows
-        .iter()
-        .map(|r| {
-            (
-                profile.region_names[r.region_id as usize].clone(),
-                r.event_count,
-            )
-        })
-        .collect()
-}
-
 // ---- #[profile] and its names ---------------------------------------------
 
 #[profile]
@@ -96,7 +74,7 @@ fn solve_with_name_value(x: u32) -> u32 {
 
 #[test]
 fn profile_is_named_after_the_function() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(solve(1), 2);
     assert_eq!(solve(2), 3);
     assert_eq!(calls("solve"), 2);
@@ -120,7 +98,7 @@ fn profile_is_named_after_the_function() {
 
 #[test]
 fn explicit_names_share_one_region_with_sp_region() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(solve_with_name(1), 2);
     assert_eq!(solve_with_name_value(1), 3);
     sp::region("solver").run(|| ());
@@ -169,7 +147,7 @@ mod pipeline {
 
 #[test]
 fn seed_example_entrypoint_records_traced_functions() {
-    let _s = start();
+    let _s = start_in_memory();
     // Outside any entrypoint: nothing.
     assert_eq!(pipeline::run_pipeline(&[1.0]), 1.0);
     assert_eq!(traced_free_fn(), 1.0);
@@ -189,7 +167,7 @@ fn seed_example_entrypoint_records_traced_functions() {
             "macros::pipeline::stages::scale"
         ]
     );
-    let counts = counts(profile);
+    let counts = calls_per_region(profile);
     assert_eq!(counts["solve_entry"], 1);
     assert_eq!(counts["macros::pipeline::run_pipeline"], 1);
     assert_eq!(counts["macros::pipeline::stages::scale"], 2);
@@ -206,11 +184,11 @@ fn seed_example_entrypoint_records_traced_functions() {
 
 #[test]
 fn entrypoint_reaches_traced_functions_through_plain_ones() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(solve_unnamed_entry(&[2.0]), 3.0);
     let results = sp::finalize().unwrap();
     let profile = results.profile().unwrap();
-    let counts = counts(profile);
+    let counts = calls_per_region(profile);
     assert_eq!(counts["solve_unnamed_entry"], 1);
     assert_eq!(counts["macros::pipeline::run_pipeline"], 1);
     assert_eq!(counts["macros::traced_free_fn"], 1);
@@ -235,14 +213,14 @@ fn inner_entry() -> u32 {
 
 #[test]
 fn nested_entrypoints_just_work() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(outer_entry(), 2);
     // After the outer entrypoint has ended, tracing is off again.
     traced_free_fn();
     assert_eq!(inner_entry(), 1);
     let results = sp::finalize().unwrap();
     let profile = results.profile().unwrap();
-    let counts = counts(profile);
+    let counts = calls_per_region(profile);
     assert_eq!(counts["outer_entry"], 1);
     assert_eq!(counts["inner"], 2);
     assert_eq!(counts["macros::traced_free_fn"], 3);
@@ -260,7 +238,7 @@ fn tracing_is_per_thread() {
         std::thread::spawn(traced_free_fn).join().unwrap();
         traced_free_fn();
     }
-    let _s = start();
+    let _s = start_in_memory();
     spawn_from_entry();
     assert_eq!(calls("macros::traced_free_fn"), 1);
     sp::finalize().unwrap();
@@ -374,10 +352,10 @@ fn geometry_entry() -> String {
 
 #[test]
 fn profile_all_names_methods_by_type_and_trait() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(geometry_entry(), "8 cells / 1 cells / grid of 2 / 33 / 0");
     let results = sp::finalize().unwrap();
-    let counts = counts(results.profile().unwrap());
+    let counts = calls_per_region(results.profile().unwrap());
     let expected = [
         ("geometry_entry", 1),
         ("macros::geometry::Grid::new", 2),
@@ -393,9 +371,7 @@ fn profile_all_names_methods_by_type_and_trait() {
         ("macros::geometry::Grid::mut_self", 1),
         ("macros::geometry::Grid::into_values", 1),
     ];
-    let expected: BTreeMap<String, u64> =
-        expected.iter().map(|(n, c)| (n.to_string(), *c)).collect();
-    assert_eq!(counts, expected);
+    assert_eq!(counts, count_map(&expected));
 }
 
 pub struct Solver {
@@ -436,7 +412,7 @@ impl Step for Solver {
 
 #[test]
 fn profile_all_always_records_without_an_entrypoint() {
-    let _s = start();
+    let _s = start_in_memory();
     let mut solver = Solver { tolerance: 1.0 };
     solver.iterate();
     solver.step();
@@ -444,15 +420,12 @@ fn profile_all_always_records_without_an_entrypoint() {
     assert_eq!(solver.tolerance(), 1.0);
     let results = sp::finalize().unwrap();
     let profile = results.profile().unwrap();
-    let counts = counts(profile);
-    let expected: BTreeMap<String, u64> = [
+    let counts = calls_per_region(profile);
+    let expected = count_map(&[
         ("macros::Solver::iterate", 2),
         ("macros::<Solver as Step>::step", 1),
         ("solver_reset", 1),
-    ]
-    .iter()
-    .map(|(n, c)| (n.to_string(), *c))
-    .collect();
+    ]);
     assert_eq!(counts, expected);
     assert_eq!(
         parents_of(profile, "macros::Solver::iterate"),
@@ -477,7 +450,7 @@ impl Named for Solver {
 
 #[test]
 fn profile_all_on_a_trait_instruments_default_methods() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(Solver { tolerance: 0.0 }.greeting(), "hello solver");
     assert_eq!(sp::recorded_regions(), ["macros::Named::greeting"]);
     sp::finalize().unwrap();
@@ -552,7 +525,7 @@ mod scoped {
 
 #[test]
 fn own_attributes_inside_a_scope_decide() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(scoped::plain(), 2); // plain #[profile]: records outside entrypoints
     assert_eq!(scoped::entry(), 1 + 1 + 10 + 2 + 100 + 1000);
     #[profile(recursive)]
@@ -561,8 +534,8 @@ fn own_attributes_inside_a_scope_decide() {
     }
     assert_eq!(spin_entry(), 3);
     let results = sp::finalize().unwrap();
-    let counts = counts(results.profile().unwrap());
-    let expected: BTreeMap<String, u64> = [
+    let counts = calls_per_region(results.profile().unwrap());
+    let expected = count_map(&[
         ("plain", 2),
         ("entry", 1),
         ("macros::scoped::traced", 1),
@@ -571,10 +544,7 @@ fn own_attributes_inside_a_scope_decide() {
         ("scoped_explicit", 1),
         ("spin_entry", 1),
         ("macros::scoped::explicit_traced::Widget::spin", 1),
-    ]
-    .iter()
-    .map(|(n, c)| (n.to_string(), *c))
-    .collect();
+    ]);
     assert_eq!(counts, expected);
 }
 
@@ -667,7 +637,7 @@ fn body_with_inner_attribute() -> u32 {
 
 #[test]
 fn every_kind_of_function() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(generic(1u8), "1");
     assert_eq!(generic("x"), "\"x\"");
     assert_eq!(generic(vec![2.5]), "[2.5]");
@@ -746,7 +716,7 @@ impl Counter {
 
 #[test]
 fn methods_with_any_receiver() {
-    let _s = start();
+    let _s = start_in_memory();
     let mut counter = Counter(0);
     counter.by_mut().by_mut();
     assert_eq!(counter.by_ref(), 2);
@@ -789,7 +759,7 @@ fn caller_line() -> u32 {
 
 #[test]
 fn user_attributes_and_signature_are_kept() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(configured_in(), 1);
     let line = line!() + 1;
     assert_eq!(caller_line(), line);
@@ -803,23 +773,20 @@ fn user_attributes_and_signature_are_kept() {
 
 #[test]
 fn profile_all_items_covers_a_file_module() {
-    let _s = start();
+    let _s = start_in_memory();
     assert_eq!(file_items::entry(), 6);
     file_items::helper(); // outside the entrypoint
     file_items::always::tick();
     let results = sp::finalize().unwrap();
     let profile = results.profile().unwrap();
-    let counts = counts(profile);
-    let expected: BTreeMap<String, u64> = [
+    let counts = calls_per_region(profile);
+    let expected = count_map(&[
         ("file_entry", 1),
         ("macros::file_items::helper", 1),
         ("macros::file_items::<Circle as Shape>::area", 2),
         ("macros::file_items::nested::inner", 1),
         ("macros::file_items::always::tick", 1),
-    ]
-    .iter()
-    .map(|(n, c)| (n.to_string(), *c))
-    .collect();
+    ]);
     assert_eq!(counts, expected);
     assert_eq!(
         parents_of(profile, "macros::file_items::nested::inner"),

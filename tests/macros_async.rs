@@ -8,36 +8,15 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::num::ParseIntError;
 use std::pin::Pin;
-use std::sync::MutexGuard;
 
-use integration_tests::serial;
-use scope_profiler::{self as sp, Options, profile, profile_all};
+use integration_tests::{calls_per_region, count_map, start_in_memory};
+use scope_profiler::{self as sp, profile, profile_all};
 use tokio::task::yield_now;
-
-fn start() -> MutexGuard<'static, ()> {
-    let guard = serial();
-    sp::setup(Options::new().in_memory().verbose(false)).expect("setup");
-    guard
-}
 
 /// Ends the session; the calls per region, read from the results.
 fn finalized_counts() -> BTreeMap<String, u64> {
     let results = sp::finalize().unwrap();
-    let profile = results.profile().unwrap();
-    profile
-        .rows
-        .iter()
-        .map(|r| {
-            (
-                profile.region_names[r.region_id as usize].clone(),
-                r.event_count,
-            )
-        })
-        .collect()
-}
-
-fn expect(counts: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    counts.iter().map(|(n, c)| (n.to_string(), *c)).collect()
+    calls_per_region(results.profile().unwrap())
 }
 
 /// Compile-time check: the argument's type is `Send`.
@@ -197,7 +176,7 @@ fn block_on<F: Future>(future: F) -> F::Output {
 
 #[test]
 fn async_fns_run_on_a_multi_threaded_executor() {
-    let _s = start();
+    let _s = start_in_memory();
     block_on(run_every_async_form());
 }
 
@@ -229,7 +208,7 @@ async fn run_every_async_form() {
     let counts = finalized_counts();
     assert_eq!(
         counts,
-        expect(&[
+        count_map(&[
             ("fetch", 16),
             ("parse_async", 3),
             ("boxed_error", 3),
@@ -247,7 +226,7 @@ async fn run_every_async_form() {
 
 #[test]
 fn async_entrypoint_traces_async_and_sync_functions() {
-    let _s = start();
+    let _s = start_in_memory();
     block_on(run_async_entrypoint());
 }
 
@@ -259,7 +238,7 @@ async fn run_async_entrypoint() {
     assert_eq!(tokio::spawn(async_entry(2)).await.unwrap(), 2 + 12 + 10 + 1);
     assert_eq!(
         finalized_counts(),
-        expect(&[
+        count_map(&[
             ("async_entry", 1),
             ("macros_async::traced_async", 1),
             ("macros_async::service::Client::get", 1),
@@ -271,7 +250,7 @@ async fn run_async_entrypoint() {
 
 #[test]
 fn a_future_dropped_before_its_first_poll_records_nothing() {
-    let _s = start();
+    let _s = start_in_memory();
     drop(fetch(1));
     assert!(finalized_counts().is_empty());
 }

@@ -24,7 +24,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use integration_tests::{serial, temp_dir};
+use integration_tests::{event_of_call, event_range, on_named_threads, serial, temp_dir};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use scope_profiler::{self as sp, Guard, Options, Profile};
@@ -166,7 +166,7 @@ fn check(p: &Profile, models: &[Vec<ModelCall>]) -> Result<(), TestCaseError> {
     let mut region: Vec<Option<usize>> = vec![None; n];
     for row in &p.rows {
         prop_assert!(row.event_count > 0);
-        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
+        let range = event_range(row);
         prop_assert!(range.end <= n, "row past the events: {:?}", row);
         for slot in &mut region[range] {
             prop_assert!(slot.is_none(), "rows overlap");
@@ -197,12 +197,7 @@ fn check(p: &Profile, models: &[Vec<ModelCall>]) -> Result<(), TestCaseError> {
     );
 
     // Parent links: to a call of the same thread, with a smaller id.
-    let by_id: HashMap<i64, usize> = ev
-        .call_ids
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| (c, i))
-        .collect();
+    let by_id = event_of_call(ev);
     prop_assert_eq!(by_id.len(), n, "call ids are not unique");
     let mut parent = vec![None; n];
     for (i, &pid) in ev.parent_ids.iter().enumerate() {
@@ -236,7 +231,7 @@ fn check(p: &Profile, models: &[Vec<ModelCall>]) -> Result<(), TestCaseError> {
         }
     }
     for row in &p.rows {
-        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
+        let range = event_range(row);
         let d = &ev.durations[range.clone()];
         let total: i64 = d.iter().sum();
         let inner: i64 = children_total[range].iter().sum();
@@ -305,19 +300,8 @@ fn run_case(path: &Path, program: &[Vec<Op>]) -> Result<(), TestCaseError> {
     let _ = sp::finalize(); // a failed case may have left its session
     sp::setup(Options::new().file_path(path).verbose(false))
         .map_err(|e| TestCaseError::fail(format!("setup: {e}")))?;
-    let models: Vec<Vec<ModelCall>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = program
-            .iter()
-            .enumerate()
-            .map(|(t, ops)| {
-                std::thread::Builder::new()
-                    .name(format!("model-{t}"))
-                    .spawn_scoped(scope, move || run_thread(ops))
-                    .unwrap()
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let models: Vec<Vec<ModelCall>> =
+        on_named_threads("model", program.len(), None, |t| run_thread(&program[t]));
     sp::finalize().map_err(|e| TestCaseError::fail(format!("finalize: {e}")))?;
     let p = sp::read_profile(path).map_err(|e| TestCaseError::fail(format!("read: {e}")))?;
     check(&p, &models)

@@ -12,7 +12,7 @@
 //! The heaviest test, `sixteen_threads_times_a_million_nested_calls` (16M
 //! calls), takes 17-21 s in a debug build on 2 cores.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,7 +20,10 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use integration_tests::{serial, temp_dir};
+use integration_tests::{
+    calls_per_region, count_map, event_range, listing, made_reader_python, on_named_threads,
+    python_names_and_counts, serial, temp_dir,
+};
 use scope_profiler::{self as sp, Error, Options, Profile};
 
 // ---------------------------------------------------------------------------
@@ -51,31 +54,12 @@ fn run_child(args: &[&str]) -> (Option<i32>, String, String) {
 /// Exit status of a check the child cannot run in this environment.
 const UNSUPPORTED: i32 = 77;
 
-/// The names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("list dir")
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 fn s(path: &Path) -> &str {
     path.to_str().expect("UTF-8 temp path")
 }
 
-/// Calls per region name.
-fn counts(p: &Profile) -> BTreeMap<String, u64> {
-    p.rows
-        .iter()
-        .map(|r| (p.region_names[r.region_id as usize].clone(), r.event_count))
-        .collect()
-}
-
 fn expect_counts(p: &Profile, expected: &[(&str, u64)]) {
-    let want: BTreeMap<String, u64> = expected.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    assert_eq!(counts(p), want, "calls per region");
+    assert_eq!(calls_per_region(p), count_map(expected), "calls per region");
 }
 
 /// Every call of a profile, checked and indexed by event position.
@@ -114,10 +98,7 @@ impl Calls<'_> {
             .rows
             .iter()
             .find(|r| self.p.region_names[r.region_id as usize] == name);
-        let range = row.map_or(0..0, |r| {
-            r.event_offset as usize..(r.event_offset + r.event_count) as usize
-        });
-        range.into_iter()
+        row.map_or(0..0, event_range)
     }
 
     /// Checks that every call of `child` has a parent of region `parent`
@@ -155,8 +136,7 @@ fn check_calls(p: &Profile) -> Calls<'_> {
     for row in &p.rows {
         assert!((row.region_id as usize) < p.region_names.len(), "{row:?}");
         assert!(row.event_count > 0, "a row without calls: {row:?}");
-        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
-        for slot in &mut region[range] {
+        for slot in &mut region[event_range(row)] {
             assert_eq!(*slot, NONE, "rows overlap");
             *slot = row.region_id;
         }
@@ -212,7 +192,7 @@ fn check_calls(p: &Profile) -> Calls<'_> {
     }
 
     for row in &p.rows {
-        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
+        let range = event_range(row);
         let durations = &ev.durations[range.clone()];
         let total: i64 = durations.iter().sum();
         let exclusive: i64 = total - children_total[range.clone()].iter().sum::<i64>();
@@ -245,55 +225,6 @@ fn quiet_panics() {
             }
         }));
     });
-}
-
-/// The Python reader of the interop test's venv, if that test made it.
-fn python_reader() -> Option<PathBuf> {
-    let python = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-venv/bin/python");
-    let ok = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import scope_profiler"])
-            .status()
-            .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIPPED the Python part: no interop venv (the interop test makes it)");
-    }
-    ok.then_some(python)
-}
-
-fn hex_decode(hex: &str) -> Vec<u8> {
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
-/// Region names (in file order) and call counts as the Python package's
-/// `read_h5` sees them.
-fn python_names_and_counts(python: &Path, file: &Path) -> Vec<(String, u64)> {
-    const SCRIPT: &str = "import sys, scope_profiler\n\
-        r = scope_profiler.read_h5(sys.argv[1])\n\
-        for n in r.region_names:\n    print(n.encode('utf-8').hex(), r[n].num_calls)\n";
-    let out = Command::new(python)
-        .args(["-c", SCRIPT])
-        .arg(file)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "the Python reader failed on {}:\n{}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let (hex, calls) = line.split_once(' ').expect("hex count");
-            let name = String::from_utf8(hex_decode(hex)).expect("UTF-8 name");
-            (name, calls.parse().expect("count"))
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -849,46 +780,36 @@ fn panics_in_nested_regions_across_threads_are_recorded_and_nest_afterwards() {
     const ITERATIONS: u64 = 3_000;
     let path = temp_dir("panics").join("panics.h5");
     sp::setup(to_file(&path)).unwrap();
-    let caught: Vec<u64> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..THREADS)
-            .map(|k| {
-                std::thread::Builder::new()
-                    .name(format!("panic-{k}"))
-                    .spawn_scoped(scope, move || {
-                        let own = format!("panic/t{k}");
-                        let mut caught = 0;
-                        for i in 0..ITERATIONS {
-                            // Unwinds from depth 3, 2 or 1 (or not at all).
-                            let r = std::panic::catch_unwind(|| {
-                                let _outer = sp::region("panic/outer").enter();
-                                {
-                                    let _own = sp::region(&own).enter();
-                                    {
-                                        let _leaf = sp::region("panic/leaf").enter();
-                                        if i % 4 == 0 {
-                                            std::panic::panic_any(QuietPanic);
-                                        }
-                                    }
-                                    if i % 4 == 1 {
-                                        std::panic::panic_any(QuietPanic);
-                                    }
-                                }
-                                if i % 4 == 2 {
-                                    std::panic::panic_any(QuietPanic);
-                                }
-                            });
-                            caught += r.is_err() as u64;
-                            // Later calls nest as usual.
-                            sp::region("panic/after").run(|| {
-                                sp::region("panic/after_child").run(|| ());
-                            });
+    let caught: Vec<u64> = on_named_threads("panic", THREADS, None, |k| {
+        let own = format!("panic/t{k}");
+        let mut caught = 0;
+        for i in 0..ITERATIONS {
+            // Unwinds from depth 3, 2 or 1 (or not at all).
+            let r = std::panic::catch_unwind(|| {
+                let _outer = sp::region("panic/outer").enter();
+                {
+                    let _own = sp::region(&own).enter();
+                    {
+                        let _leaf = sp::region("panic/leaf").enter();
+                        if i % 4 == 0 {
+                            std::panic::panic_any(QuietPanic);
                         }
-                        caught
-                    })
-                    .unwrap()
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+                    }
+                    if i % 4 == 1 {
+                        std::panic::panic_any(QuietPanic);
+                    }
+                }
+                if i % 4 == 2 {
+                    std::panic::panic_any(QuietPanic);
+                }
+            });
+            caught += r.is_err() as u64;
+            // Later calls nest as usual.
+            sp::region("panic/after").run(|| {
+                sp::region("panic/after_child").run(|| ());
+            });
+        }
+        caught
     });
     assert!(
         caught.iter().all(|&c| c == ITERATIONS / 4 * 3),
@@ -926,27 +847,20 @@ fn out_of_order_drops_and_leaked_guards_across_threads() {
     const ITERATIONS: u64 = 5_000;
     let path = temp_dir("misuse").join("misuse.h5");
     sp::setup(to_file(&path)).unwrap();
-    std::thread::scope(|scope| {
-        for k in 0..THREADS {
-            std::thread::Builder::new()
-                .name(format!("misuse-{k}"))
-                .spawn_scoped(scope, || {
-                    for _ in 0..ITERATIONS {
-                        let a = sp::region("ooo/a").enter();
-                        let b = sp::region("ooo/b").enter();
-                        let c = sp::region("ooo/c").enter();
-                        drop(a); // ends c, b and a at one instant
-                        drop(c); // already ended: nothing more
-                        drop(b);
-                        {
-                            let _d = sp::region("ooo/d").enter();
-                            std::mem::forget(sp::region("ooo/leaked").enter());
-                            sp::region("ooo/e").run(|| ()); // inside the leaked call
-                        } // d's end also ends the leaked call
-                        sp::region("ooo/f").run(|| ());
-                    }
-                })
-                .unwrap();
+    on_named_threads("misuse", THREADS, None, |_| {
+        for _ in 0..ITERATIONS {
+            let a = sp::region("ooo/a").enter();
+            let b = sp::region("ooo/b").enter();
+            let c = sp::region("ooo/c").enter();
+            drop(a); // ends c, b and a at one instant
+            drop(c); // already ended: nothing more
+            drop(b);
+            {
+                let _d = sp::region("ooo/d").enter();
+                std::mem::forget(sp::region("ooo/leaked").enter());
+                sp::region("ooo/e").run(|| ()); // inside the leaked call
+            } // d's end also ends the leaked call
+            sp::region("ooo/f").run(|| ());
         }
     });
     sp::finalize().unwrap();
@@ -989,16 +903,8 @@ fn ten_thousand_deep_recursion_on_several_threads_round_trips() {
     }
     let path = temp_dir("deep").join("deep.h5");
     sp::setup(to_file(&path)).unwrap();
-    std::thread::scope(|scope| {
-        for k in 0..THREADS {
-            std::thread::Builder::new()
-                .name(format!("deep-{k}"))
-                .stack_size(256 << 20)
-                .spawn_scoped(scope, move || {
-                    sp::region(&format!("deep/t{k}")).run(|| recurse(DEPTH));
-                })
-                .unwrap();
-        }
+    on_named_threads("deep", THREADS, Some(256 << 20), |k| {
+        sp::region(&format!("deep/t{k}")).run(|| recurse(DEPTH));
     });
     sp::finalize().unwrap();
     let p = sp::read_profile(&path).unwrap();
@@ -1159,8 +1065,13 @@ fn special_names_round_trip_exactly_through_the_file_and_the_python_reader() {
         assert_eq!(parents, [None, chained], "parents of {name:?}");
     }
 
-    if let Some(python) = python_reader() {
-        let seen = python_names_and_counts(&python, &path);
+    if let Some(python) = made_reader_python(env!("CARGO_TARGET_TMPDIR")) {
+        let seen = python_names_and_counts(
+            &python,
+            "scope_profiler.read_h5(sys.argv[1])",
+            &path,
+            "the Python reader failed",
+        );
         let want: Vec<(String, u64)> = names.iter().map(|n| (n.clone(), 2)).collect();
         assert_eq!(seen.len(), want.len(), "the Python reader's region count");
         for (got, want) in seen.iter().zip(&want) {

@@ -3,26 +3,18 @@
 
 use std::collections::HashMap;
 
-use integration_tests::{serial, temp_dir};
+use integration_tests::{calls_per_region, event_range, serial, temp_dir};
 use scope_profiler::{self as sp, Error, Options, Profile};
 
 fn in_memory() -> Options {
     Options::new().in_memory().verbose(false)
 }
 
-/// Calls per region name.
-fn counts(p: &Profile) -> HashMap<String, u64> {
-    p.rows
-        .iter()
-        .map(|r| (p.region_names[r.region_id as usize].clone(), r.event_count))
-        .collect()
-}
-
 /// For every event: (region name, thread id, call id, parent id).
 fn calls(p: &Profile) -> Vec<(String, i64, i64, i64)> {
     let mut out = Vec::new();
     for row in &p.rows {
-        for i in row.event_offset as usize..(row.event_offset + row.event_count) as usize {
+        for i in event_range(row) {
             out.push((
                 p.region_names[row.region_id as usize].clone(),
                 p.events.thread_ids[i],
@@ -100,7 +92,7 @@ fn handles_made_outside_a_session_record_nothing() {
     let fresh = sp::region("early");
     assert!(fresh.enter().is_recording());
     let results = sp::finalize().unwrap();
-    assert_eq!(counts(results.profile().unwrap())["early"], 1);
+    assert_eq!(calls_per_region(results.profile().unwrap())["early"], 1);
     assert!(
         !fresh.enter().is_recording(),
         "after finalize nothing records"
@@ -118,7 +110,7 @@ fn decorator_and_scope_share_one_region_by_name() {
     assert_eq!(sp::get_region("compute").unwrap().num_calls(), 4);
     assert_eq!(sp::region("compute"), sp::profile_region("compute"));
     let results = sp::finalize().unwrap();
-    assert_eq!(counts(results.profile().unwrap())["compute"], 4);
+    assert_eq!(calls_per_region(results.profile().unwrap())["compute"], 4);
 }
 
 #[test]
@@ -166,7 +158,7 @@ fn threads_record_exactly_and_nest_on_their_own_lane() {
     }); // the threads have exited: their buffers must be kept
     let results = sp::finalize().unwrap();
     let p = results.profile().unwrap();
-    let c = counts(p);
+    let c = calls_per_region(p);
     assert_eq!(c["t_outer"], (THREADS * CALLS / 2) as u64);
     assert_eq!(c["t_inner"], (THREADS * CALLS / 2) as u64);
     assert_eq!(p.threads.len(), THREADS);
@@ -206,7 +198,7 @@ fn a_panic_inside_regions_is_recorded_and_the_stack_stays_consistent() {
     }
     let results = sp::finalize().unwrap();
     let p = results.profile().unwrap();
-    let c = counts(p);
+    let c = calls_per_region(p);
     assert_eq!(
         (c["p_outer"], c["p_inner"], c["p_after"], c["p_child"]),
         (1, 1, 1, 1)
@@ -231,7 +223,7 @@ fn out_of_order_and_leaked_guards_keep_the_nesting_valid() {
     sp::region("o_d").run(|| ());
     let results = sp::finalize().unwrap();
     let p = results.profile().unwrap();
-    let c = counts(p);
+    let c = calls_per_region(p);
     assert_eq!(
         (c["o_a"], c["o_b"], c["o_c"], c["o_leaked"], c["o_d"]),
         (1, 1, 1, 1, 1)
@@ -268,7 +260,7 @@ fn deep_recursion_and_many_names() {
     }
     let results = sp::finalize().unwrap();
     let p = results.profile().unwrap();
-    assert_eq!(counts(p)["rec"], 10_000);
+    assert_eq!(calls_per_region(p)["rec"], 10_000);
     assert_eq!(p.region_names.len(), 1001);
     assert_eq!(&p.region_names[1..], &names[..]);
     let summary = results.summary();
@@ -386,7 +378,10 @@ fn a_failed_write_loses_nothing() {
     sp::region("kept").run(|| ());
     std::fs::create_dir_all(&dir).unwrap();
     sp::finalize().unwrap();
-    assert_eq!(counts(&sp::read_profile(&path).unwrap())["kept"], 2);
+    assert_eq!(
+        calls_per_region(&sp::read_profile(&path).unwrap())["kept"],
+        2
+    );
 }
 
 #[test]
@@ -454,7 +449,7 @@ fn async_calls_get_their_own_lanes_and_record_wall_time() {
     drop(_outer);
     sp::finalize().unwrap();
     let p = &sp::read_profile(&path).unwrap();
-    assert_eq!(counts(p)["a_fetch"], 3);
+    assert_eq!(calls_per_region(p)["a_fetch"], 3);
     assert_eq!(p.tasks.len(), 3);
     assert!(
         p.tasks
@@ -504,7 +499,7 @@ fn a_spilled_run_gives_the_same_profile_as_an_unspilled_one() {
     };
     assert_eq!(shape(&spilled), shape(&unspilled));
     // Every call's parent is the call that encloses it.
-    let c = counts(&spilled);
+    let c = calls_per_region(&spilled);
     assert_eq!(
         (c["sp_step"], c["sp_inner"], c["sp_even"], c["sp_odd"]),
         (300_000, 100_000, 50_000, 50_000)

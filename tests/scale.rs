@@ -15,12 +15,14 @@
 //!   recorded without a limit; memory growth while recording stays bounded.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 
 use hdf5::types::VarLenUnicode;
-use integration_tests::{serial, temp_dir};
+use integration_tests::{
+    event_of_call, event_range, listing, made_reader_python, on_named_threads,
+    python_names_and_counts, serial, temp_dir,
+};
 use scope_profiler::{self as sp, Compression, Options, Profile};
 
 const MIB: u64 = 1 << 20;
@@ -55,15 +57,6 @@ fn reset_peak_rss() -> bool {
         && proc_status("VmHWM") <= proc_status("VmRSS") + 4 * MIB
 }
 
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// The deterministic program: `threads` threads named `scale-<k>`, each
 /// `iterations` times `scale/outer { scale/t<k> { scale/leaf x3 } }`. The
 /// names are registered here first, so their order never depends on
@@ -74,21 +67,14 @@ fn record(threads: usize, iterations: u64) {
         sp::region(&own_name(k));
     }
     sp::region(LEAF);
-    std::thread::scope(|scope| {
-        for k in 0..threads {
-            std::thread::Builder::new()
-                .name(format!("scale-{k}"))
-                .spawn_scoped(scope, move || {
-                    let own = sp::region(&own_name(k));
-                    for _ in 0..iterations {
-                        sp::scope!(OUTER);
-                        let _own = own.enter();
-                        for _ in 0..3 {
-                            sp::scope!(LEAF);
-                        }
-                    }
-                })
-                .unwrap();
+    on_named_threads("scale", threads, None, |k| {
+        let own = sp::region(&own_name(k));
+        for _ in 0..iterations {
+            sp::scope!(OUTER);
+            let _own = own.enter();
+            for _ in 0..3 {
+                sp::scope!(LEAF);
+            }
         }
     });
 }
@@ -103,51 +89,6 @@ fn expected_counts(threads: usize, iterations: u64) -> HashMap<String, u64> {
         want.insert(own_name(k), iterations);
     }
     want
-}
-
-/// The Python package's venv (made by the interop test), if present.
-fn python_reader() -> Option<PathBuf> {
-    let python = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-venv/bin/python");
-    let ok = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import scope_profiler"])
-            .status()
-            .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIPPED the Python part: no interop venv (the interop test makes it)");
-    }
-    ok.then_some(python)
-}
-
-/// Calls per region as `read_h5_summary(path, fallback=False)` reads them.
-fn python_summary_counts(python: &Path, file: &Path) -> HashMap<String, u64> {
-    const SCRIPT: &str = "import sys\n\
-        from scope_profiler.h5reader import read_h5_summary\n\
-        r = read_h5_summary(sys.argv[1], fallback=False)\n\
-        for n in r.region_names:\n    print(n.encode('utf-8').hex(), r[n].num_calls)\n";
-    let out = Command::new(python)
-        .args(["-c", SCRIPT])
-        .arg(file)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "read_h5_summary failed on {}:\n{}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let (hex, calls) = line.split_once(' ').expect("hex count");
-            let bytes: Vec<u8> = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect();
-            (String::from_utf8(bytes).unwrap(), calls.parse().unwrap())
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -454,9 +395,16 @@ fn two_hundred_million_calls_under_a_64_mib_limit() {
     );
 
     check_big_file(&path, THREADS, iterations);
-    if let Some(python) = python_reader() {
+    if let Some(python) = made_reader_python(env!("CARGO_TARGET_TMPDIR")) {
         let t = Instant::now();
-        let counts = python_summary_counts(&python, &path);
+        let counts: HashMap<String, u64> = python_names_and_counts(
+            &python,
+            "scope_profiler.h5reader.read_h5_summary(sys.argv[1], fallback=False)",
+            &path,
+            "read_h5_summary failed",
+        )
+        .into_iter()
+        .collect();
         println!("read_h5_summary: {:?}", t.elapsed());
         assert_eq!(counts, expected_counts(THREADS, iterations));
     }
@@ -476,15 +424,9 @@ fn structure(p: &Profile) -> HashMap<String, Vec<(String, Option<u32>)>> {
     let n = ev.len();
     let mut region = vec![0u32; n];
     for row in &p.rows {
-        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
-        region[range].fill(row.region_id);
+        region[event_range(row)].fill(row.region_id);
     }
-    let by_id: HashMap<i64, usize> = ev
-        .call_ids
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| (c, i))
-        .collect();
+    let by_id = event_of_call(ev);
     assert_eq!(by_id.len(), n, "unique call ids");
     let mut out = HashMap::new();
     for t in &p.threads {

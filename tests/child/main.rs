@@ -36,6 +36,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use integration_tests::calls_per_region;
 use scope_profiler::{self as sp, Compression, Options};
 
 /// Exit code for "this check cannot run in this environment".
@@ -138,12 +139,7 @@ fn record(n: u64) -> BTreeMap<&'static str, u64> {
 /// Calls per region name in the file at `path`, and its total event count.
 fn file_counts(path: &Path) -> Result<(BTreeMap<String, u64>, usize), String> {
     let p = sp::read_profile(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let counts = p
-        .rows
-        .iter()
-        .map(|r| (p.region_names[r.region_id as usize].clone(), r.event_count))
-        .collect();
-    Ok((counts, p.events.len()))
+    Ok((calls_per_region(&p), p.events.len()))
 }
 
 /// `path` holds exactly the calls `expected` says.
