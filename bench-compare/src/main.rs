@@ -11,7 +11,7 @@
 //! Options: `--calls N` (per variant per round, default 1M), `--rounds N`
 //! (15), `--thread-rounds N` (9), `--reps N` (scale repetitions, 3),
 //! `--small N` / `--big N` (finalize sizes, 1M / 10M), `--regions N`
-//! (100k), `--skip off,threads,scale`, `--out PATH`, `--no-write`,
+//! (100k), `--skip micro,off,threads,scale`, `--out PATH`, `--no-write`,
 //! `--quick`. `compare one SLUG CALLS` runs one of our variants alone (for
 //! `valgrind --tool=callgrind`).
 
@@ -192,11 +192,13 @@ fn main() {
     if !settings.skips("off") {
         report.compiled_out = Some(compiled_out(&settings));
     }
-    eprintln!(
-        "one thread: {} rounds x {} calls per variant",
-        settings.rounds, settings.calls
-    );
-    report.micro = Some(micro::run(settings.calls, settings.rounds, &tmp));
+    if !settings.skips("micro") {
+        eprintln!(
+            "one thread: {} rounds x {} calls per variant",
+            settings.rounds, settings.calls
+        );
+        report.micro = Some(micro::run(settings.calls, settings.rounds, &tmp));
+    }
     if !settings.skips("threads") {
         eprintln!("two threads: {} rounds", settings.thread_rounds);
         report.threads = Some(threads::run(settings.calls, settings.thread_rounds));

@@ -520,21 +520,23 @@ fn render_scale(w: &mut String, rows: &[FinalizeRow], regions: &RegionsRow, scra
     let _ = writeln!(
         w,
         "Each line is a fresh process: a session writing to a file in {scratch} (set `TMPDIR` \
-         to move it), \
-         `N` calls of the `#[profile]` fn, then a timed `sp::finalize()`. RSS growth is VmRSS \
-         after the calls minus before (from `/proc/self/status`); peak RSS is VmHWM at the end; \
-         the allocator is left at glibc's defaults, so record buffers are fresh pages. With the \
-         default memory limit (256 MiB) the session spills finished buffers to a scratch file \
-         past half of it, and `finalize` places calls through a scratch file once they exceed \
-         half of it; the last line lifts the limit to show what that costs. Figures are \
-         `median [min-max]` over {} runs.\n",
+         to move it) records `N` calls shaped like a small simulation (a step holding four \
+         phases, two of them calling a leaf: 7 regions, depths 0-2, each call doing 0-63 \
+         pseudo-random rounds of work, so the columns compress like real data), then a timed \
+         `sp::finalize()`. RSS growth is VmRSS after the calls minus before (from \
+         `/proc/self/status`); peak RSS is VmHWM at the end; the allocator is left at glibc's \
+         defaults, so record buffers are fresh pages (hence the page faults: one per 4 KiB of \
+         24-byte records). With the default memory limit (256 MiB) the session spills finished \
+         buffers to a scratch file past half of it, and `finalize` places calls through a \
+         scratch file once they exceed half of it; the last line lifts the limit to show what \
+         that costs. Figures are `median [min-max]` over {} runs.\n",
         rows.first().map_or(0, |r| r.runs.len())
     );
     let _ = writeln!(
         w,
-        "| events | compression | memory limit | recording ns/call | page faults/1k calls | RSS growth B/call | finalize s | file B/event | peak RSS MiB |"
+        "| events | compression | memory limit | page faults/1k calls | RSS growth B/call | finalize s | file B/event | peak RSS MiB |"
     );
-    let _ = writeln!(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(w, "|---:|---|---|---:|---:|---:|---:|---:|");
     for r in rows {
         let col = |key: &str| -> Vec<f64> { r.runs.iter().map(|f| scale::get(f, key)).collect() };
         let per = |key: &str| -> Vec<f64> {
@@ -549,7 +551,7 @@ fn render_scale(w: &mut String, rows: &[FinalizeRow], regions: &RegionsRow, scra
             .collect();
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             r.events,
             r.compression,
             if r.limit_mib == 0 {
@@ -557,7 +559,6 @@ fn render_scale(w: &mut String, rows: &[FinalizeRow], regions: &RegionsRow, scra
             } else {
                 format!("{} MiB", r.limit_mib)
             },
-            spread(&col("record_ns"), 1),
             spread(
                 &per("minor_faults")
                     .iter()

@@ -11,8 +11,7 @@ use std::time::Instant;
 
 use scope_profiler::{self as sp, Compression, Options};
 
-use crate::common::time;
-use crate::ours;
+use scope_profiler::CallSite;
 
 /// A `key=value` line a child prints, read back by the parent.
 pub type Fields = Vec<(String, f64)>;
@@ -46,7 +45,61 @@ fn compression(name: &str) -> Compression {
     }
 }
 
-/// Child: records `events` calls of `#[profile]` in a session writing to
+/// The regions of [`mixed`]: a step, four phases in it, two leaves.
+static SITES: [CallSite; 7] = [
+    CallSite::new("sim::step", file!(), line!()),
+    CallSite::new("sim::phase_rhs", file!(), line!()),
+    CallSite::new("sim::phase_solve", file!(), line!()),
+    CallSite::new("sim::phase_update", file!(), line!()),
+    CallSite::new("sim::phase_output", file!(), line!()),
+    CallSite::new("sim::kernel", file!(), line!()),
+    CallSite::new("sim::io", file!(), line!()),
+];
+
+/// Work of a variable length: `n` multiply-rotate rounds.
+#[inline(never)]
+fn spin(n: u64) -> u64 {
+    let mut acc = std::hint::black_box(n);
+    for _ in 0..n {
+        acc = acc.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(7);
+    }
+    std::hint::black_box(acc)
+}
+
+/// Records exactly `events` calls shaped like a small simulation, so that
+/// the file's columns compress like real data, not like one region called
+/// back to back: a `step` (depth 0) holding four phases (depth 1), two of
+/// which call a leaf (depth 2), each call doing a pseudo-random 0-63 rounds
+/// of work.
+pub fn mixed(events: u64) {
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng & 63
+    };
+    let mut left = events;
+    while left > 0 {
+        let _step = SITES[0].enter();
+        left -= 1;
+        for phase in 1..=4 {
+            if left == 0 {
+                break;
+            }
+            let _phase = SITES[phase].enter();
+            left -= 1;
+            spin(next());
+            if phase % 2 == 1 && left > 0 {
+                let _leaf = SITES[5 + phase / 2].enter();
+                left -= 1;
+                spin(next());
+            }
+        }
+    }
+}
+
+/// Child: records `events` calls of [`mixed`] in a session writing to
 /// `dir`, then finalizes it. Prints RSS growth, recording and finalize
 /// times, file size and peak RSS.
 /// `limit_mib` sets `Options::memory_limit` (0: the default).
@@ -65,14 +118,19 @@ pub fn child_finalize(events: u64, comp: &str, dir: &Path, limit_mib: usize) {
     let session = sp::setup(options).expect("setup");
     let rss0 = status_kib("VmRSS:");
     let faults0 = minor_faults(libc::RUSAGE_SELF);
-    let ns = time(events, ours::profiled);
+    let t = Instant::now();
+    mixed(events);
+    let ns = t.elapsed().as_nanos() as f64 / events as f64;
     let faults = minor_faults(libc::RUSAGE_SELF) - faults0;
     let rss1 = status_kib("VmRSS:");
     let t = Instant::now();
     let results = session.finalize().expect("finalize");
     let secs = t.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let recorded = sp::get_region("profiled").map_or(0, |r| r.num_calls());
+    let recorded: u64 = sp::get_all_regions()
+        .iter()
+        .map(|(_, r)| r.num_calls())
+        .sum();
     drop(results);
     let hwm = status_kib("VmHWM:");
     let _ = std::fs::remove_file(&path);
@@ -199,14 +257,15 @@ pub fn run(
     for _ in 0..reps {
         for row in rows.iter_mut() {
             eprintln!(
-                "  finalize {} events, compression {}",
-                row.events, row.compression
+                "  finalize {} events, compression {}, memory limit {} MiB (0: default)",
+                row.events, row.compression, row.limit_mib
             );
             row.runs.push(spawn(&[
                 "finalize".into(),
                 row.events.to_string(),
                 row.compression.into(),
                 dir_s.clone(),
+                row.limit_mib.to_string(),
             ]));
         }
     }
