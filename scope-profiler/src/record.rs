@@ -59,6 +59,11 @@ impl Chunk {
         }
     }
 
+    /// Empties a chunk for reuse (it is not shared: `&mut self`).
+    pub(crate) fn clear(&mut self) {
+        *self.published.get_mut() = 0;
+    }
+
     pub(crate) fn capacity(&self) -> usize {
         self.slots.len()
     }

@@ -23,6 +23,9 @@ use crate::thread::{Lane, lock};
 /// Bytes of one record in memory and in the scratch file.
 const RECORD_BYTES: usize = std::mem::size_of::<Record>();
 
+/// Spilled chunks kept for reuse, at most: a few per recording thread.
+const FREE_CHUNKS: usize = 8;
+
 /// A run of a lane's records, in memory or in the scratch file.
 #[derive(Clone)]
 pub(crate) enum Segment {
@@ -51,6 +54,8 @@ pub(crate) struct Store {
     max_chunk: usize,
     /// Bytes of the chunks alive in memory.
     in_memory: AtomicUsize,
+    /// Spilled chunks kept for reuse (counted in `in_memory`).
+    free: Mutex<Vec<Chunk>>,
     scratch: Mutex<ScratchFile>,
     control: Mutex<Control>,
     wake_writer: Condvar,
@@ -66,6 +71,7 @@ impl Store {
             limit,
             max_chunk,
             in_memory: AtomicUsize::new(0),
+            free: Mutex::new(Vec::new()),
             scratch: Mutex::new(ScratchFile {
                 dir,
                 file: None,
@@ -119,11 +125,25 @@ impl Store {
         }
     }
 
-    /// Accounts for a new chunk of `records` records; called by a recording
-    /// thread before it allocates one. Wakes the writer past half the limit
-    /// and waits while the chunks in memory exceed the limit and the writer
-    /// can still free some.
-    pub(crate) fn reserve(&self, records: usize) {
+    /// A chunk of `records` records for a recording thread: one the writer
+    /// recycled (its pages already faulted in) or a new one. Wakes the
+    /// writer past half the limit and waits while the chunks in memory
+    /// exceed the limit and the writer can still free some.
+    pub(crate) fn new_chunk(&self, records: usize) -> Arc<Chunk> {
+        let recycled = {
+            let mut free = lock(&self.free);
+            free.iter()
+                .position(|c| c.capacity() == records)
+                .map(|i| free.swap_remove(i))
+        };
+        if let Some(chunk) = recycled {
+            return Arc::new(chunk); // still counted in `in_memory`
+        }
+        self.reserve(records);
+        Arc::new(Chunk::new(records))
+    }
+
+    fn reserve(&self, records: usize) {
         let bytes = records * RECORD_BYTES;
         let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
         if now < self.limit / 2 {
@@ -200,12 +220,26 @@ impl Store {
                         counts[region] += 1;
                     }
                 }
-                self.in_memory
-                    .fetch_sub(chunk.capacity() * RECORD_BYTES, Ordering::Relaxed);
+                self.recycle(chunk);
                 moved += 1;
             }
         }
         Ok(moved)
+    }
+
+    /// Keeps a spilled chunk for reuse if no one else holds it and the free
+    /// list has room; otherwise frees it.
+    fn recycle(&self, chunk: Arc<Chunk>) {
+        let bytes = chunk.capacity() * RECORD_BYTES;
+        if let Ok(mut chunk) = Arc::try_unwrap(chunk) {
+            let mut free = lock(&self.free);
+            if free.len() < FREE_CHUNKS {
+                chunk.clear();
+                free.push(chunk);
+                return;
+            }
+        }
+        self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     /// Appends records to the scratch file (created on first use); returns

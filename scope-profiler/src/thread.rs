@@ -292,8 +292,7 @@ impl Cold {
         };
         let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
         let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
-        store.reserve(cap);
-        let chunk = Arc::new(Chunk::new(cap));
+        let chunk = store.new_chunk(cap);
         lock(&lane.segments).push(Segment::Memory(Arc::clone(&chunk)));
         self.chunk = Some(chunk);
         hot.len.set(0);
