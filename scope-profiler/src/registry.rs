@@ -7,6 +7,7 @@
 //! registered again. By-name lookups go through a [`DashMap`] keyed by the
 //! name with the Fx hash (names are the program's own, not hostile input).
 
+use std::cell::Cell;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
@@ -67,13 +68,30 @@ type Names = DashMap<&'static str, &'static Entry, BuildHasherDefault<FxHasher>>
 static NAMES: LazyLock<Names> = LazyLock::new(Names::default);
 static INTERN: Mutex<()> = Mutex::new(());
 
+/// Entries this thread looked up last, by the address and length of the
+/// name it passed: a name written as a literal in a loop is found here with
+/// one comparison of its bytes, without hashing or the map's lock.
+const RECENT_SLOTS: usize = 8;
+
+thread_local! {
+    static RECENT: [Cell<Option<&'static Entry>>; RECENT_SLOTS] =
+        const { [const { Cell::new(None) }; RECENT_SLOTS] };
+}
+
 /// The process-wide entry for `name`, created on first use.
 #[inline]
 pub(crate) fn intern(name: &str) -> &'static Entry {
-    if let Some(entry) = NAMES.get(name) {
-        return *entry;
+    let slot = ((name.as_ptr() as usize >> 3) ^ name.len()) % RECENT_SLOTS;
+    let recent = RECENT.try_with(|r| r[slot].get()).ok().flatten();
+    if let Some(entry) = recent.filter(|e| e.name == name) {
+        return entry;
     }
-    intern_new(name)
+    let entry = match NAMES.get(name) {
+        Some(entry) => *entry,
+        None => intern_new(name),
+    };
+    let _ = RECENT.try_with(|r| r[slot].set(Some(entry)));
+    entry
 }
 
 /// The entry for `name` if it was ever interned.
