@@ -72,6 +72,24 @@ fn spread(xs: &[f64], digits: usize) -> String {
     )
 }
 
+/// One variant's row of the per-call tables.
+fn variant_row(w: &mut String, m: &MicroResult, v: Variant, floor: f64, ours: f64) {
+    let o = m.overhead(v);
+    let (lo, hi) = m.iqr(v);
+    let _ = writeln!(
+        w,
+        "| {} | {} | {}-{} | {:.2} | {:.2} | {} | {:.2} |",
+        v.label(),
+        fmt_ns(o),
+        fmt_ns(lo),
+        fmt_ns(hi),
+        o / floor,
+        o / ours,
+        fmt_ns(m.cpu_overhead(v)),
+        m.faults_per_k(v)
+    );
+}
+
 fn mark(ok: bool) -> &'static str {
     if ok { "**met**" } else { "**missed**" }
 }
@@ -213,20 +231,7 @@ impl Report {
                 );
                 continue;
             }
-            let o = m.overhead(v);
-            let (lo, hi) = m.iqr(v);
-            let _ = writeln!(
-                w,
-                "| {} | {} | {}-{} | {:.2} | {:.2} | {} | {:.2} |",
-                v.label(),
-                fmt_ns(o),
-                fmt_ns(lo),
-                fmt_ns(hi),
-                o / floor,
-                o / ours,
-                fmt_ns(m.cpu_overhead(v)),
-                m.faults_per_k(v)
-            );
+            variant_row(w, m, v, floor, ours);
             if v == Variant::DisabledByName {
                 match &self.compiled_out {
                     Some(Ok(_)) => {
@@ -314,20 +319,7 @@ impl Report {
         );
         let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|---:|");
         for v in Variant::ALL.into_iter().filter(|v| v.is_whatif()) {
-            let o = m.overhead(v);
-            let (lo, hi) = m.iqr(v);
-            let _ = writeln!(
-                w,
-                "| {} | {} | {}-{} | {:.2} | {:.2} | {} | {:.2} |",
-                v.label(),
-                fmt_ns(o),
-                fmt_ns(lo),
-                fmt_ns(hi),
-                o / floor,
-                o / ours,
-                fmt_ns(m.cpu_overhead(v)),
-                m.faults_per_k(v)
-            );
+            variant_row(w, m, v, floor, ours);
         }
         let _ = writeln!(w);
     }
