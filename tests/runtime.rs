@@ -477,7 +477,12 @@ fn run_program(options: Options) -> Profile {
             sp::region(if i % 2 == 0 { "sp_even" } else { "sp_odd" }).run(|| ());
         }
     }
-    sp::finalize().unwrap().into_profile().unwrap()
+    match sp::finalize().unwrap() {
+        results if results.file_path().is_some() => {
+            sp::read_profile(results.file_path().unwrap()).unwrap()
+        }
+        results => results.into_profile().unwrap(),
+    }
 }
 
 #[test]
@@ -508,4 +513,45 @@ fn a_spilled_run_gives_the_same_profile_as_an_unspilled_one() {
         parent_names(&spilled, "sp_even"),
         vec![Some("sp_inner".to_owned()); 50_000]
     );
+}
+
+#[test]
+fn files_written_directly_and_through_buckets_hold_the_same_calls() {
+    let _s = serial();
+    let dir = temp_dir("direct-vs-buckets");
+    // In memory: the bucket path. Uncompressed file: columns written in place.
+    let buckets = run_program(in_memory().memory_limit(1 << 20));
+    let direct = run_program(
+        Options::new()
+            .file_path(dir.join("direct.h5"))
+            .verbose(false)
+            .compression(sp::Compression::None)
+            .memory_limit(1 << 20),
+    );
+    let compressed = run_program(
+        Options::new()
+            .file_path(dir.join("gzip.h5"))
+            .verbose(false)
+            .compression(sp::Compression::Gzip(1))
+            .memory_limit(1 << 20),
+    );
+    for file in [&direct, &compressed] {
+        assert_eq!(file.region_names, buckets.region_names);
+        assert_eq!(file.events.call_ids, buckets.events.call_ids);
+        assert_eq!(file.events.parent_ids, buckets.events.parent_ids);
+        assert_eq!(file.events.thread_ids, buckets.events.thread_ids);
+        let shape = |p: &Profile| {
+            p.rows
+                .iter()
+                .map(|r| (r.region_id, r.event_offset, r.event_count))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(file), shape(&buckets));
+        // Statistics and exclusive totals agree with the file's own events.
+        for row in &file.rows {
+            let calls: Vec<(i64, i64)> = file.row_calls(row).collect();
+            assert_eq!(row.stats, sp::SummaryStatistics::from_calls(&calls));
+        }
+        assert!(file.events.durations.iter().all(|&d| d >= 0));
+    }
 }

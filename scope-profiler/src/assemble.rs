@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
-use crate::hdf5::Header;
+use crate::hdf5::{DirectColumns, Header};
 use crate::metadata;
 use crate::profile::{
     MetaValue, RegionRow, StatsAccumulator, SummaryStatistics, TaskInfo, ThreadInfo,
@@ -38,25 +38,47 @@ use crate::thread::{Lane, TaskRecord, lock};
 const PLACED_BYTES: usize = std::mem::size_of::<Placed>();
 const COLUMN_BYTES: usize = 6 * 8;
 
-/// Everything needed to write a session's file, with its calls placed.
+/// Everything needed to write a session's file: the layout of its rows,
+/// and the cut of every lane, walked when the file is written.
 pub(crate) struct Plan {
     pub metadata: Vec<(String, MetaValue)>,
     pub region_names: Vec<String>,
     pub threads: Vec<ThreadInfo>,
     pub tasks: Vec<TaskInfo>,
-    /// Rows without their statistics (computed by [`Plan::emit`]).
+    /// Rows without their statistics and exclusive totals (set when the
+    /// events are written).
     pub rows: Vec<RegionRow>,
-    pub summary: Summary,
     /// Calls per region, by session region id.
     pub counts: Vec<u64>,
     with_task_ids: bool,
-    placement: Placement,
+    total: usize,
+    walk: WalkInput,
+}
+
+/// What the backward walk reads.
+struct WalkInput {
+    conv: TickConverter,
+    store: Arc<Store>,
+    lanes: Vec<LaneCut>,
+    tasks: Vec<TaskRecord>,
+    /// First slot of each region's row, by session region id.
+    row_offset: Vec<u64>,
+    /// Names by session region id.
+    names: Vec<String>,
+    /// Bytes the placement may hold in memory.
+    budget: usize,
+    dir: PathBuf,
+}
+
+/// Receives every call with its slot, in the order of the backward walk.
+trait Placer {
+    fn put(&mut self, p: Placed) -> std::io::Result<()>;
 }
 
 impl Plan {
     /// Number of events.
     pub(crate) fn len(&self) -> usize {
-        self.placement.total
+        self.total
     }
 
     /// What the file holds besides events and rows.
@@ -76,42 +98,234 @@ impl Plan {
         self.with_task_ids
     }
 
-    /// Hands every event to `sink` in file order; returns the rows with
-    /// their statistics.
-    pub(crate) fn emit(&self, sink: &mut dyn EventSink) -> Result<Vec<RegionRow>, Error> {
+    fn io_error(&self) -> impl Fn(std::io::Error) -> Error + use<> {
+        let dir = self.walk.dir.clone();
+        move |e| Error::io(dir.clone(), e)
+    }
+
+    /// Hands every event to `sink` in file order, through buckets of
+    /// consecutive slots (in memory, or a scratch file past the budget);
+    /// returns the rows with their statistics, and the summary tree.
+    pub(crate) fn emit(
+        &mut self,
+        sink: &mut dyn EventSink,
+    ) -> Result<(Vec<RegionRow>, Summary), Error> {
+        let io = self.io_error();
+        let mut placement =
+            Placement::new(self.total, self.walk.budget, &self.walk.dir).map_err(&io)?;
+        let summary = self.place(&mut placement).map_err(&io)?;
+        placement.flush_all().map_err(&io)?;
         let mut rows = self.rows.clone();
-        let mut stats = vec![StatsAccumulator::default(); rows.len()];
+        let mut stats = RowStats::new(&rows);
         let mut placed = Vec::new();
         let mut cols = Columns::default();
-        let (mut row, mut previous_start) = (0usize, 0i64);
-        for bucket in 0..self.placement.buckets() {
-            let range = self.placement.range(bucket);
-            self.placement
-                .read(bucket, &mut placed)
-                .map_err(|e| Error::io(self.placement.dir.clone(), e))?;
+        for bucket in 0..placement.buckets() {
+            let range = placement.range(bucket);
+            placement.read(bucket, &mut placed).map_err(&io)?;
             cols.reset(range.len(), self.with_task_ids);
             for p in &placed {
                 cols.put(p.slot as usize - range.start, p);
             }
             for (i, slot) in range.clone().enumerate() {
-                while slot as u64 >= rows[row].event_offset + rows[row].event_count {
-                    row += 1;
-                }
-                let start = cols.start_ns[i];
-                cols.start_deltas[i] = if slot as u64 == rows[row].event_offset {
-                    start
-                } else {
-                    start.wrapping_sub(previous_start)
-                };
-                previous_start = start;
-                stats[row].add(start, cols.durations[i]);
+                cols.start_deltas[i] = stats.add(slot as u64, cols.start_ns[i], cols.durations[i]);
             }
             sink.events(range.start, &cols.slice(self.with_task_ids))?;
         }
-        for (row, acc) in rows.iter_mut().zip(stats) {
+        stats.finish(&mut rows);
+        Ok((rows, summary))
+    }
+
+    /// Writes every event straight into the columns of an uncompressed file
+    /// (no scratch round trip), then turns the starts into per-row deltas
+    /// and computes the statistics in one pass over the written columns.
+    pub(crate) fn write_direct(
+        &mut self,
+        columns: &DirectColumns,
+    ) -> Result<(Vec<RegionRow>, Summary), Error> {
+        let budget = self.walk.budget;
+        let active_regions = self.rows.len().max(1);
+        let mut direct = Direct {
+            columns,
+            runs: vec![Run::default(); self.walk.names.len()],
+            run_len: (budget / PLACED_BYTES / active_regions).clamp(64, 8192),
+            with_tasks: self.with_task_ids,
+        };
+        let summary = self.place(&mut direct).map_err(|e| columns.error(e))?;
+        direct.flush_all().map_err(|e| columns.error(e))?;
+        let mut rows = self.rows.clone();
+        let mut stats = RowStats::new(&rows);
+        let (mut starts, mut durations) = (Vec::new(), Vec::new());
+        let step = (budget / 24).clamp(4096, 1 << 20);
+        let mut first = 0usize;
+        while first < self.total {
+            let len = step.min(self.total - first);
+            let read = |column, out: &mut Vec<i64>| columns.read(column, first, len, out);
+            read(START_DELTAS, &mut starts).map_err(|e| columns.error(e))?;
+            read(DURATIONS, &mut durations).map_err(|e| columns.error(e))?;
+            for i in 0..len {
+                starts[i] = stats.add((first + i) as u64, starts[i], durations[i]);
+            }
+            columns
+                .write(START_DELTAS, first, &starts)
+                .map_err(|e| columns.error(e))?;
+            first += len;
+        }
+        stats.finish(&mut rows);
+        Ok((rows, summary))
+    }
+
+    /// The backward walk over every lane, then the async calls: every call
+    /// goes to `placer` with its slot; sets the rows' exclusive totals and
+    /// returns the summary tree.
+    fn place(&mut self, placer: &mut dyn Placer) -> std::io::Result<Summary> {
+        let input = &self.walk;
+        let mut walk = Walk {
+            conv: &input.conv,
+            store: &input.store,
+            summary: SummaryBuilder::default(),
+            exclusive: vec![0i64; input.names.len()],
+            placer,
+        };
+        // Each lane's calls of a region fill its part of the row backwards.
+        let mut lane_end = input.row_offset.clone();
+        let mut call_base = 0i64;
+        for lane in &input.lanes {
+            for (region, end) in lane_end.iter_mut().enumerate() {
+                *end += lane.counts.get(region).copied().unwrap_or(0);
+            }
+            let mut cursor = lane_end.clone();
+            walk.lane(lane, call_base, &mut cursor)?;
+            call_base += lane.len as i64;
+        }
+        // Async calls follow the thread calls of their row, in start order.
+        let mut cursor = lane_end;
+        for (index, t) in input.tasks.iter().enumerate() {
+            walk.task(index, t, call_base + index as i64, &mut cursor)?;
+        }
+        let Walk {
+            summary, exclusive, ..
+        } = walk;
+        for (row, &region) in self.rows.iter_mut().zip(region_ids(&self.counts).iter()) {
+            row.exclusive_total = exclusive[region];
+        }
+        Ok(summary.finish(&input.names))
+    }
+}
+
+/// Per-row statistics and start deltas, fed one event at a time in file order.
+struct RowStats {
+    /// `(first slot, end slot)` of each row.
+    bounds: Vec<(u64, u64)>,
+    stats: Vec<StatsAccumulator>,
+    row: usize,
+    previous_start: i64,
+}
+
+impl RowStats {
+    fn new(rows: &[RegionRow]) -> RowStats {
+        RowStats {
+            bounds: rows
+                .iter()
+                .map(|r| (r.event_offset, r.event_offset + r.event_count))
+                .collect(),
+            stats: vec![StatsAccumulator::default(); rows.len()],
+            row: 0,
+            previous_start: 0,
+        }
+    }
+
+    /// Adds the event at `slot`; returns its start as the file stores it:
+    /// absolute for a row's first event, else the gap to the previous one.
+    fn add(&mut self, slot: u64, start: i64, duration: i64) -> i64 {
+        while slot >= self.bounds[self.row].1 {
+            self.row += 1;
+        }
+        let delta = if slot == self.bounds[self.row].0 {
+            start
+        } else {
+            start.wrapping_sub(self.previous_start)
+        };
+        self.previous_start = start;
+        self.stats[self.row].add(start, duration);
+        delta
+    }
+
+    fn finish(self, rows: &mut [RegionRow]) {
+        for (row, acc) in rows.iter_mut().zip(self.stats) {
             row.stats = acc.finish();
         }
-        Ok(rows)
+    }
+}
+
+/// Column indices of [`DirectColumns`].
+const START_DELTAS: usize = 0;
+const DURATIONS: usize = 1;
+
+/// Buffered runs of consecutive slots per region, written straight into
+/// the file's columns.
+struct Direct<'a> {
+    columns: &'a DirectColumns,
+    runs: Vec<Run>,
+    run_len: usize,
+    with_tasks: bool,
+}
+
+/// Calls of one region for consecutive slots, in the order they came:
+/// descending (the backward walk) or ascending (async calls).
+#[derive(Clone, Default)]
+struct Run {
+    calls: Vec<Placed>,
+}
+
+impl Direct<'_> {
+    fn flush(&mut self, region: usize) -> std::io::Result<()> {
+        let run = &mut self.runs[region];
+        if run.calls.is_empty() {
+            return Ok(());
+        }
+        if run.calls.len() > 1 && run.calls[0].slot > run.calls[1].slot {
+            run.calls.reverse();
+        }
+        let first = run.calls[0].slot as usize;
+        let column = |f: fn(&Placed) -> i64| run.calls.iter().map(f).collect::<Vec<i64>>();
+        let c = self.columns;
+        c.write(START_DELTAS, first, &column(|p| p.start))?;
+        c.write(DURATIONS, first, &column(|p| p.duration))?;
+        c.write(2, first, &column(|p| p.call))?;
+        c.write(3, first, &column(|p| p.parent))?;
+        c.write(4, first, &column(|p| p.thread as i64))?;
+        if self.with_tasks {
+            c.write(5, first, &column(|p| p.task as i64))?;
+        }
+        run.calls.clear();
+        Ok(())
+    }
+
+    fn flush_all(&mut self) -> std::io::Result<()> {
+        (0..self.runs.len()).try_for_each(|r| self.flush(r))
+    }
+}
+
+impl Placer for Direct<'_> {
+    fn put(&mut self, p: Placed) -> std::io::Result<()> {
+        let region = p.region as usize;
+        let follows = |run: &Run| match run.calls.as_slice() {
+            [] => true,
+            [only] => p.slot + 1 == only.slot || p.slot == only.slot + 1,
+            [a, .., last] => {
+                let down = a.slot > last.slot;
+                if down {
+                    p.slot + 1 == last.slot
+                } else {
+                    p.slot == last.slot + 1
+                }
+            }
+        };
+        if !follows(&self.runs[region]) || self.runs[region].calls.len() >= self.run_len {
+            self.flush(region)?;
+        }
+        self.runs[region].calls.push(p);
+        Ok(())
     }
 }
 
@@ -168,6 +382,12 @@ impl Columns {
     }
 }
 
+impl Placer for Placement {
+    fn put(&mut self, p: Placed) -> std::io::Result<()> {
+        self.put_placed(p)
+    }
+}
+
 /// One call with its place in the file.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
@@ -179,12 +399,14 @@ struct Placed {
     parent: i64,
     thread: i32,
     task: i32,
+    region: u32,
+    _pad: u32,
 }
 
-const _: () = assert!(PLACED_BYTES == 48);
+const _: () = assert!(PLACED_BYTES == 56);
 
-// SAFETY: `repr(C)`, integer fields only (one u64, four i64, two i32: 48
-// bytes, no padding, checked above).
+// SAFETY: `repr(C)`, integer fields only (one u64, four i64, two i32, two
+// u32: 56 bytes, no padding, checked above).
 unsafe impl scratch::Plain for Placed {}
 
 /// Placed calls by bucket of consecutive slots: all in memory when they fit
@@ -193,7 +415,6 @@ unsafe impl scratch::Plain for Placed {}
 struct Placement {
     total: usize,
     bucket_len: usize,
-    dir: PathBuf,
     memory: Vec<Placed>,
     file: Option<File>,
     buffers: Vec<Vec<Placed>>,
@@ -207,7 +428,6 @@ impl Placement {
         let mut p = Placement {
             total,
             bucket_len,
-            dir: dir.to_path_buf(),
             memory: Vec::new(),
             file: None,
             buffers: Vec::new(),
@@ -245,7 +465,7 @@ impl Placement {
         start..(start + self.bucket_len).min(self.total)
     }
 
-    fn put(&mut self, p: Placed) -> std::io::Result<()> {
+    fn put_placed(&mut self, p: Placed) -> std::io::Result<()> {
         if self.file.is_none() {
             self.memory.push(p);
             return Ok(());
@@ -362,8 +582,9 @@ struct Link {
     node: u32,
 }
 
-/// Plans the file of everything `session` recorded up to `end`, within a
-/// placement budget of about half the session's memory limit.
+/// Plans the file of everything `session` recorded up to `end`: a cut of
+/// every lane and the layout of the rows. The calls are walked, within a
+/// budget of about half the session's memory limit, when the file is written.
 pub(crate) fn plan(session: &Session, end: Anchor) -> Result<Plan, Error> {
     let store = &session.store;
     let conv = TickConverter::new(session.start, end);
@@ -394,44 +615,6 @@ pub(crate) fn plan(session: &Session, end: Anchor) -> Result<Plan, Error> {
 
     let (rows, row_offset, region_names) = layout(&regions, &counts);
     let total = rows.iter().map(|r| r.event_count as usize).sum::<usize>();
-    let budget = (session.options.memory_limit / 2).max(8 << 20);
-    let dir = Store::scratch_dir(session.options.get_file_path());
-    let io = |e| Error::io(dir.clone(), e);
-    let mut placement = Placement::new(total, budget, &dir).map_err(io)?;
-
-    let mut walk = Walk {
-        conv: &conv,
-        store,
-        summary: SummaryBuilder::default(),
-        exclusive: vec![0i64; region_count],
-        placement: &mut placement,
-    };
-    // Each lane's calls of a region fill its part of the row backwards.
-    let mut lane_end = row_offset.clone();
-    let mut call_base = 0i64;
-    for lane in &lanes {
-        for (region, end) in lane_end.iter_mut().enumerate() {
-            *end += lane.counts.get(region).copied().unwrap_or(0);
-        }
-        let mut cursor = lane_end.clone();
-        walk.lane(lane, call_base, &mut cursor).map_err(io)?;
-        call_base += lane.len as i64;
-    }
-    // Async calls follow the thread calls of their row, in start order.
-    let mut cursor = lane_end;
-    for (index, t) in tasks.iter().enumerate() {
-        walk.task(index, t, call_base + index as i64, &mut cursor)
-            .map_err(io)?;
-    }
-    walk.placement.flush_all().map_err(io)?;
-
-    let Walk {
-        summary, exclusive, ..
-    } = walk;
-    let mut rows = rows;
-    for (row, &region) in rows.iter_mut().zip(region_ids(&counts).iter()) {
-        row.exclusive_total = exclusive[region];
-    }
     let names: Vec<String> = regions.iter().map(|r| r.entry.name.to_owned()).collect();
     let origin = session.start.ns;
     Ok(Plan {
@@ -448,9 +631,18 @@ pub(crate) fn plan(session: &Session, end: Anchor) -> Result<Plan, Error> {
         with_task_ids: !tasks.is_empty(),
         region_names,
         rows,
-        summary: summary.finish(&names),
         counts,
-        placement,
+        total,
+        walk: WalkInput {
+            conv,
+            store: Arc::clone(store),
+            lanes,
+            tasks,
+            row_offset,
+            names,
+            budget: (session.options.memory_limit / 2).max(8 << 20),
+            dir: Store::scratch_dir(session.options.get_file_path()),
+        },
     })
 }
 
@@ -496,7 +688,7 @@ struct Walk<'a> {
     summary: SummaryBuilder,
     /// Exclusive ns per session region id.
     exclusive: Vec<i64>,
-    placement: &'a mut Placement,
+    placer: &'a mut dyn Placer,
 }
 
 impl Walk<'_> {
@@ -530,7 +722,7 @@ impl Walk<'_> {
                     self.exclusive[p.region as usize] -= duration;
                 }
                 cursor[r.region as usize] -= 1;
-                self.placement.put(Placed {
+                self.placer.put(Placed {
                     slot: cursor[r.region as usize],
                     start,
                     duration,
@@ -538,6 +730,8 @@ impl Walk<'_> {
                     parent: parent.map_or(-1, |p| p.call),
                     thread,
                     task: -1,
+                    region: r.region,
+                    _pad: 0,
                 })?;
                 chain.resize(depth + 1, None);
                 chain[depth] = Some(Link {
@@ -565,7 +759,7 @@ impl Walk<'_> {
         self.exclusive[t.region as usize] += duration;
         let slot = cursor[t.region as usize];
         cursor[t.region as usize] += 1;
-        self.placement.put(Placed {
+        self.placer.put(Placed {
             slot,
             start,
             duration,
@@ -573,6 +767,8 @@ impl Walk<'_> {
             parent: -1,
             thread: t.first_lane as i32,
             task: index as i32,
+            region: t.region,
+            _pad: 0,
         })
     }
 }

@@ -34,20 +34,25 @@ pub struct Results {
 impl Results {
     /// Writes the planned profile where `options` say (a file, published
     /// atomically, or memory) and prints the summary if verbose.
-    pub(crate) fn publish(plan: Plan, options: &Options) -> Result<Results, Error> {
-        let (profile, file_path) = match &options.output {
+    pub(crate) fn publish(mut plan: Plan, options: &Options) -> Result<Results, Error> {
+        let (profile, summary, file_path) = match &options.output {
             Output::File(path) => {
+                let mut summary = None;
                 hdf5::publish_atomically(path, |temp| {
                     let mut sink =
                         FileSink::create(temp, path, &plan.header(), options.compression)?;
-                    let rows = plan.emit(&mut sink)?;
+                    let (rows, tree) = match sink.direct()? {
+                        Some(columns) => plan.write_direct(&columns)?,
+                        None => plan.emit(&mut sink)?,
+                    };
+                    summary = Some(tree);
                     sink.finish(&rows)
                 })?;
-                (None, Some(path.clone()))
+                (None, summary.unwrap_or_default(), Some(path.clone()))
             }
             Output::Memory => {
                 let mut sink = MemorySink::new(plan.len(), plan.with_task_ids());
-                let rows = plan.emit(&mut sink)?;
+                let (rows, summary) = plan.emit(&mut sink)?;
                 let profile = Profile {
                     metadata: plan.metadata,
                     region_names: plan.region_names,
@@ -56,12 +61,12 @@ impl Results {
                     threads: plan.threads,
                     tasks: plan.tasks,
                 };
-                (Some(profile), None)
+                (Some(profile), summary, None)
             }
         };
         let results = Results {
             profile,
-            summary: plan.summary,
+            summary,
             file_path,
         };
         if options.verbose {

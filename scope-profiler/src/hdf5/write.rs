@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ::hdf5::dataset::{AllocTime, FillTime};
 use ::hdf5::plist::group_create::AttrCreationOrder;
 use ::hdf5::types::VarLenUnicode;
 use ::hdf5::{Dataset, File, Group, H5Type, Result};
@@ -96,8 +97,57 @@ pub(crate) struct FileSink {
     /// `start_deltas`, `durations`, `call_ids`, `parent_ids`, `thread_ids`.
     columns: [Dataset; 5],
     task_ids: Option<Dataset>,
+    /// The file being written (the temporary sibling of `target`).
+    path: PathBuf,
     /// The path errors name: the target, not the temporary file.
     target: PathBuf,
+}
+
+/// The event columns of an uncompressed file as byte ranges of the file,
+/// written directly (bypassing HDF5, which never writes those ranges: the
+/// datasets are allocated at creation and never filled by the library).
+pub(crate) struct DirectColumns {
+    file: std::fs::File,
+    /// File offset of `start_deltas`, `durations`, `call_ids`, `parent_ids`,
+    /// `thread_ids` and, if written, `task_ids`.
+    offsets: Vec<u64>,
+    target: PathBuf,
+}
+
+impl DirectColumns {
+    /// Writes `values` into column `column` from event `first` on.
+    pub(crate) fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.file
+            .write_all_at(&bytes, self.offsets[column] + first as u64 * 8)
+    }
+
+    /// Reads `len` values of column `column` from event `first` on.
+    pub(crate) fn read(
+        &self,
+        column: usize,
+        first: usize,
+        len: usize,
+        out: &mut Vec<i64>,
+    ) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = vec![0u8; len * 8];
+        self.file
+            .read_exact_at(&mut bytes, self.offsets[column] + first as u64 * 8)?;
+        out.clear();
+        out.extend(
+            bytes
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default())),
+        );
+        Ok(())
+    }
+
+    /// An I/O error on the file, naming the target.
+    pub(crate) fn error(&self, e: std::io::Error) -> Error {
+        Error::io(&self.target, e)
+    }
 }
 
 impl FileSink {
@@ -126,7 +176,7 @@ impl FileSink {
                 write_task_table(&file, header.tasks)?;
             }
             let group = file.create_group(schema::EVENTS)?;
-            let column = |name: &str| create_column::<i64>(&group, name, header.events, storage);
+            let column = |name: &str| create_event_column(&group, name, header.events, storage);
             let columns = [
                 column("start_deltas")?,
                 column("durations")?,
@@ -142,10 +192,33 @@ impl FileSink {
                 file,
                 columns,
                 task_ids,
+                path: path.to_path_buf(),
                 target: target.to_path_buf(),
             })
         };
         create().map_err(|e| Error::hdf5(target, e))
+    }
+
+    /// The event columns as byte ranges, for writing them directly: `None`
+    /// unless they are stored contiguously (uncompressed) and allocated.
+    pub(crate) fn direct(&self) -> std::result::Result<Option<DirectColumns>, Error> {
+        let mut offsets = Vec::new();
+        for dataset in self.columns.iter().chain(&self.task_ids) {
+            match dataset.offset() {
+                Some(offset) if !dataset.is_chunked() => offsets.push(offset),
+                _ => return Ok(None),
+            }
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| Error::io(&self.target, e))?;
+        Ok(Some(DirectColumns {
+            file,
+            offsets,
+            target: self.target.clone(),
+        }))
     }
 
     /// Writes the index rows and closes the file.
@@ -155,6 +228,7 @@ impl FileSink {
             columns,
             task_ids,
             target,
+            ..
         } = self;
         drop((columns, task_ids));
         let finish = || -> Result<()> {
@@ -418,6 +492,22 @@ fn create_column<T: H5Type>(
         _ => builder.no_chunk(),
     };
     builder.shape(len).create(name)
+}
+
+/// An int64 event column of `len` values: chunked and filtered when
+/// compressed; otherwise contiguous, allocated now and never filled by the
+/// library, so that its bytes may be written directly ([`DirectColumns`]).
+fn create_event_column(group: &Group, name: &str, len: usize, storage: Storage) -> Result<Dataset> {
+    match storage {
+        Storage::Contiguous if len > 0 => group
+            .new_dataset::<i64>()
+            .no_chunk()
+            .alloc_time(Some(AllocTime::Early))
+            .fill_time(FillTime::Never)
+            .shape(len)
+            .create(name),
+        _ => create_column::<i64>(group, name, len, storage),
+    }
 }
 
 /// A dataset of `values` stored as `storage` says, written in one call.
