@@ -55,7 +55,7 @@ mod task;
 mod thread;
 mod trace;
 
-pub use callsite::{CallSite, EntrypointGuard};
+pub use callsite::{CallSite, EntrypointGuard, TracedGuard};
 pub use error::Error;
 pub use hdf5::{read_profile, write_profile};
 pub use options::{Compression, Options};
@@ -72,7 +72,7 @@ pub use scope_profiler_macros::*;
 /// What the macros expand to. Not a public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::callsite::{CallSite, EntrypointGuard};
+    pub use crate::callsite::{CallSite, EntrypointGuard, TracedGuard};
     pub use crate::task::{Instrumented, Mode};
     pub use crate::thread::Guard;
 }

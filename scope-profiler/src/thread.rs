@@ -479,6 +479,7 @@ impl Guard {
     }
 
     /// Whether this guard's call will be recorded when it is dropped.
+    #[inline(always)]
     ///
     /// ```
     /// use scope_profiler as sp;
