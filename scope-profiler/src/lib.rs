@@ -277,3 +277,9 @@ macro_rules! scope {
         let _: &str = $name;
     };
 }
+
+/// The README's Rust examples, compiled and run as doc tests so that they
+/// stay true.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
