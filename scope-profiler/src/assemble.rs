@@ -10,33 +10,30 @@
 //! times and the summary tree. Each call's place in the file is known
 //! beforehand from a counting pass: rows region by region in registration
 //! order, lanes in order within a row, calls in end order within a lane.
-//! Placed calls go to buckets of consecutive slots (in memory, or in an
-//! unlinked scratch file when they would not fit the memory limit); [`Plan::emit`]
-//! then hands the columns to a sink bucket by bucket, in file order.
+//! Placed calls (placement.rs) go either straight into an uncompressed
+//! file's columns ([`Plan::write_direct`]), or to buckets of consecutive
+//! slots that [`Plan::emit`] then hands to a sink in file order.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
 use crate::hdf5::{DirectColumns, Header};
 use crate::metadata;
+use crate::placement::{
+    DURATIONS, Direct, PLACED_BYTES, Placed, Placement, Placer, Run, START_DELTAS,
+};
 use crate::profile::{
     MetaValue, RegionRow, StatsAccumulator, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 use crate::record::{Chunk, Record};
 use crate::registry::RegionInfo;
-use crate::scratch;
 use crate::session::Session;
 use crate::sink::{EventSink, EventSlice};
 use crate::store::{Segment, Store};
 use crate::summary::{Summary, SummaryBuilder};
 use crate::thread::{Lane, TaskRecord, lock};
-
-/// Bytes of a placed call in a bucket, and of its columns when emitted.
-const PLACED_BYTES: usize = std::mem::size_of::<Placed>();
-const COLUMN_BYTES: usize = 6 * 8;
 
 /// Everything needed to write a session's file: the layout of its rows,
 /// and the cut of every lane, walked when the file is written.
@@ -68,11 +65,6 @@ struct WalkInput {
     /// Bytes the placement may hold in memory.
     budget: usize,
     dir: PathBuf,
-}
-
-/// Receives every call with its slot, in the order of the backward walk.
-trait Placer {
-    fn put(&mut self, p: Placed) -> std::io::Result<()>;
 }
 
 impl Plan {
@@ -257,78 +249,6 @@ impl RowStats {
     }
 }
 
-/// Column indices of [`DirectColumns`].
-const START_DELTAS: usize = 0;
-const DURATIONS: usize = 1;
-
-/// Buffered runs of consecutive slots per region, written straight into
-/// the file's columns.
-struct Direct<'a> {
-    columns: &'a DirectColumns,
-    runs: Vec<Run>,
-    run_len: usize,
-    with_tasks: bool,
-}
-
-/// Calls of one region for consecutive slots, in the order they came:
-/// descending (the backward walk) or ascending (async calls).
-#[derive(Clone, Default)]
-struct Run {
-    calls: Vec<Placed>,
-}
-
-impl Direct<'_> {
-    fn flush(&mut self, region: usize) -> std::io::Result<()> {
-        let run = &mut self.runs[region];
-        if run.calls.is_empty() {
-            return Ok(());
-        }
-        if run.calls.len() > 1 && run.calls[0].slot > run.calls[1].slot {
-            run.calls.reverse();
-        }
-        let first = run.calls[0].slot as usize;
-        let column = |f: fn(&Placed) -> i64| run.calls.iter().map(f).collect::<Vec<i64>>();
-        let c = self.columns;
-        c.write(START_DELTAS, first, &column(|p| p.start))?;
-        c.write(DURATIONS, first, &column(|p| p.duration))?;
-        c.write(2, first, &column(|p| p.call))?;
-        c.write(3, first, &column(|p| p.parent))?;
-        c.write(4, first, &column(|p| p.thread as i64))?;
-        if self.with_tasks {
-            c.write(5, first, &column(|p| p.task as i64))?;
-        }
-        run.calls.clear();
-        Ok(())
-    }
-
-    fn flush_all(&mut self) -> std::io::Result<()> {
-        (0..self.runs.len()).try_for_each(|r| self.flush(r))
-    }
-}
-
-impl Placer for Direct<'_> {
-    fn put(&mut self, p: Placed) -> std::io::Result<()> {
-        let region = p.region as usize;
-        let follows = |run: &Run| match run.calls.as_slice() {
-            [] => true,
-            [only] => p.slot + 1 == only.slot || p.slot == only.slot + 1,
-            [a, .., last] => {
-                let down = a.slot > last.slot;
-                if down {
-                    p.slot + 1 == last.slot
-                } else {
-                    p.slot == last.slot + 1
-                }
-            }
-        };
-        if !follows(&self.runs[region]) || self.runs[region].calls.len() >= self.run_len {
-            self.flush(region)?;
-        }
-        self.runs[region].calls.push(p);
-        Ok(())
-    }
-}
-
 /// The event columns of one bucket.
 #[derive(Default)]
 struct Columns {
@@ -379,134 +299,6 @@ impl Columns {
             thread_ids: &self.thread_ids,
             task_ids: with_tasks.then_some(&self.task_ids[..]),
         }
-    }
-}
-
-impl Placer for Placement {
-    fn put(&mut self, p: Placed) -> std::io::Result<()> {
-        self.put_placed(p)
-    }
-}
-
-/// One call with its place in the file.
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(C)]
-struct Placed {
-    slot: u64,
-    start: i64,
-    duration: i64,
-    call: i64,
-    parent: i64,
-    thread: i32,
-    task: i32,
-    region: u32,
-    _pad: u32,
-}
-
-const _: () = assert!(PLACED_BYTES == 56);
-
-// SAFETY: `repr(C)`, integer fields only (one u64, four i64, two i32, two
-// u32: 56 bytes, no padding, checked above).
-unsafe impl scratch::Plain for Placed {}
-
-/// Placed calls by bucket of consecutive slots: all in memory when they fit
-/// the budget, else in an unlinked scratch file, one region per bucket,
-/// written through a small buffer per bucket.
-struct Placement {
-    total: usize,
-    bucket_len: usize,
-    memory: Vec<Placed>,
-    file: Option<File>,
-    buffers: Vec<Vec<Placed>>,
-    written: Vec<usize>,
-    buffer_len: usize,
-}
-
-impl Placement {
-    fn new(total: usize, budget: usize, dir: &Path) -> std::io::Result<Placement> {
-        let bucket_len = (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096);
-        let mut p = Placement {
-            total,
-            bucket_len,
-            memory: Vec::new(),
-            file: None,
-            buffers: Vec::new(),
-            written: Vec::new(),
-            buffer_len: 0,
-        };
-        if total <= bucket_len {
-            p.memory = Vec::with_capacity(total);
-            return Ok(p);
-        }
-        let path = dir.join(format!(
-            ".scope-profiler-place-{}-{total}",
-            std::process::id()
-        ));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        let _ = std::fs::remove_file(&path);
-        p.file = Some(file);
-        let buckets = p.buckets();
-        p.buffer_len = (budget / 2 / buckets / PLACED_BYTES).clamp(64, 4096);
-        p.buffers = vec![Vec::new(); buckets];
-        p.written = vec![0; buckets];
-        Ok(p)
-    }
-
-    fn buckets(&self) -> usize {
-        self.total.div_ceil(self.bucket_len).max(1)
-    }
-
-    fn range(&self, bucket: usize) -> std::ops::Range<usize> {
-        let start = bucket * self.bucket_len;
-        start..(start + self.bucket_len).min(self.total)
-    }
-
-    fn put_placed(&mut self, p: Placed) -> std::io::Result<()> {
-        if self.file.is_none() {
-            self.memory.push(p);
-            return Ok(());
-        }
-        let bucket = p.slot as usize / self.bucket_len;
-        self.buffers[bucket].push(p);
-        if self.buffers[bucket].len() >= self.buffer_len {
-            self.flush(bucket)?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, bucket: usize) -> std::io::Result<()> {
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        let buffer = &mut self.buffers[bucket];
-        let offset = (bucket * self.bucket_len + self.written[bucket]) * PLACED_BYTES;
-        scratch::write_at(file, buffer, offset as u64)?;
-        self.written[bucket] += buffer.len();
-        buffer.clear();
-        Ok(())
-    }
-
-    fn flush_all(&mut self) -> std::io::Result<()> {
-        for bucket in 0..self.buffers.len() {
-            self.flush(bucket)?;
-        }
-        self.buffers = Vec::new();
-        Ok(())
-    }
-
-    /// The placed calls of `bucket`, in no particular order.
-    fn read(&self, bucket: usize, out: &mut Vec<Placed>) -> std::io::Result<()> {
-        let Some(file) = &self.file else {
-            out.clear();
-            out.extend_from_slice(&self.memory);
-            return Ok(());
-        };
-        let range = self.range(bucket);
-        scratch::read_at(file, (range.start * PLACED_BYTES) as u64, range.len(), out)
     }
 }
 

@@ -41,6 +41,7 @@ mod error;
 mod hdf5;
 mod metadata;
 mod options;
+mod placement;
 mod profile;
 mod record;
 mod region;
