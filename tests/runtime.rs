@@ -467,6 +467,22 @@ fn async_calls_get_their_own_lanes_and_record_wall_time() {
     assert_eq!(parent_names(p, "a_fetch"), [None, None, None]);
 }
 
+/// Two runs of one deterministic program hold the same calls: names, rows,
+/// call and parent ids, threads (timestamps aside).
+fn assert_same_calls(a: &Profile, b: &Profile) {
+    assert_eq!(a.region_names, b.region_names);
+    assert_eq!(a.events.call_ids, b.events.call_ids);
+    assert_eq!(a.events.parent_ids, b.events.parent_ids);
+    assert_eq!(a.events.thread_ids, b.events.thread_ids);
+    let shape = |p: &Profile| {
+        p.rows
+            .iter()
+            .map(|r| (r.region_id, r.event_offset, r.event_count))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(a), shape(b));
+}
+
 /// Runs the same single-threaded program under `options` and returns its profile.
 fn run_program(options: Options) -> Profile {
     sp::setup(options).unwrap();
@@ -491,18 +507,8 @@ fn a_spilled_run_gives_the_same_profile_as_an_unspilled_one() {
     let unspilled = run_program(in_memory());
     // 1 MiB: records spill to disk and the placement goes through buckets.
     let spilled = run_program(in_memory().memory_limit(1 << 20));
-    assert_eq!(spilled.region_names, unspilled.region_names);
     assert_eq!(spilled.events.len(), 500_000);
-    assert_eq!(spilled.events.call_ids, unspilled.events.call_ids);
-    assert_eq!(spilled.events.parent_ids, unspilled.events.parent_ids);
-    assert_eq!(spilled.events.thread_ids, unspilled.events.thread_ids);
-    let shape = |p: &Profile| {
-        p.rows
-            .iter()
-            .map(|r| (r.region_id, r.event_offset, r.event_count))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(shape(&spilled), shape(&unspilled));
+    assert_same_calls(&spilled, &unspilled);
     // Every call's parent is the call that encloses it.
     let c = calls_per_region(&spilled);
     assert_eq!(
@@ -536,17 +542,7 @@ fn files_written_directly_and_through_buckets_hold_the_same_calls() {
             .memory_limit(1 << 20),
     );
     for file in [&direct, &compressed] {
-        assert_eq!(file.region_names, buckets.region_names);
-        assert_eq!(file.events.call_ids, buckets.events.call_ids);
-        assert_eq!(file.events.parent_ids, buckets.events.parent_ids);
-        assert_eq!(file.events.thread_ids, buckets.events.thread_ids);
-        let shape = |p: &Profile| {
-            p.rows
-                .iter()
-                .map(|r| (r.region_id, r.event_offset, r.event_count))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(shape(file), shape(&buckets));
+        assert_same_calls(file, &buckets);
         // Statistics and exclusive totals agree with the file's own events.
         for row in &file.rows {
             let calls: Vec<(i64, i64)> = file.row_calls(row).collect();
