@@ -33,31 +33,34 @@ pub enum Variant {
 }
 
 impl Variant {
-    /// Variants timed while our session is active.
-    pub const SESSION_ON: [Variant; 13] = [
-        Variant::Bare,
-        Variant::FloorQuanta,
-        Variant::FloorRdtsc,
-        Variant::Profile,
-        Variant::ProfileFresh,
-        Variant::Cached,
-        Variant::ByName,
-        Variant::TracedOutside,
-        Variant::Hotpath,
-        Variant::Puffin,
-        Variant::Fastrace,
-        Variant::Tracing,
-        Variant::WhatIfOn,
-    ];
+    /// Whether a variant is timed with our session active; the bare
+    /// workload runs in both halves, as the control.
+    fn runs_in_session(self) -> bool {
+        !matches!(
+            self,
+            Variant::DisabledProfile
+                | Variant::DisabledCached
+                | Variant::DisabledByName
+                | Variant::WhatIfOff
+        )
+    }
+
+    /// Variants timed while our session is active, in table order.
+    pub fn session_on() -> Vec<Variant> {
+        Self::ALL
+            .into_iter()
+            .filter(|v| v.runs_in_session())
+            .collect()
+    }
+
     /// Variants timed with no session active (bare again, as a control).
-    pub const SESSION_OFF: [Variant; 5] = [
-        Variant::Bare,
-        Variant::DisabledProfile,
-        Variant::DisabledCached,
-        Variant::DisabledByName,
-        Variant::WhatIfOff,
-    ];
-    /// Table order.
+    pub fn session_off() -> Vec<Variant> {
+        Self::ALL
+            .into_iter()
+            .filter(|v| *v == Variant::Bare || !v.runs_in_session())
+            .collect()
+    }
+
     /// Every variant: the table's order, then the what-if rows.
     pub const ALL: [Variant; 17] = [
         Variant::Bare,
@@ -316,14 +319,14 @@ pub fn run(calls: u64, rounds: usize, tmp: &std::path::Path) -> MicroResult {
         let n = if round == 0 { calls / 4 } else { calls };
         let session = sp::setup(Options::new().in_memory().verbose(false)).expect("setup");
         whatif::ACTIVE.store(1, std::sync::atomic::Ordering::Relaxed);
-        let on: Vec<(Variant, f64, f64, f64)> = rotated(&Variant::SESSION_ON, round)
+        let on: Vec<(Variant, f64, f64, f64)> = rotated(&Variant::session_on(), round)
             .into_iter()
             .map(|v| measure(v, n, &clock))
             .collect();
         whatif::ACTIVE.store(0, std::sync::atomic::Ordering::Relaxed);
         let results = session.finalize().expect("finalize");
         if round > 0 {
-            for v in Variant::SESSION_ON
+            for v in Variant::session_on()
                 .into_iter()
                 .filter(|v| v.records() && *v != Variant::ProfileFresh)
             {
@@ -346,7 +349,7 @@ pub fn run(calls: u64, rounds: usize, tmp: &std::path::Path) -> MicroResult {
         }
         drop(results);
         // No session active: the runtime-disabled path.
-        let off: Vec<(Variant, f64, f64, f64)> = rotated(&Variant::SESSION_OFF, round)
+        let off: Vec<(Variant, f64, f64, f64)> = rotated(&Variant::session_off(), round)
             .into_iter()
             .map(|v| measure(v, n, &clock))
             .collect();
@@ -399,8 +402,8 @@ pub fn run_one(slug: &str, calls: u64) {
         .unwrap_or_else(|| panic!("unknown variant {slug:?}"));
     assert!(!v.is_peer(), "`one` runs our variants and the floors only");
     let clock = quanta::Clock::new();
-    let session = Variant::SESSION_ON
-        .contains(&v)
+    let session = v
+        .runs_in_session()
         .then(|| sp::setup(Options::new().in_memory().verbose(false)).expect("setup"));
     if session.is_some() {
         whatif::ACTIVE.store(1, std::sync::atomic::Ordering::Relaxed);
