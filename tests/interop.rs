@@ -6,13 +6,13 @@
 //! counts and nesting through `scope_profiler.read_h5`, and
 //! `scope-profiler inspect | report | export speedscope | chrome-trace | prof`.
 //!
-//! Without python3 or PyPI the test is skipped with a message, except under
-//! CI (`CI` set), where that is a failure.
+//! Without python3 or PyPI the test is skipped with a loud SKIP, except
+//! under `CI=true`, where that is a failure (see `prerequisite_missing`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use integration_tests::{output_ok, reader_python};
+use integration_tests::{output_ok, prerequisite_missing, reader_python};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,18 +21,11 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-fn skip_or_fail(why: &str) {
-    if std::env::var_os("CI").is_some() {
-        panic!("interop test cannot run under CI: {why}");
-    }
-    eprintln!("SKIPPED interop test: {why}");
-}
-
 #[test]
 fn python_reader_opens_the_example_file() {
     let python = match reader_python(env!("CARGO_TARGET_TMPDIR"), true) {
         Ok(p) => p,
-        Err(why) => return skip_or_fail(&why),
+        Err(why) => return prerequisite_missing(&format!("interop test: {why}")),
     };
     let dir = integration_tests::temp_dir("interop");
     let file = dir.join("regions.h5");

@@ -177,12 +177,25 @@ pub fn reader_python(target_tmpdir: impl AsRef<Path>, make: bool) -> Result<Path
     Ok(python)
 }
 
-/// [`reader_python`] for an optional Python part of a test: the interop
-/// test's venv if it made it, else `None` with a SKIPPED message.
+/// [`reader_python`] for the Python part of a test: the interop venv, made
+/// if missing (whichever test runs first). If it cannot be had, see
+/// [`prerequisite_missing`]: `None` with a loud SKIP, a failure under CI.
 pub fn made_reader_python(target_tmpdir: impl AsRef<Path>) -> Option<PathBuf> {
-    reader_python(target_tmpdir, false)
-        .map_err(|why| eprintln!("SKIPPED the Python part: {why}"))
+    reader_python(target_tmpdir, true)
+        .map_err(|why| prerequisite_missing(&format!("the Python part: {why}")))
         .ok()
+}
+
+/// A test cannot run what it means to test here. Under `CI=true` that is a
+/// failure (a test that passes without testing is a defect); elsewhere the
+/// test is skipped with a SKIP line written straight to the terminal's
+/// stderr, past the test harness's output capture.
+pub fn prerequisite_missing(why: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("a prerequisite is missing under CI=true: {why}");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIP (not under CI): {why}");
 }
 
 fn hex_decode(hex: &str) -> Vec<u8> {

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use integration_tests::{
     calls_per_region, count_map, event_range, listing, made_reader_python, on_named_threads,
-    python_names_and_counts, serial, temp_dir,
+    prerequisite_missing, python_names_and_counts, serial, temp_dir,
 };
 use scope_profiler::{self as sp, Error, Options, Profile};
 
@@ -419,8 +419,7 @@ fn a_full_disk_during_finalize_is_an_error_and_loses_nothing() {
     let dir = temp_dir("disk-full");
     let (code, out, err) = run_child(&["disk-full", s(&dir), "100000"]);
     if code == Some(UNSUPPORTED) {
-        eprintln!("SKIPPED: no private tmpfs mount here: {}", err.trim());
-        return;
+        return prerequisite_missing(&format!("no private tmpfs mount here: {}", err.trim()));
     }
     println!("{}", out.trim());
     assert_eq!(code, Some(0), "{err}\n{out}");
@@ -514,8 +513,7 @@ fn a_directory_without_write_permission_is_refused_naming_the_path() {
     let (code, out, err) = run_child(&["no-permission", s(&locked)]);
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
     if code == Some(UNSUPPORTED) {
-        eprintln!("SKIPPED: {}", err.trim());
-        return;
+        return prerequisite_missing(err.trim());
     }
     assert_eq!(code, Some(0), "{err}\n{out}");
 }
@@ -1148,5 +1146,193 @@ fn a_process_spawned_during_finalize_does_not_hold_the_file() {
         holders.len(),
         children.len(),
         example
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Reliability, part 2: failed spills, fork, failed finalize, counting,
+// idle threads, the disk limit
+// ---------------------------------------------------------------------------
+
+/// Runs `sp-child` and fails the test if it has not exited within
+/// `seconds` (a hang); returns (exit code, stdout, stderr).
+fn run_child_within(seconds: u64, args: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let mut proc = child()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run sp-child");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(proc.stdout.take().unwrap()));
+    let err = drain(Box::new(proc.stderr.take().unwrap()));
+    let deadline = std::time::Instant::now() + Duration::from_secs(seconds);
+    let status = loop {
+        if let Some(status) = proc.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = proc.kill();
+            let _ = proc.wait();
+            panic!(
+                "sp-child {args:?} hung: still running after {seconds} s\nstdout: {}\nstderr: {}",
+                out.join().unwrap_or_default(),
+                err.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status.code(), out.join().unwrap(), err.join().unwrap())
+}
+
+/// The warning lines the runtime printed on stderr.
+fn warnings(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("scope-profiler: warning:"))
+        .collect()
+}
+
+#[test]
+fn a_failed_spill_never_blocks_recording_and_nothing_is_lost() {
+    let _s = serial();
+    for how in ["removed-dir", "fsize"] {
+        let dir = temp_dir(&format!("spill-fail-keep-{how}"));
+        let (code, out, err) =
+            run_child_within(120, &["spill-fail", "keep", how, s(&dir), "3000000"]);
+        println!("{how}: {}", out.trim());
+        assert_eq!(code, Some(0), "{how}: {err}\n{out}");
+        let warned = warnings(&err);
+        assert_eq!(warned.len(), 1, "{how}: one warning expected: {err}");
+        assert!(warned[0].contains(s(&dir.join("session"))), "{}", warned[0]);
+        assert!(warned[0].contains("in memory"), "{}", warned[0]);
+    }
+}
+
+#[test]
+fn a_failed_spill_with_drop_calls_counts_every_dropped_call_in_bounded_memory() {
+    let _s = serial();
+    let dir = temp_dir("spill-fail-drop");
+    let (code, out, err) = run_child_within(
+        120,
+        &["spill-fail", "drop", "removed-dir", s(&dir), "5000000"],
+    );
+    println!("{}", out.trim());
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    assert!(out.contains("dropped"), "{out}");
+    assert_eq!(warnings(&err).len(), 1, "{err}");
+}
+
+#[test]
+fn past_the_disk_limit_events_stop_and_counts_stay_exact() {
+    let _s = serial();
+    let dir = temp_dir("disk-limit");
+    let (code, out, err) = run_child_within(120, &["disk-limit", s(&dir), "2000000"]);
+    println!("{}", out.trim());
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let warned = warnings(&err);
+    assert_eq!(warned.len(), 1, "{err}");
+    assert!(warned[0].contains("disk limit"), "{}", warned[0]);
+}
+
+#[test]
+fn a_fork_child_has_no_session_and_the_parent_is_unaffected() {
+    let _s = serial();
+    let dir = temp_dir("fork");
+    let (code, out, err) = run_child_within(120, &["fork", s(&dir)]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    assert!(out.contains("fork ok"), "{out}");
+}
+
+#[test]
+fn a_failed_finalize_loses_no_call_of_a_thread_recording_throughout() {
+    let _s = serial();
+    let dir = temp_dir("failed-finalize-recording");
+    let (code, out, err) = run_child_within(300, &["failed-finalize-while-recording", s(&dir)]);
+    println!("{}", out.trim());
+    assert_eq!(code, Some(0), "{err}\n{out}");
+}
+
+#[test]
+fn num_calls_never_decreases_while_the_writer_spills() {
+    let _s = serial();
+    let dir = temp_dir("monotonic");
+    sp::setup(to_file(&dir.join("m.h5")).memory_limit(1 << 20)).unwrap();
+    let stop = AtomicBool::new(false);
+    let (polls, decreases) = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..1000 {
+                    sp::scope!("monotonic/leaf");
+                }
+            }
+        });
+        let region = sp::region("monotonic/leaf");
+        let (mut last, mut polls, mut decreases) = (0, 0u64, Vec::new());
+        let until = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < until {
+            let n = region.num_calls();
+            if n < last {
+                decreases.push((last, n));
+            }
+            last = n;
+            polls += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        (polls, decreases)
+    });
+    let results = sp::finalize().unwrap();
+    assert!(
+        results.spilled(),
+        "the writer never spilled: nothing was tested"
+    );
+    assert!(polls > 100, "{polls} polls");
+    assert!(
+        decreases.is_empty(),
+        "num_calls went down {} times in {polls} polls, e.g. {:?}",
+        decreases.len(),
+        &decreases[..decreases.len().min(5)]
+    );
+}
+
+/// Whether this process holds a file whose name contains `needle`.
+fn holds_file(needle: &str) -> bool {
+    !open_files_of(std::process::id(), needle).is_empty()
+}
+
+#[test]
+fn an_idle_thread_does_not_keep_a_finished_session_alive() {
+    let _s = serial();
+    let dir = temp_dir("idle-thread");
+    sp::setup(to_file(&dir.join("idle.h5")).memory_limit(1 << 20)).unwrap();
+    let (recorded_tx, recorded_rx) = std::sync::mpsc::channel();
+    let (finish_tx, finish_rx) = std::sync::mpsc::channel::<()>();
+    let idle = std::thread::spawn(move || {
+        for _ in 0..500_000 {
+            sp::scope!("idle/leaf");
+        }
+        recorded_tx.send(()).unwrap();
+        let _ = finish_rx.recv(); // idle until the test ends
+    });
+    recorded_rx.recv().unwrap();
+    assert!(
+        holds_file(".scope-profiler-spill"),
+        "no scratch file: nothing spilled"
+    );
+    let results = sp::finalize().unwrap();
+    assert!(results.spilled());
+    let still_open = holds_file(".scope-profiler-spill");
+    finish_tx.send(()).unwrap();
+    idle.join().unwrap();
+    assert!(
+        !still_open,
+        "the scratch file stayed open after finalize while a thread that recorded idled"
     );
 }

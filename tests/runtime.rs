@@ -483,8 +483,9 @@ fn assert_same_calls(a: &Profile, b: &Profile) {
     assert_eq!(shape(a), shape(b));
 }
 
-/// Runs the same single-threaded program under `options` and returns its profile.
-fn run_program(options: Options) -> Profile {
+/// Runs the same single-threaded program under `options`; returns its
+/// profile, whether it spilled, and how the events were written.
+fn run_program(options: Options) -> (Profile, bool, sp::WritePath) {
     sp::setup(options).unwrap();
     for i in 0..300_000u32 {
         sp::scope!("sp_step");
@@ -493,20 +494,24 @@ fn run_program(options: Options) -> Profile {
             sp::region(if i % 2 == 0 { "sp_even" } else { "sp_odd" }).run(|| ());
         }
     }
-    match sp::finalize().unwrap() {
-        results if results.file_path().is_some() => {
-            sp::read_profile(results.file_path().unwrap()).unwrap()
-        }
-        results => results.into_profile().unwrap(),
-    }
+    let results = sp::finalize().unwrap();
+    let (spilled, path) = (results.spilled(), results.write_path());
+    let profile = match results.file_path() {
+        Some(file) => sp::read_profile(file).unwrap(),
+        None => results.into_profile().unwrap(),
+    };
+    (profile, spilled, path)
 }
 
 #[test]
 fn a_spilled_run_gives_the_same_profile_as_an_unspilled_one() {
     let _s = serial();
-    let unspilled = run_program(in_memory());
+    let (unspilled, did_spill, _) = run_program(in_memory());
+    assert!(!did_spill, "the default limit spilled 12 MB of records");
     // 1 MiB: records spill to disk and the placement goes through buckets.
-    let spilled = run_program(in_memory().memory_limit(1 << 20));
+    let (spilled, did_spill, path) = run_program(in_memory().memory_limit(1 << 20));
+    assert!(did_spill, "nothing spilled under a 1 MiB limit");
+    assert_eq!(path, sp::WritePath::Memory);
     assert_eq!(spilled.events.len(), 500_000);
     assert_same_calls(&spilled, &unspilled);
     // Every call's parent is the call that encloses it.
@@ -526,21 +531,25 @@ fn files_written_directly_and_through_buckets_hold_the_same_calls() {
     let _s = serial();
     let dir = temp_dir("direct-vs-buckets");
     // In memory: the bucket path. Uncompressed file: columns written in place.
-    let buckets = run_program(in_memory().memory_limit(1 << 20));
-    let direct = run_program(
+    let (buckets, _, path) = run_program(in_memory().memory_limit(1 << 20));
+    assert_eq!(path, sp::WritePath::Memory);
+    let (direct, _, direct_path) = run_program(
         Options::new()
             .file_path(dir.join("direct.h5"))
             .verbose(false)
             .compression(sp::Compression::None)
             .memory_limit(1 << 20),
     );
-    let compressed = run_program(
+    assert_eq!(direct_path, sp::WritePath::Direct);
+    let (compressed, _, compressed_path) = run_program(
         Options::new()
             .file_path(dir.join("gzip.h5"))
             .verbose(false)
             .compression(sp::Compression::Gzip(1))
             .memory_limit(1 << 20),
     );
+    // 500k events do not fit the 8 MiB placement budget: buckets on disk.
+    assert_eq!(compressed_path, sp::WritePath::Buckets { scratch: true });
     for file in [&direct, &compressed] {
         assert_same_calls(file, &buckets);
         // Statistics and exclusive totals agree with the file's own events.

@@ -456,8 +456,8 @@ fn structure(p: &Profile) -> HashMap<String, Vec<(String, Option<u32>)>> {
 }
 
 /// Records the deterministic program under `limit` (None: the default) into
-/// `path`; returns the RSS growth while recording.
-fn run(path: &Path, limit: Option<u64>, threads: usize, iterations: u64) -> u64 {
+/// `path`; returns the RSS growth while recording and whether it spilled.
+fn run(path: &Path, limit: Option<u64>, threads: usize, iterations: u64) -> (u64, bool) {
     let mut options = Options::new().file_path(path).verbose(false);
     if let Some(limit) = limit {
         options = options.memory_limit(limit as usize);
@@ -466,8 +466,8 @@ fn run(path: &Path, limit: Option<u64>, threads: usize, iterations: u64) -> u64 
     sp::setup(options).unwrap();
     record(threads, iterations);
     let growth = proc_status("VmRSS").saturating_sub(before);
-    sp::finalize().unwrap();
-    growth
+    let spilled = sp::finalize().unwrap().spilled();
+    (growth, spilled)
 }
 
 #[test]
@@ -480,7 +480,12 @@ fn a_spilled_run_writes_the_same_file_as_an_unspilled_one() {
     let (spilled, plain) = (dir.join("spilled.h5"), dir.join("plain.h5"));
 
     let t0 = Instant::now();
-    let growth = run(&spilled, Some(LIMIT), THREADS, ITERATIONS);
+    let (growth, did_spill) = run(&spilled, Some(LIMIT), THREADS, ITERATIONS);
+    assert!(
+        did_spill,
+        "nothing spilled under a {} MiB limit",
+        LIMIT / MIB
+    );
     println!(
         "spilled run: {:?}, RSS grew {} MiB while recording",
         t0.elapsed(),
@@ -491,7 +496,11 @@ fn a_spilled_run_writes_the_same_file_as_an_unspilled_one() {
         ["spilled.h5"],
         "a scratch file was left behind"
     );
-    let plain_growth = run(&plain, None, THREADS, ITERATIONS);
+    let (plain_growth, did_spill) = run(&plain, None, THREADS, ITERATIONS);
+    assert!(
+        !did_spill,
+        "48 MB of records spilled under the 256 MiB default"
+    );
     println!(
         "unspilled run: RSS grew {} MiB while recording",
         plain_growth / MIB

@@ -20,20 +20,21 @@ use std::sync::Arc;
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
 use crate::hdf5::{DirectColumns, Header};
-use crate::metadata;
+use crate::lane::{Lane, LaneCut, SegmentCut, TaskRecord, bump};
+use crate::metadata::json_string;
 use crate::placement::{
     DURATIONS, Direct, PLACED_BYTES, Placed, Placement, Placer, Run, START_DELTAS,
 };
 use crate::profile::{
-    MetaValue, RegionRow, StatsAccumulator, SummaryStatistics, TaskInfo, ThreadInfo,
+    DroppedCalls, MetaValue, RecordingHealth, RegionRow, StatsAccumulator, SummaryStatistics,
+    TaskInfo, ThreadInfo,
 };
-use crate::record::{Chunk, Record};
-use crate::registry::RegionInfo;
-use crate::session::Session;
+use crate::record::Record;
+use crate::registry::{self, RegionInfo, RegionTable};
 use crate::sink::{EventSink, EventSlice};
-use crate::store::{Segment, Store};
+use crate::store::Store;
 use crate::summary::{Summary, SummaryBuilder};
-use crate::thread::{Lane, TaskRecord, lock};
+use crate::sync::lock;
 
 /// Everything needed to write a session's file: the layout of its rows,
 /// and the cut of every lane, walked when the file is written.
@@ -45,8 +46,12 @@ pub(crate) struct Plan {
     /// Rows without their statistics and exclusive totals (set when the
     /// events are written).
     pub rows: Vec<RegionRow>,
-    /// Calls per region, by session region id.
+    /// Recorded calls per region, by session region id.
     pub counts: Vec<u64>,
+    /// Spilling and dropped calls, as of the cut.
+    pub health: RecordingHealth,
+    /// Dropped calls per region, by session region id.
+    dropped: Vec<u64>,
     with_task_ids: bool,
     total: usize,
     walk: WalkInput,
@@ -68,6 +73,20 @@ struct WalkInput {
 }
 
 impl Plan {
+    /// Completed calls per region, by session region id: recorded or dropped.
+    pub(crate) fn counts_with_dropped(&self) -> Vec<u64> {
+        let mut counts = self.counts.clone();
+        for (region, n) in self.dropped.iter().enumerate() {
+            bump(&mut counts, region, *n);
+        }
+        counts
+    }
+
+    /// Whether [`Plan::emit`] goes through a scratch file.
+    pub(crate) fn buckets_need_scratch(&self) -> bool {
+        Placement::needs_scratch(self.total, self.walk.budget)
+    }
+
     /// Number of events.
     pub(crate) fn len(&self) -> usize {
         self.total
@@ -302,70 +321,6 @@ impl Columns {
     }
 }
 
-/// A lane's segments as they were when the plan started (a consistent cut:
-/// records published later are not included).
-struct LaneCut {
-    lane: Arc<Lane>,
-    segments: Vec<SegmentCut>,
-    tasks: Vec<TaskRecord>,
-    /// Calls per session region id.
-    counts: Vec<u64>,
-    len: usize,
-}
-
-enum SegmentCut {
-    Memory(Arc<Chunk>, usize),
-    Spilled { offset: u64, len: usize },
-}
-
-impl LaneCut {
-    fn take(lane: Arc<Lane>) -> LaneCut {
-        let (segments, mut counts) = {
-            let segments = lock(&lane.segments);
-            let counts = lock(&lane.spilled_counts).clone();
-            let cut = segments
-                .iter()
-                .map(|s| match s {
-                    Segment::Memory(c) => SegmentCut::Memory(Arc::clone(c), c.records().len()),
-                    Segment::Spilled { offset, len } => SegmentCut::Spilled {
-                        offset: *offset,
-                        len: *len,
-                    },
-                })
-                .collect::<Vec<_>>();
-            (cut, counts)
-        };
-        let mut len = 0;
-        for s in &segments {
-            match s {
-                SegmentCut::Memory(chunk, n) => {
-                    for r in &chunk.records()[..*n] {
-                        bump(&mut counts, r.region);
-                    }
-                    len += n;
-                }
-                SegmentCut::Spilled { len: n, .. } => len += n,
-            }
-        }
-        let tasks = lock(&lane.tasks).clone();
-        LaneCut {
-            lane,
-            segments,
-            tasks,
-            counts,
-            len,
-        }
-    }
-}
-
-fn bump(counts: &mut Vec<u64>, region: u32) {
-    let region = region as usize;
-    if region >= counts.len() {
-        counts.resize(region + 1, 0);
-    }
-    counts[region] += 1;
-}
-
 /// An ancestor of the calls being walked.
 #[derive(Clone, Copy)]
 struct Link {
@@ -374,43 +329,76 @@ struct Link {
     node: u32,
 }
 
-/// Plans the file of everything `session` recorded up to `end`: a cut of
-/// every lane and the layout of the rows. The calls are walked, within a
-/// budget of about half the session's memory limit, when the file is written.
-pub(crate) fn plan(session: &Session, end: Anchor) -> Result<Plan, Error> {
-    let store = &session.store;
-    let conv = TickConverter::new(session.start, end);
-    // Lanes first, then regions: every region a cut record uses is registered.
-    let lanes: Vec<LaneCut> = lock(&store.lanes)
-        .clone()
-        .into_iter()
-        .map(LaneCut::take)
-        .collect();
-    let regions = session.regions.snapshot();
-    let region_count = regions.len();
+/// The session's start and the instant of the cut.
+#[derive(Clone, Copy)]
+pub(crate) struct Span {
+    pub start: Anchor,
+    pub end: Anchor,
+}
 
+/// Plans the file of everything `store` holds now: a cut of every lane and
+/// the layout of the rows; `metadata` gets the recording's health added.
+/// The calls are walked, within `budget` bytes, when the file is written,
+/// with scratch files (past the budget) in `dir`.
+pub(crate) fn plan(
+    store: &Arc<Store>,
+    table: &RegionTable,
+    span: Span,
+    mut metadata: Vec<(String, MetaValue)>,
+    budget: usize,
+    dir: PathBuf,
+) -> Result<Plan, Error> {
+    let conv = TickConverter::new(span.start, span.end);
+    // Lanes first, then regions: every region a cut record uses is
+    // registered (its id was published with Release and read with Acquire
+    // before the record was made).
+    let lanes: Vec<LaneCut> = lock(&store.lanes).iter().map(|l| l.cut()).collect();
     let mut tasks: Vec<TaskRecord> = lanes.iter().flat_map(|l| l.tasks.iter().copied()).collect();
     tasks.sort_by_key(|t| (t.start, std::cmp::Reverse(t.end)));
-    let mut counts = vec![0u64; region_count];
+
+    let mut counts = Vec::new();
+    let mut dropped = Vec::new();
+    let mut dropped_ticks = Vec::new();
     for lane in &lanes {
-        for (n, c) in counts.iter_mut().zip(&lane.counts) {
-            *n += c;
+        for (region, n) in lane.counts.iter().enumerate() {
+            bump(&mut counts, region, *n);
+        }
+        for (region, d) in lane.dropped.iter().enumerate() {
+            bump(&mut dropped, region, d.calls);
+            bump(&mut dropped_ticks, region, d.ticks);
         }
     }
-    let mut task_counts = vec![0u64; region_count];
     for t in &tasks {
-        task_counts[t.region as usize] += 1;
+        bump(&mut counts, t.region as usize, 1);
     }
-    for (n, t) in counts.iter_mut().zip(&task_counts) {
-        *n += t;
-    }
+    let used = counts.len().max(dropped.len());
+    let regions = complete_regions(table, used);
+    counts.resize(regions.len(), 0);
 
     let (rows, row_offset, region_names) = layout(&regions, &counts);
     let total = rows.iter().map(|r| r.event_count as usize).sum::<usize>();
     let names: Vec<String> = regions.iter().map(|r| r.entry.name.to_owned()).collect();
-    let origin = session.start.ns;
+    let origin = span.start.ns;
+    let health = RecordingHealth {
+        spilled_bytes: store.spilled_bytes(),
+        spill_error: store.spill_stop().map(|s| s.message.clone()),
+        dropped: dropped
+            .iter()
+            .zip(&dropped_ticks)
+            .enumerate()
+            .filter(|(_, (n, _))| **n > 0)
+            .map(|(region, (&calls, &ticks))| DroppedCalls {
+                name: names[region].clone(),
+                calls,
+                // Durations add up on the linear tick-to-ns map.
+                total_ns: conv.ns(span.start.ticks + ticks) - origin,
+            })
+            .collect(),
+        events_stopped_ns: store.first_drop().map(|t| conv.ns(t) - origin),
+    };
+    metadata.extend(health_metadata(&health, origin));
     Ok(Plan {
-        metadata: metadata::run_metadata(session, end),
+        metadata,
         threads: lanes
             .iter()
             .map(|l| thread_info(&l.lane, &conv, origin))
@@ -424,6 +412,8 @@ pub(crate) fn plan(session: &Session, end: Anchor) -> Result<Plan, Error> {
         region_names,
         rows,
         counts,
+        health,
+        dropped,
         total,
         walk: WalkInput {
             conv,
@@ -432,10 +422,61 @@ pub(crate) fn plan(session: &Session, end: Anchor) -> Result<Plan, Error> {
             tasks,
             row_offset,
             names,
-            budget: (session.options.memory_limit / 2).max(8 << 20),
-            dir: Store::scratch_dir(session.options.get_file_path()),
+            budget,
+            dir,
         },
     })
+}
+
+/// The region table with at least `used` regions. Every id a cut uses is in
+/// the table (see `plan`); should one ever not be, it is named
+/// `<unregistered region N>` rather than lost or indexed out of bounds.
+fn complete_regions(table: &RegionTable, used: usize) -> Vec<RegionInfo> {
+    let mut regions = table.snapshot();
+    for id in regions.len()..used {
+        regions.push(RegionInfo {
+            entry: registry::intern(&format!("<unregistered region {id}>")),
+            file: "",
+            line: 0,
+        });
+    }
+    regions
+}
+
+/// The `/metadata` entries that say what a run did not keep: written only
+/// when something was spilled, failed or dropped.
+fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(String, MetaValue)> {
+    let mut out: Vec<(String, MetaValue)> = Vec::new();
+    if health.spilled_bytes > 0 {
+        out.push(("spilled_bytes".into(), (health.spilled_bytes as i64).into()));
+    }
+    if let Some(error) = &health.spill_error {
+        out.push(("spill_error".into(), error.clone().into()));
+    }
+    if !health.dropped.is_empty() {
+        let total: u64 = health.dropped.iter().map(|d| d.calls).sum();
+        out.push(("dropped_calls".into(), (total as i64).into()));
+        let by_region: Vec<String> = health
+            .dropped
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: {{\"calls\": {}, \"total_ns\": {}}}",
+                    json_string(&d.name),
+                    d.calls,
+                    d.total_ns
+                )
+            })
+            .collect();
+        out.push((
+            "dropped_calls_by_region".into(),
+            format!("{{{}}}", by_region.join(", ")).into(),
+        ));
+    }
+    if let Some(ns) = health.events_stopped_ns {
+        out.push(("events_stopped_time_ns".into(), (origin_ns + ns).into()));
+    }
+    out
 }
 
 /// Session region ids of the regions with calls, in registration order.

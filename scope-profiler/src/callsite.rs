@@ -2,7 +2,7 @@
 //! macros. A call site resolves its region once per session and keeps
 //! `(generation, id)` in one atomic, so entering it never looks a name up.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::registry;
 use crate::session;
@@ -29,7 +29,8 @@ pub struct CallSite {
     name: &'static str,
     file: &'static str,
     line: u32,
-    /// `generation << 32 | region id`, valid while that session is active.
+    /// [`registry::pack`]ed `(generation, region id)`, valid while that
+    /// session is active.
     cache: AtomicU64,
 }
 
@@ -60,7 +61,11 @@ impl CallSite {
         if generation == 0 {
             return Guard::inert();
         }
-        let cached = self.cache.load(Relaxed);
+        // Acquire pairs with the Release in `resolve`: the region's
+        // registration happens before any record that carries its id, so a
+        // cut that sees the record sees the region (also on weak-memory
+        // targets). A plain load on x86_64.
+        let cached = self.cache.load(Ordering::Acquire);
         if (cached >> 32) as u32 == generation {
             return thread::enter(cached as u32, generation);
         }
@@ -79,7 +84,7 @@ impl CallSite {
     /// This site's region id in session `generation`, registering it there
     /// on first use; `None` if that session is not active.
     pub(crate) fn id(&'static self, generation: u32) -> Option<u32> {
-        let cached = self.cache.load(Relaxed);
+        let cached = self.cache.load(Ordering::Acquire);
         if (cached >> 32) as u32 == generation {
             return Some(cached as u32);
         }
@@ -91,7 +96,7 @@ impl CallSite {
         let entry = registry::intern(self.name);
         let id = session.regions.resolve(entry, self.file, self.line);
         self.cache
-            .store((generation as u64) << 32 | id as u64, Relaxed);
+            .store(registry::pack(generation, id), Ordering::Release);
         Some(id)
     }
 

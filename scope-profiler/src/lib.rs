@@ -39,6 +39,7 @@ mod callsite;
 mod clock;
 mod error;
 mod hdf5;
+mod lane;
 mod metadata;
 mod options;
 mod placement;
@@ -52,6 +53,7 @@ mod session;
 mod sink;
 mod store;
 mod summary;
+mod sync;
 mod task;
 mod thread;
 mod trace;
@@ -59,10 +61,13 @@ mod trace;
 pub use callsite::{CallSite, EntrypointGuard, TracedGuard};
 pub use error::Error;
 pub use hdf5::{read_profile, write_profile};
-pub use options::{Compression, Options};
-pub use profile::{Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
+pub use options::{Compression, OnSpillFailure, Options};
+pub use profile::{
+    DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow, SummaryStatistics,
+    TaskInfo, ThreadInfo,
+};
 pub use region::Region;
-pub use results::Results;
+pub use results::{Results, WritePath};
 pub use session::{Run, SessionGuard};
 pub use summary::{Summary, SummaryNode};
 pub use thread::Guard;

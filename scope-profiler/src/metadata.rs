@@ -3,19 +3,25 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::clock::Anchor;
+use crate::options::Options;
 use crate::profile::MetaValue;
-use crate::session::Session;
 
-/// The `/metadata` attributes of a session ending at `end`.
-pub(crate) fn run_metadata(session: &Session, end: Anchor) -> Vec<(String, MetaValue)> {
+/// The `/metadata` attributes of a session with `options`, started at
+/// `wall_start` (wall clock) and `start`, ending at `end`.
+pub(crate) fn run_metadata(
+    options: &Options,
+    wall_start: SystemTime,
+    start: Anchor,
+    end: Anchor,
+) -> Vec<(String, MetaValue)> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
     let omp = std::env::var("OMP_NUM_THREADS")
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(cores);
     let entries: Vec<(&str, MetaValue)> = vec![
-        ("label", session.options.get_label().into()),
-        ("timestamp", iso8601(session.wall_start).into()),
+        ("label", options.get_label().into()),
+        ("timestamp", iso8601(wall_start).into()),
         ("hostname", hostname().into()),
         ("platform", platform().into()),
         ("chip_information", chip().into()),
@@ -23,7 +29,7 @@ pub(crate) fn run_metadata(session: &Session, end: Anchor) -> Vec<(String, MetaV
         ("omp_num_threads", omp.into()),
         ("mpi_size", 1i64.into()),
         ("num_nodes", 1i64.into()),
-        ("start_time_ns", session.start.ns.into()),
+        ("start_time_ns", start.ns.into()),
         ("finalize_time_ns", end.ns.into()),
         ("source", "rust".into()),
         ("source_language", "rust".into()),
@@ -36,6 +42,28 @@ pub(crate) fn run_metadata(session: &Session, end: Anchor) -> Vec<(String, MetaV
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect()
+}
+
+/// `s` as a JSON string literal, quoted and escaped (RFC 8259). The runtime
+/// writes a few JSON values into string attributes; a JSON crate would
+/// bring trait impls into every user's crate (see the crate's dependency
+/// policy in ARCHITECTURE.md), so this one function does it.
+pub(crate) fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `2026-12-02T11:15:15.202952+00:00`, as Python's `datetime.isoformat()`.

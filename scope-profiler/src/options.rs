@@ -43,6 +43,31 @@ impl Compression {
     }
 }
 
+/// What happens to calls past the memory limit once the scratch file
+/// cannot be written (a full disk, a removed directory, a file size limit).
+///
+/// Either way a warning line on stderr names the directory and the error,
+/// and [`Results::spill_error`](crate::Results::spill_error) reports it.
+///
+/// ```
+/// use scope_profiler::{OnSpillFailure, Options};
+/// assert_eq!(OnSpillFailure::default(), OnSpillFailure::KeepInMemory);
+/// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
+/// assert_eq!(o.get_on_spill_failure(), OnSpillFailure::DropCalls);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnSpillFailure {
+    /// Keep recording in memory past the limit: nothing is lost, memory
+    /// grows.
+    #[default]
+    KeepInMemory,
+    /// Drop calls past the limit, counting them and their total time per
+    /// region ([`Results::dropped_calls`](crate::Results::dropped_calls) and
+    /// the file's metadata): memory stays bounded.
+    DropCalls,
+}
+
 /// Where `finalize` puts the results.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Output {
@@ -75,6 +100,8 @@ pub struct Options {
     pub(crate) compression: Compression,
     pub(crate) trace_all: bool,
     pub(crate) memory_limit: usize,
+    pub(crate) disk_limit: Option<u64>,
+    pub(crate) on_spill_failure: OnSpillFailure,
 }
 
 impl Default for Options {
@@ -86,6 +113,8 @@ impl Default for Options {
             compression: Compression::Auto,
             trace_all: std::env::var("SCOPE_PROFILER_TRACE_ALL").is_ok_and(|v| v == "1"),
             memory_limit: Self::DEFAULT_MEMORY_LIMIT,
+            disk_limit: None,
+            on_spill_failure: OnSpillFailure::KeepInMemory,
         }
     }
 }
@@ -173,9 +202,11 @@ impl Options {
     }
 
     /// Bound on the recorded calls held in memory (default 256 MiB). Past
-    /// it, full per-thread buffers are spilled to a scratch file beside the
-    /// output by a background writer; nothing is dropped, and `finalize`
-    /// writes the same file as without spilling.
+    /// half of it, full per-thread buffers are spilled to a scratch file
+    /// beside the output by a background writer; nothing is dropped, and
+    /// `finalize` writes the same file as without spilling. If the scratch
+    /// file cannot be written, see [`Options::on_spill_failure`]; past
+    /// [`Options::disk_limit`], calls are dropped and counted.
     ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);
@@ -184,6 +215,57 @@ impl Options {
     pub fn memory_limit(mut self, bytes: usize) -> Self {
         self.memory_limit = bytes;
         self
+    }
+
+    /// Bound on the bytes of the scratch file that takes the calls spilled
+    /// past the memory limit. Default: half the space free in its directory
+    /// at `setup` (unbounded where that cannot be read). Past it, spilling
+    /// stops and, once memory is full too, the run degrades gracefully:
+    /// each call's event is dropped, while calls and their total time per
+    /// region stay exact ([`Results::dropped_calls`](crate::Results::dropped_calls),
+    /// [`Results::events_stopped_ns`](crate::Results::events_stopped_ns) and
+    /// the file's metadata say which and since when).
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().disk_limit(1 << 30);
+    /// assert_eq!(o.get_disk_limit(), Some(1 << 30));
+    /// assert_eq!(scope_profiler::Options::new().get_disk_limit(), None); // chosen at setup
+    /// ```
+    pub fn disk_limit(mut self, bytes: u64) -> Self {
+        self.disk_limit = Some(bytes);
+        self
+    }
+
+    /// The disk bound set with [`Options::disk_limit`], `None` for the default.
+    ///
+    /// ```
+    /// assert!(scope_profiler::Options::new().get_disk_limit().is_none());
+    /// ```
+    pub fn get_disk_limit(&self) -> Option<u64> {
+        self.disk_limit
+    }
+
+    /// What happens past the memory limit if spilling to disk fails
+    /// (default [`OnSpillFailure::KeepInMemory`]).
+    ///
+    /// ```
+    /// use scope_profiler::{OnSpillFailure, Options};
+    /// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
+    /// assert_eq!(o.get_on_spill_failure(), OnSpillFailure::DropCalls);
+    /// ```
+    pub fn on_spill_failure(mut self, policy: OnSpillFailure) -> Self {
+        self.on_spill_failure = policy;
+        self
+    }
+
+    /// The policy set with [`Options::on_spill_failure`].
+    ///
+    /// ```
+    /// use scope_profiler::{OnSpillFailure, Options};
+    /// assert_eq!(Options::new().get_on_spill_failure(), OnSpillFailure::KeepInMemory);
+    /// ```
+    pub fn get_on_spill_failure(&self) -> OnSpillFailure {
+        self.on_spill_failure
     }
 
     /// The memory bound for recorded calls, in bytes.

@@ -133,8 +133,18 @@ pub(crate) struct Placement {
 }
 
 impl Placement {
+    /// Events per bucket for `budget` bytes.
+    fn bucket_len(budget: usize) -> usize {
+        (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096)
+    }
+
+    /// Whether `total` events within `budget` bytes go through a scratch file.
+    pub(crate) fn needs_scratch(total: usize, budget: usize) -> bool {
+        total > Self::bucket_len(budget)
+    }
+
     pub(crate) fn new(total: usize, budget: usize, dir: &Path) -> std::io::Result<Placement> {
-        let bucket_len = (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096);
+        let bucket_len = Self::bucket_len(budget);
         let mut p = Placement {
             total,
             bucket_len,
@@ -144,21 +154,11 @@ impl Placement {
             written: Vec::new(),
             buffer_len: 0,
         };
-        if total <= bucket_len {
+        if !Self::needs_scratch(total, budget) {
             p.memory = Vec::with_capacity(total);
             return Ok(p);
         }
-        let path = dir.join(format!(
-            ".scope-profiler-place-{}-{total}",
-            std::process::id()
-        ));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        let _ = std::fs::remove_file(&path);
-        p.file = Some(file);
+        p.file = Some(scratch::create(dir, "place")?);
         let buckets = p.buckets();
         p.buffer_len = (budget / 2 / buckets / PLACED_BYTES).clamp(64, 4096);
         p.buffers = vec![Vec::new(); buckets];

@@ -323,3 +323,52 @@ impl Profile {
             .zip(self.events.durations[range].iter().copied())
     }
 }
+
+/// Calls of one region that completed but whose events were not kept (the
+/// memory limit was reached once spilling to disk had stopped): counted
+/// exactly, with their total time.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::region("a").run(|| ());
+/// let results = sp::finalize()?;
+/// assert!(results.dropped_calls().is_empty()); // nothing dropped
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DroppedCalls {
+    /// The region.
+    pub name: String,
+    /// Calls dropped.
+    pub calls: u64,
+    /// Their summed duration, ns.
+    pub total_ns: i64,
+}
+
+/// How the recording of a session went: what was spilled to disk, why
+/// spilling stopped, and which calls were dropped. All empty for a run that
+/// kept every call in memory.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// let health = sp::finalize()?.health().clone();
+/// assert_eq!(health.spilled_bytes, 0);
+/// assert!(health.spill_error.is_none() && health.dropped.is_empty());
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecordingHealth {
+    /// Bytes of records written to the scratch file.
+    pub spilled_bytes: u64,
+    /// Why spilling stopped (naming the directory and the OS error), if it
+    /// did.
+    pub spill_error: Option<String>,
+    /// Calls dropped, per region with any.
+    pub dropped: Vec<DroppedCalls>,
+    /// When the first call was dropped, ns after the session's start.
+    pub events_stopped_ns: Option<i64>,
+}

@@ -118,7 +118,7 @@ impl Region {
         };
         let conv = TickConverter::new(session.start, Anchor::now());
         let mut calls = Vec::new();
-        for lane in thread::lock(&session.store.lanes).iter() {
+        for lane in crate::sync::lock(&session.store.lanes).iter() {
             lane.for_each_in_memory(|records| {
                 calls.extend(
                     records

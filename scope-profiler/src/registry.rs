@@ -14,7 +14,7 @@ use std::sync::{LazyLock, Mutex};
 
 use dashmap::DashMap;
 
-use crate::thread::lock;
+use crate::sync::lock;
 
 /// A region name interned for the life of the process.
 #[derive(Debug)]
@@ -31,6 +31,13 @@ impl Entry {
         let state = self.state.load(Ordering::Acquire);
         ((state >> 32) as u32 == generation).then_some(state as u32)
     }
+}
+
+/// `(session generation, region id)` in one word, as entries and call sites
+/// cache it.
+#[inline]
+pub(crate) const fn pack(generation: u32, id: u32) -> u64 {
+    (generation as u64) << 32 | id as u64
 }
 
 /// The Fx hash (rustc's): a multiply and rotate per word, fast on short keys.
@@ -151,10 +158,9 @@ impl RegionTable {
         }
         let id = regions.len() as u32;
         regions.push(RegionInfo { entry, file, line });
-        entry.state.store(
-            (self.generation as u64) << 32 | id as u64,
-            Ordering::Release,
-        );
+        entry
+            .state
+            .store(pack(self.generation, id), Ordering::Release);
         id
     }
 

@@ -6,9 +6,32 @@ use crate::assemble::Plan;
 use crate::error::Error;
 use crate::hdf5::{self, FileSink};
 use crate::options::{Options, Output};
-use crate::profile::Profile;
+use crate::profile::{DroppedCalls, Profile, RecordingHealth};
 use crate::sink::MemorySink;
 use crate::summary::Summary;
+
+/// How `finalize` or `checkpoint` wrote the events.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options, WritePath};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// assert_eq!(sp::finalize()?.write_path(), WritePath::Memory);
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WritePath {
+    /// Into memory: an in-memory session's [`Profile`].
+    Memory,
+    /// Straight into the columns of an uncompressed file.
+    Direct,
+    /// Through buckets of consecutive events (in memory, or a scratch file
+    /// past the budget) handed to the file in order: compressed files.
+    Buckets {
+        /// Whether the buckets went through a scratch file.
+        scratch: bool,
+    },
+}
 
 /// The results of a session: the profile as written, where it was written,
 /// and (through `Display`) the summary tree printed at `finalize`.
@@ -29,12 +52,16 @@ pub struct Results {
     profile: Option<Profile>,
     summary: Summary,
     file_path: Option<PathBuf>,
+    health: RecordingHealth,
+    write_path: WritePath,
 }
 
 impl Results {
     /// Writes the planned profile where `options` say (a file, published
     /// atomically, or memory) and prints the summary if verbose.
     pub(crate) fn publish(mut plan: Plan, options: &Options) -> Result<Results, Error> {
+        let health = std::mem::take(&mut plan.health);
+        let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match &options.output {
             Output::File(path) => {
                 let mut summary = None;
@@ -42,8 +69,16 @@ impl Results {
                     let mut sink =
                         FileSink::create(temp, path, &plan.header(), options.compression)?;
                     let (rows, tree) = match sink.direct()? {
-                        Some(columns) => plan.write_direct(&columns)?,
-                        None => plan.emit(&mut sink)?,
+                        Some(columns) => {
+                            write_path = WritePath::Direct;
+                            plan.write_direct(&columns)?
+                        }
+                        None => {
+                            write_path = WritePath::Buckets {
+                                scratch: plan.buckets_need_scratch(),
+                            };
+                            plan.emit(&mut sink)?
+                        }
                     };
                     summary = Some(tree);
                     sink.finish(&rows)
@@ -68,6 +103,8 @@ impl Results {
             profile,
             summary,
             file_path,
+            health,
+            write_path,
         };
         if options.verbose {
             eprintln!("{results}");
@@ -126,9 +163,99 @@ impl Results {
     }
 }
 
+impl Results {
+    /// How the recording went: bytes spilled to disk, why spilling stopped
+    /// (if it did), calls dropped.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert_eq!(sp::finalize()?.health().spilled_bytes, 0);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn health(&self) -> &RecordingHealth {
+        &self.health
+    }
+
+    /// Whether any call was spilled to the scratch file during the session.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert!(!sp::finalize()?.spilled());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn spilled(&self) -> bool {
+        self.health.spilled_bytes > 0
+    }
+
+    /// Why spilling to disk stopped (naming the directory and the OS error,
+    /// or the disk limit), if it did.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert!(sp::finalize()?.spill_error().is_none());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn spill_error(&self) -> Option<&str> {
+        self.health.spill_error.as_deref()
+    }
+
+    /// Calls that completed but were not kept, per region (see
+    /// [`Options::disk_limit`](crate::Options::disk_limit) and
+    /// [`OnSpillFailure`](crate::OnSpillFailure)); empty when every call is
+    /// in the profile.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert!(sp::finalize()?.dropped_calls().is_empty());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn dropped_calls(&self) -> &[DroppedCalls] {
+        &self.health.dropped
+    }
+
+    /// When events started being dropped, ns after the session's start.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert!(sp::finalize()?.events_stopped_ns().is_none());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn events_stopped_ns(&self) -> Option<i64> {
+        self.health.events_stopped_ns
+    }
+
+    /// How the events were written.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options, WritePath};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert_eq!(sp::finalize()?.write_path(), WritePath::Memory);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn write_path(&self) -> WritePath {
+        self.write_path
+    }
+}
+
 impl std::fmt::Display for Results {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.summary())?;
+        if let Some(error) = self.spill_error() {
+            writeln!(f, "  Spilling stopped: {error}")?;
+        }
+        if !self.dropped_calls().is_empty() {
+            let total: u64 = self.dropped_calls().iter().map(|d| d.calls).sum();
+            writeln!(
+                f,
+                "  {total} calls past the limits were counted but not recorded \
+                 (see the file's dropped_calls_by_region metadata)"
+            )?;
+        }
         match &self.file_path {
             Some(path) => {
                 let p = path.display();

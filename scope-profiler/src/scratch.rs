@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Plain data that can be written and read back as raw bytes.
@@ -57,4 +57,36 @@ pub(crate) fn read_at<T: Plain>(
         )
     };
     file.read_exact_at(bytes, offset)
+}
+
+/// The directory a file at `path` lives in: its parent, or `.` for a bare
+/// file name.
+pub(crate) fn dir_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The scratch directory for output `path`: beside it, or the system's
+/// temporary directory for an in-memory session.
+pub(crate) fn dir_for(path: Option<&Path>) -> PathBuf {
+    path.map_or_else(std::env::temp_dir, dir_of)
+}
+
+/// Bytes free for an unprivileged user in the file system holding `dir`.
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
+    let c_dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c_dir` is a NUL-terminated path and `stat` points to writable
+    // memory of the right type; statvfs only writes it.
+    let rc = unsafe { libc::statvfs(c_dir.as_ptr(), stat.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it initialized `stat`.
+    let stat = unsafe { stat.assume_init() };
+    #[allow(clippy::unnecessary_cast)] // c_ulong is not u64 on every target
+    let (blocks, size) = (stat.f_bavail as u64, stat.f_frsize as u64);
+    Some(blocks.saturating_mul(size))
 }

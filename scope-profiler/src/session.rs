@@ -10,11 +10,14 @@ use std::time::SystemTime;
 use crate::assemble;
 use crate::clock::{self, Anchor};
 use crate::error::Error;
+use crate::lane::{Lane, bump};
+use crate::metadata;
 use crate::options::{Options, Output};
 use crate::registry::RegionTable;
 use crate::results::Results;
-use crate::store::Store;
-use crate::thread::{Lane, lock};
+use crate::scratch;
+use crate::store::{Limits, Store};
+use crate::sync::{fork_epoch, lock, note_fork};
 
 /// Generation of the active session; 0 when none is active.
 static GENERATION: AtomicU32 = AtomicU32::new(0);
@@ -45,6 +48,8 @@ pub(crate) struct Session {
     /// Per-region call counts, set when the session is finalized (its lanes
     /// are then released).
     final_counts: OnceLock<Vec<u64>>,
+    /// The fork epoch the session was set up in.
+    epoch: u32,
 }
 
 impl Session {
@@ -53,28 +58,25 @@ impl Session {
         self.counts().get(id as usize).copied().unwrap_or(0)
     }
 
-    /// Completed calls per region id so far.
+    /// Completed calls per region id so far: recorded (in the lanes, on
+    /// disk or in memory, and async calls) or dropped. Never decreases while
+    /// the session records (see `Lane::cut`).
     pub(crate) fn counts(&self) -> Vec<u64> {
         if let Some(counts) = self.final_counts.get() {
             return counts.clone();
         }
         let mut counts = vec![0u64; self.regions.len()];
         for lane in lock(&self.store.lanes).iter() {
-            for (n, spilled) in counts.iter_mut().zip(lock(&lane.spilled_counts).iter()) {
-                *n += spilled;
+            let cut = lane.cut();
+            for (region, n) in cut.counts.iter().enumerate() {
+                bump(&mut counts, region, *n);
             }
-            for task in lock(&lane.tasks).iter() {
-                if let Some(n) = counts.get_mut(task.region as usize) {
-                    *n += 1;
-                }
+            for (region, d) in cut.dropped.iter().enumerate() {
+                bump(&mut counts, region, d.calls);
             }
-            lane.for_each_in_memory(|records| {
-                for r in records {
-                    if let Some(n) = counts.get_mut(r.region as usize) {
-                        *n += 1;
-                    }
-                }
-            });
+            for task in &cut.tasks {
+                bump(&mut counts, task.region as usize, 1);
+            }
         }
         counts
     }
@@ -84,11 +86,53 @@ impl Session {
         self.final_counts.get().is_some()
     }
 
-    /// Ends the session: keeps the per-region counts, releases the records.
+    /// Ends the session: keeps the per-region counts, releases the records
+    /// and the scratch file, turns trace-all off.
     fn finish(&self, counts: Vec<u64>) {
         let _ = self.final_counts.set(counts);
-        lock(&self.store.lanes).clear();
+        self.store.release();
+        crate::trace::set_trace_all(false);
     }
+
+    /// Whether this session was inherited through `fork()`: it belongs to
+    /// the parent process, and this one has none of its threads.
+    fn is_inherited(&self) -> bool {
+        self.epoch != fork_epoch()
+    }
+
+    /// Plans the file of everything recorded up to now, with the scratch
+    /// files of the write in `dir`.
+    fn plan(&self, dir: PathBuf) -> Result<assemble::Plan, Error> {
+        let end = Anchor::now();
+        let metadata = metadata::run_metadata(&self.options, self.wall_start, self.start, end);
+        let budget = (self.options.memory_limit / 2).max(8 << 20);
+        assemble::plan(
+            &self.store,
+            &self.regions,
+            assemble::Span {
+                start: self.start,
+                end,
+            },
+            metadata,
+            budget,
+            dir,
+        )
+    }
+}
+
+/// Forgets a session inherited through `fork()`: its threads, writer and
+/// scratch file are the parent's. It is leaked, never dropped or joined.
+fn forget_inherited(slot: &mut Option<Arc<Session>>) {
+    if slot.as_ref().is_some_and(|s| s.is_inherited()) {
+        std::mem::forget(slot.take());
+    }
+}
+
+/// Makes a `fork()` child start with no active session: called in the child
+/// (only async-signal-safe atomics). See [`setup`](crate::setup).
+extern "C" fn in_fork_child() {
+    GENERATION.store(0, Ordering::Relaxed);
+    note_fork();
 }
 
 /// The session with this generation, active or last finalized.
@@ -186,9 +230,21 @@ impl Run {
 
 /// Starts a profiling session.
 pub(crate) fn setup(options: Options) -> Result<Run, Error> {
+    static AT_FORK: std::sync::Once = std::sync::Once::new();
+    AT_FORK.call_once(|| {
+        // SAFETY: the handler is an `extern "C" fn()` that lives for the
+        // process and only stores to atomics (async-signal-safe, as a fork
+        // child handler must be).
+        unsafe { libc::pthread_atfork(None, None, Some(in_fork_child)) };
+    });
     let _serial = lock(&LIFECYCLE);
-    if lock(&ACTIVE).is_some() {
-        return Err(Error::AlreadyConfigured);
+    forget_inherited(&mut lock(&LAST));
+    {
+        let mut active = lock(&ACTIVE);
+        forget_inherited(&mut active);
+        if active.is_some() {
+            return Err(Error::AlreadyConfigured);
+        }
     }
     if let Output::File(path) = &options.output {
         check_output_path(path)?;
@@ -196,16 +252,23 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     clock::init();
     let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
     let file_path = options.get_file_path().map(Path::to_path_buf);
+    let dir = scratch::dir_for(options.get_file_path());
+    let limits = Limits {
+        memory: options.memory_limit,
+        disk: options
+            .disk_limit
+            .or_else(|| scratch::free_bytes(&dir).map(|free| free / 2))
+            .unwrap_or(u64::MAX),
+        on_failure: options.on_spill_failure,
+    };
     let session = Arc::new(Session {
         generation,
         start: Anchor::now(),
         wall_start: SystemTime::now(),
         regions: RegionTable::new(generation),
-        store: Store::new(
-            options.memory_limit,
-            Store::scratch_dir(options.get_file_path()),
-        ),
+        store: Store::new(limits, dir),
         final_counts: OnceLock::new(),
+        epoch: fork_epoch(),
         options,
     });
     session.store.start_writer();
@@ -233,10 +296,7 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     if !names_a_file {
         return Err(Error::invalid_path(path, "it does not name a file"));
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = scratch::dir_of(path);
     if !dir.is_dir() {
         return Err(Error::invalid_path(
             path,
@@ -262,63 +322,53 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     }
 }
 
+/// The active session of this process, if any (one inherited through
+/// `fork()` is forgotten here).
+fn active_session() -> Option<Arc<Session>> {
+    let mut active = lock(&ACTIVE);
+    forget_inherited(&mut active);
+    active.clone()
+}
+
 /// Writes everything recorded so far and keeps recording.
 pub(crate) fn checkpoint() -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
-    let session = lock(&ACTIVE).clone().ok_or(Error::NotActive)?;
-    let plan = assemble::plan(&session, Anchor::now())?;
+    let session = active_session().ok_or(Error::NotActive)?;
+    let plan = session.plan(scratch::dir_for(session.options.get_file_path()))?;
     Results::publish(plan, &session.options)
 }
 
 /// Ends the active session (the one of `generation`, if given) and writes it.
 ///
 /// `path` overrides the session's output (the file is then written there);
-/// it is checked like `setup` checks its path, before the session ends.
+/// it is checked like `setup` checks its path, before anything is written.
+/// The session records on while the file is written, and ends only once it
+/// is: the file has every call completed before the cut (the start of the
+/// write); calls that end during the write are not in it. If the write
+/// fails, the session goes on with everything it recorded, before and
+/// during the attempt.
 pub(crate) fn finalize_generation(
     generation: Option<u32>,
     path: Option<&Path>,
 ) -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
-    if let Some(path) = path {
-        check_output_path(path)?;
-    }
-    let session = {
-        let mut active = lock(&ACTIVE);
-        match active.as_ref() {
-            Some(s) if generation.is_none_or(|g| g == s.generation) => {}
-            _ => return Err(Error::NotActive),
-        }
-        GENERATION.store(0, Ordering::Release);
-        match active.take() {
-            Some(session) => session,
-            None => return Err(Error::NotActive),
-        }
-    };
-    session.store.stop_writer();
-    let planned = assemble::plan(&session, Anchor::now());
+    let session = active_session()
+        .filter(|s| generation.is_none_or(|g| g == s.generation))
+        .ok_or(Error::NotActive)?;
     let mut options = session.options.clone();
     if let Some(path) = path {
+        check_output_path(path)?;
         options.output = Output::File(path.to_path_buf());
     }
-    let published = planned.and_then(|plan| {
-        let counts = plan.counts.clone();
-        Results::publish(plan, &options).map(|results| (results, counts))
-    });
-    match published {
-        Ok((results, counts)) => {
-            session.finish(counts);
-            *lock(&LAST) = Some(session);
-            Ok(results)
-        }
-        Err(e) => {
-            // Nothing is lost: the session goes on, and a later finalize can
-            // try again.
-            session.store.start_writer();
-            GENERATION.store(session.generation, Ordering::Release);
-            *lock(&ACTIVE) = Some(session);
-            Err(e)
-        }
-    }
+    let plan = session.plan(scratch::dir_for(options.get_file_path()))?;
+    let counts = plan.counts_with_dropped();
+    let results = Results::publish(plan, &options)?;
+    // Written: the session ends. Calls entered from now on record nothing.
+    GENERATION.store(0, Ordering::Release);
+    lock(&ACTIVE).take();
+    session.finish(counts);
+    *lock(&LAST) = Some(session);
+    Ok(results)
 }
 
 /// A session that finalizes itself when dropped; see [`session`](crate::session).

@@ -1,37 +1,41 @@
 //! The recorded data of one session: the lanes of the threads that record,
-//! and the bound on the memory their records take.
+//! and the bounds on the memory and the scratch disk their records take.
 //!
 //! Chunks are counted when they are allocated. Once the chunks in memory
 //! reach half the session's memory limit, a background writer moves every
 //! finished chunk (full, or left by an exited thread) to a scratch file and
 //! puts a descriptor in its place in the lane, so a lane is always its
 //! records in order, some on disk and some in memory. A recording thread
-//! waits only when the writer is behind by the whole limit; nothing is ever
-//! dropped. The scratch file is unlinked as soon as it is created: it never
-//! outlives the process, whatever happens to it.
+//! waits only while the writer is behind by the whole limit and can still
+//! make room. The scratch file is unlinked as soon as it is created: it
+//! never outlives the process, whatever happens to it.
+//!
+//! Spilling stops for good when the scratch file cannot be written (a full
+//! disk, a removed directory, a file size limit) or would pass the disk
+//! limit. Nothing waits on it from then on: past the memory limit, calls are
+//! kept in memory (the default after a write failure) or dropped and counted
+//! per region with their total time (always past the disk limit, or by
+//! [`OnSpillFailure::DropCalls`]). Either way a warning names the directory
+//! and the reason once on stderr, and the results and the file say so.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
+use crate::clock::ticks;
+use crate::lane::{Lane, Segment};
+use crate::options::OnSpillFailure;
 use crate::record::{Chunk, Record};
 use crate::scratch;
-use crate::thread::{Lane, lock};
+use crate::sync::{fork_epoch, lock};
 
 /// Bytes of one record in memory and in the scratch file.
 const RECORD_BYTES: usize = std::mem::size_of::<Record>();
 
 /// Spilled chunks kept for reuse, at most: a few per recording thread.
 const FREE_CHUNKS: usize = 8;
-
-/// A run of a lane's records, in memory or in the scratch file.
-#[derive(Clone)]
-pub(crate) enum Segment {
-    Memory(Arc<Chunk>),
-    Spilled { offset: u64, len: usize },
-}
 
 #[derive(Default)]
 struct Control {
@@ -46,10 +50,30 @@ struct ScratchFile {
     len: u64,
 }
 
+/// Why spilling stopped.
+#[derive(Clone, Debug)]
+pub(crate) struct SpillStop {
+    /// What happened, naming the scratch directory.
+    pub message: String,
+    /// The disk limit was reached (not an I/O error).
+    pub disk_limit: bool,
+}
+
+/// The bounds a store keeps.
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    /// Bytes of records in memory.
+    pub memory: usize,
+    /// Bytes of records in the scratch file.
+    pub disk: u64,
+    /// What happens past the memory limit once spilling failed.
+    pub on_failure: OnSpillFailure,
+}
+
 /// The lanes of a session and its memory bound.
 pub(crate) struct Store {
     pub lanes: Mutex<Vec<Arc<Lane>>>,
-    limit: usize,
+    limits: Limits,
     /// Records per chunk at most, so that a chunk is a small part of the limit.
     max_chunk: usize,
     /// Bytes of the chunks alive in memory.
@@ -57,18 +81,26 @@ pub(crate) struct Store {
     /// Spilled chunks kept for reuse (counted in `in_memory`).
     free: Mutex<Vec<Chunk>>,
     scratch: Mutex<ScratchFile>,
+    /// Set once, when spilling stops for good.
+    stopped: OnceLock<SpillStop>,
+    /// Ticks of the first dropped call (0: none dropped).
+    first_drop: AtomicU64,
+    /// The session ended: no more chunks are handed out.
+    closed: AtomicBool,
+    /// The fork epoch the store was made in (see `sync::fork_epoch`).
+    epoch: u32,
     control: Mutex<Control>,
     wake_writer: Condvar,
     space_freed: Condvar,
 }
 
 impl Store {
-    /// A store bounded by `limit` bytes, spilling into a scratch file in `dir`.
-    pub(crate) fn new(limit: usize, dir: PathBuf) -> Arc<Store> {
-        let max_chunk = (limit / 64 / RECORD_BYTES).clamp(1024, 64 * 1024);
+    /// A store within `limits`, spilling into a scratch file in `dir`.
+    pub(crate) fn new(limits: Limits, dir: PathBuf) -> Arc<Store> {
+        let max_chunk = (limits.memory / 64 / RECORD_BYTES).clamp(1024, 64 * 1024);
         Arc::new(Store {
             lanes: Mutex::new(Vec::new()),
-            limit,
+            limits,
             max_chunk,
             in_memory: AtomicUsize::new(0),
             free: Mutex::new(Vec::new()),
@@ -77,19 +109,14 @@ impl Store {
                 file: None,
                 len: 0,
             }),
+            stopped: OnceLock::new(),
+            first_drop: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            epoch: fork_epoch(),
             control: Mutex::new(Control::default()),
             wake_writer: Condvar::new(),
             space_freed: Condvar::new(),
         })
-    }
-
-    /// The scratch directory for output `path` (beside it), or the system's.
-    pub(crate) fn scratch_dir(path: Option<&Path>) -> PathBuf {
-        match path.and_then(Path::parent) {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            Some(_) => PathBuf::from("."),
-            None => std::env::temp_dir(),
-        }
     }
 
     /// Records per chunk at most.
@@ -97,7 +124,35 @@ impl Store {
         self.max_chunk
     }
 
-    /// Starts the background writer (again, after a failed finalize).
+    /// Bytes written to the scratch file so far.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        lock(&self.scratch).len
+    }
+
+    /// Why spilling stopped, if it did.
+    pub(crate) fn spill_stop(&self) -> Option<&SpillStop> {
+        self.stopped.get()
+    }
+
+    /// Ticks of the first call that was dropped, if any was.
+    pub(crate) fn first_drop(&self) -> Option<u64> {
+        match self.first_drop.load(Ordering::Relaxed) {
+            0 => None,
+            t => Some(t),
+        }
+    }
+
+    /// Notes that a call was dropped (the first time only).
+    pub(crate) fn note_drop(&self) {
+        let _ = self.first_drop.compare_exchange(
+            0,
+            ticks().max(1),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Starts the background writer.
     pub(crate) fn start_writer(self: &Arc<Self>) {
         let mut control = lock(&self.control);
         if control.worker.is_some() {
@@ -112,7 +167,7 @@ impl Store {
     }
 
     /// Stops the background writer and waits for it.
-    pub(crate) fn stop_writer(&self) {
+    fn stop_writer(&self) {
         let worker = {
             let mut control = lock(&self.control);
             control.shutdown = true;
@@ -125,11 +180,34 @@ impl Store {
         }
     }
 
+    /// Ends the store with its session: stops the writer, closes the
+    /// scratch file and lets go of every record, also those of lanes that
+    /// idle threads still hold.
+    pub(crate) fn release(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        self.stop_writer();
+        lock(&self.scratch).file = None;
+        let freed: usize = std::mem::take(&mut *lock(&self.free))
+            .iter()
+            .map(|c| c.capacity() * RECORD_BYTES)
+            .sum();
+        self.in_memory.fetch_sub(freed, Ordering::Relaxed);
+        for lane in std::mem::take(&mut *lock(&self.lanes)) {
+            lane.release();
+        }
+    }
+
     /// A chunk of `records` records for a recording thread: one the writer
     /// recycled (its pages already faulted in) or a new one. Wakes the
-    /// writer past half the limit and waits while the chunks in memory
-    /// exceed the limit and the writer can still free some.
-    pub(crate) fn new_chunk(&self, records: usize) -> Arc<Chunk> {
+    /// writer past half the memory limit, and waits while the chunks in
+    /// memory exceed the limit and the writer can still free some. `None`
+    /// when the call must be dropped: past the limit after spilling stopped
+    /// (see the module doc), after the session ended, or in a `fork()`
+    /// child, which has no writer.
+    pub(crate) fn new_chunk(&self, records: usize) -> Option<Arc<Chunk>> {
+        if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) || self.dropping() {
+            return None;
+        }
         let recycled = {
             let mut free = lock(&self.free);
             free.iter()
@@ -137,34 +215,52 @@ impl Store {
                 .map(|i| free.swap_remove(i))
         };
         if let Some(chunk) = recycled {
-            return Arc::new(chunk); // still counted in `in_memory`
+            return Some(Arc::new(chunk)); // still counted in `in_memory`
         }
-        self.reserve(records);
-        Arc::new(Chunk::new(records))
+        self.reserve(records * RECORD_BYTES)
+            .then(|| Arc::new(Chunk::new(records)))
     }
 
-    fn reserve(&self, records: usize) {
-        let bytes = records * RECORD_BYTES;
+    /// Whether calls past the limit are being dropped now.
+    fn dropping(&self) -> bool {
+        self.stopped
+            .get()
+            .is_some_and(|s| s.disk_limit || self.limits.on_failure == OnSpillFailure::DropCalls)
+            && self.in_memory.load(Ordering::Relaxed) >= self.limits.memory
+    }
+
+    /// Counts `bytes` of a new chunk against the limit; `false` (nothing
+    /// counted) if the chunk must not be made.
+    fn reserve(&self, bytes: usize) -> bool {
+        let limit = self.limits.memory;
         let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if now < self.limit / 2 {
-            return;
+        if now < limit / 2 {
+            return true;
         }
-        let mut control = lock(&self.control);
-        control.requested = true;
-        self.wake_writer.notify_one();
-        while self.in_memory.load(Ordering::Relaxed) > self.limit
-            && control.worker.is_some()
-            && !control.shutdown
-        {
-            let (c, timeout) = self
-                .space_freed
-                .wait_timeout(control, Duration::from_millis(50))
-                .unwrap_or_else(|e| e.into_inner());
-            control = c;
-            if timeout.timed_out() && !self.has_spillable() {
-                break; // only current chunks are left: nothing to wait for
+        if self.stopped.get().is_none() {
+            let mut control = lock(&self.control);
+            control.requested = true;
+            self.wake_writer.notify_one();
+            while self.in_memory.load(Ordering::Relaxed) > limit
+                && control.worker.is_some()
+                && !control.shutdown
+                && self.stopped.get().is_none()
+            {
+                let (c, timeout) = self
+                    .space_freed
+                    .wait_timeout(control, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner());
+                control = c;
+                if timeout.timed_out() && !self.has_spillable() {
+                    break; // only current chunks are left: nothing to wait for
+                }
             }
         }
+        if self.dropping() {
+            self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        true
     }
 
     fn run_writer(&self) {
@@ -182,14 +278,30 @@ impl Store {
                 }
                 control.requested = false;
             }
-            while self.in_memory.load(Ordering::Relaxed) >= self.limit / 2 {
+            while self.in_memory.load(Ordering::Relaxed) >= self.limits.memory / 2 {
                 match self.spill_finished_chunks() {
-                    Ok(0) | Err(_) => break,
+                    Ok(0) => break,
                     Ok(_) => self.space_freed.notify_all(),
+                    Err(stop) => {
+                        self.stop_spilling(stop);
+                        self.space_freed.notify_all();
+                        return;
+                    }
                 }
             }
             self.space_freed.notify_all();
         }
+    }
+
+    /// Stops spilling for good and says so once on stderr.
+    fn stop_spilling(&self, stop: SpillStop) {
+        let then = if stop.disk_limit || self.limits.on_failure == OnSpillFailure::DropCalls {
+            "calls past the memory limit are dropped and counted per region"
+        } else {
+            "recording goes on in memory past the memory limit"
+        };
+        eprintln!("scope-profiler: warning: {}; {then}", stop.message);
+        let _ = self.stopped.set(stop);
     }
 
     fn has_spillable(&self) -> bool {
@@ -199,27 +311,15 @@ impl Store {
     }
 
     /// Moves every finished chunk of every lane to the scratch file; returns
-    /// the number of chunks moved. An I/O error leaves the chunks in memory.
-    fn spill_finished_chunks(&self) -> std::io::Result<usize> {
+    /// the number of chunks moved. A failure leaves the chunks in memory.
+    fn spill_finished_chunks(&self) -> Result<usize, SpillStop> {
         let lanes: Vec<Arc<Lane>> = lock(&self.lanes).clone();
         let mut moved = 0;
         for lane in lanes {
             for (index, chunk) in spillable(&lane) {
                 let records = chunk.records();
                 let offset = self.append(records)?;
-                let len = records.len();
-                {
-                    let mut segments = lock(&lane.segments);
-                    segments[index] = Segment::Spilled { offset, len };
-                    let mut counts = lock(&lane.spilled_counts);
-                    for r in records {
-                        let region = r.region as usize;
-                        if region >= counts.len() {
-                            counts.resize(region + 1, 0);
-                        }
-                        counts[region] += 1;
-                    }
-                }
+                lane.mark_spilled(index, records, offset);
                 self.recycle(chunk);
                 moved += 1;
             }
@@ -244,16 +344,38 @@ impl Store {
 
     /// Appends records to the scratch file (created on first use); returns
     /// their byte offset.
-    fn append(&self, records: &[Record]) -> std::io::Result<u64> {
+    fn append(&self, records: &[Record]) -> Result<u64, SpillStop> {
         let mut scratch = lock(&self.scratch);
+        let bytes = std::mem::size_of_val(records) as u64;
+        let failed = |message: String, disk_limit| SpillStop {
+            message,
+            disk_limit,
+        };
+        if scratch.len + bytes > self.limits.disk {
+            return Err(failed(
+                format!(
+                    "the disk limit for scratch data ({} bytes) in {} is reached",
+                    self.limits.disk,
+                    scratch.dir.display()
+                ),
+                true,
+            ));
+        }
+        let io = |e: std::io::Error, dir: &PathBuf| {
+            failed(
+                format!("cannot spill recorded calls to {}: {e}", dir.display()),
+                false,
+            )
+        };
         if scratch.file.is_none() {
-            scratch.file = Some(scratch::create(&scratch.dir, "spill")?);
+            let file = scratch::create(&scratch.dir, "spill").map_err(|e| io(e, &scratch.dir))?;
+            scratch.file = Some(file);
         }
         let offset = scratch.len;
         if let Some(file) = &scratch.file {
-            scratch::write_at(file, records, offset)?;
+            scratch::write_at(file, records, offset).map_err(|e| io(e, &scratch.dir))?;
         }
-        scratch.len += (records.len() * RECORD_BYTES) as u64;
+        scratch.len += bytes;
         Ok(offset)
     }
 
@@ -268,15 +390,8 @@ impl Store {
         let file = scratch
             .file
             .as_ref()
-            .ok_or_else(|| std::io::Error::other("no scratch file"))?;
+            .ok_or_else(|| std::io::Error::other("the scratch file is closed"))?;
         scratch::read_at(file, offset, len, out)
-    }
-}
-
-impl Drop for Store {
-    fn drop(&mut self) {
-        lock(&self.control).shutdown = true;
-        self.wake_writer.notify_all();
     }
 }
 

@@ -13,8 +13,9 @@ use std::task::{Context, Poll};
 
 use crate::callsite::CallSite;
 use crate::clock::ticks;
+use crate::lane::TaskRecord;
 use crate::session;
-use crate::thread::{self, TaskRecord};
+use crate::thread;
 use crate::trace::{self, TraceScope};
 
 /// How an instrumented future decides whether it records.

@@ -11,105 +11,16 @@
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::clock::{thread_cpu_ns, ticks};
+use crate::lane::{Lane, Segment, TaskRecord};
 use crate::record::{Chunk, Record};
 use crate::session;
-use crate::store::{Segment, Store};
+use crate::store::Store;
+use crate::sync::lock;
 
 const FIRST_CHUNK: usize = 1024;
-
-/// The records one thread made during one session, shared with the session.
-pub(crate) struct Lane {
-    /// Dense per-session thread index (the file's `thread_ids`).
-    pub index: u32,
-    pub name: String,
-    pub ident: i64,
-    pub native_id: i64,
-    /// Ticks when the thread first recorded in the session.
-    pub start_ticks: u64,
-    /// `(ticks, cpu ns)` when the thread exited, if it did.
-    pub exit: Mutex<Option<(u64, i64)>>,
-    /// The thread's records in order, in memory or spilled to disk.
-    pub segments: Mutex<Vec<Segment>>,
-    /// Calls per region id among the spilled records.
-    pub spilled_counts: Mutex<Vec<u64>>,
-    /// Async calls that ended on this thread.
-    pub tasks: Mutex<Vec<TaskRecord>>,
-}
-
-/// One async call: from its first poll to its completion or cancellation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TaskRecord {
-    pub start: u64,
-    pub end: u64,
-    pub region: u32,
-    /// Lane index of the thread that first polled it.
-    pub first_lane: u32,
-    pub polls: u64,
-    /// Ticks spent inside polls.
-    pub running: u64,
-}
-
-impl Lane {
-    /// A lane for the calling thread.
-    pub(crate) fn for_current_thread(index: u32) -> Lane {
-        let thread = std::thread::current();
-        let name = thread
-            .name()
-            .map(str::to_owned)
-            .unwrap_or_else(|| format!("thread-{index}"));
-        Lane {
-            index,
-            name,
-            ident: thread_ident(thread.id()),
-            // SAFETY: gettid has no preconditions and cannot fail.
-            native_id: unsafe { libc::gettid() } as i64,
-            start_ticks: ticks(),
-            exit: Mutex::new(None),
-            segments: Mutex::new(Vec::new()),
-            spilled_counts: Mutex::new(Vec::new()),
-            tasks: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Visits the records held in memory (not spilled), chunk by chunk.
-    pub(crate) fn for_each_in_memory(&self, mut f: impl FnMut(&[Record])) {
-        for segment in lock(&self.segments).iter() {
-            if let Segment::Memory(chunk) = segment {
-                f(chunk.records());
-            }
-        }
-    }
-
-    /// CPU time of the thread: at its exit, or now from /proc while it runs.
-    pub(crate) fn cpu_ns(&self) -> i64 {
-        if let Some((_, cpu)) = *lock(&self.exit) {
-            return cpu;
-        }
-        let path = format!("/proc/self/task/{}/schedstat", self.native_id);
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(-1)
-    }
-}
-
-/// Rust's `ThreadId` as an integer (its `as_u64` is unstable).
-fn thread_ident(id: std::thread::ThreadId) -> i64 {
-    let text = format!("{id:?}");
-    text.trim_start_matches("ThreadId(")
-        .trim_end_matches(')')
-        .parse()
-        .unwrap_or(-1)
-}
-
-/// Locks a mutex, going on with the data if a panicking thread poisoned it:
-/// every critical section here leaves the data consistent.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A call that has started and not ended.
 #[derive(Clone, Copy, Default)]
@@ -285,16 +196,18 @@ impl Cold {
         }
     }
 
-    /// Replaces the full (or missing) current chunk by a new one.
+    /// Replaces the full (or missing) current chunk by a new one, if the
+    /// store hands one out (see `Store::new_chunk`); else leaves none.
     fn next_chunk(&mut self, hot: &Hot) {
         let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
             return;
         };
         let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
         let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
-        let chunk = store.new_chunk(cap);
-        lock(&lane.segments).push(Segment::Memory(Arc::clone(&chunk)));
-        self.chunk = Some(chunk);
+        self.chunk = store.new_chunk(cap);
+        if let Some(chunk) = &self.chunk {
+            lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
+        }
         hot.len.set(0);
     }
 
@@ -317,12 +230,23 @@ impl Cold {
         if hot.len.get() >= self.chunk.as_ref().map_or(0, |c| c.capacity()) {
             self.next_chunk(hot);
         }
-        if let Some(chunk) = &self.chunk {
-            // SAFETY: this thread is the only writer of its current chunk;
-            // `hot.len` counts its records and is below its capacity (a new
-            // chunk was taken above when it was full).
-            unsafe { chunk.push(hot.len.get(), record) };
-            hot.len.set(hot.len.get() + 1);
+        let len = hot.len.get();
+        match &self.chunk {
+            Some(chunk) if len < chunk.capacity() => {
+                // SAFETY: this thread is the only writer of its current chunk
+                // (`Cold` owns it and is thread-local), `len` is the number
+                // of records it pushed there, and `len < capacity` was just
+                // checked.
+                unsafe { chunk.push(len, record) };
+                hot.len.set(len + 1);
+            }
+            _ => {
+                // No room to be had (see `Store::new_chunk`): count the call.
+                if let (Some(lane), Some(store)) = (&self.lane, &self.store) {
+                    lane.count_dropped(record.region, end.saturating_sub(record.start));
+                    store.note_drop();
+                }
+            }
         }
     }
 }

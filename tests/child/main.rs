@@ -28,6 +28,9 @@
 //!   region, and checks that `finalize` still writes `DIR/nul.h5` with both
 //!   calls (the NUL name may be stored altered).
 //!
+//! - The modes of `faults.rs` (spill failures, the disk limit, `fork()`, a
+//!   failed finalize while a thread records): see that module.
+//!
 //! Exit status 0 means every check held; 1 a failed check (the reason is on
 //! stderr); 2 a usage error; 77 "cannot run here".
 
@@ -35,6 +38,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+mod faults;
 
 use integration_tests::calls_per_region;
 use scope_profiler::{self as sp, Compression, Options};
@@ -61,10 +66,20 @@ fn main() -> ExitCode {
         ["disk-full", dir, n] => disk_full(Path::new(dir), num(n)),
         ["no-permission", dir] => no_permission(Path::new(dir)),
         ["nul-name", dir] => nul_name(Path::new(dir)),
+        ["spill-fail", policy, how, dir, n] => {
+            faults::spill_fail(policy, how, Path::new(dir), num(n))
+        }
+        ["disk-limit", dir, n] => faults::disk_limit(Path::new(dir), num(n)),
+        ["fork", dir] => faults::fork(Path::new(dir)),
+        ["failed-finalize-while-recording", dir] => {
+            faults::failed_finalize_while_recording(Path::new(dir))
+        }
         _ => {
             eprintln!(
                 "usage: sp-child record-and-finalize PATH N [MEMORY_LIMIT] | fsize-limit PATH OTHER N LIMIT \
-                 | disk-full DIR N | no-permission DIR | nul-name DIR"
+                 | disk-full DIR N | no-permission DIR | nul-name DIR \
+                 | spill-fail keep|drop removed-dir|fsize DIR N | disk-limit DIR N | fork DIR \
+                 | failed-finalize-while-recording DIR"
             );
             return ExitCode::from(2);
         }

@@ -1,0 +1,217 @@
+//! Lanes: the records one thread made during one session, in order, some in
+//! memory and some spilled to the scratch file, and the one routine that
+//! counts them (for `num_calls` and for the cut `finalize` writes).
+
+use std::sync::{Arc, Mutex};
+
+use crate::clock::ticks;
+use crate::record::{Chunk, Record};
+use crate::sync::lock;
+
+/// A run of a lane's records, in memory or in the scratch file.
+#[derive(Clone)]
+pub(crate) enum Segment {
+    Memory(Arc<Chunk>),
+    Spilled { offset: u64, len: usize },
+}
+
+/// One async call: from its first poll to its completion or cancellation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TaskRecord {
+    pub start: u64,
+    pub end: u64,
+    pub region: u32,
+    /// Lane index of the thread that first polled it.
+    pub first_lane: u32,
+    pub polls: u64,
+    /// Ticks spent inside polls.
+    pub running: u64,
+}
+
+/// Calls of one region that completed but were not kept (the memory limit
+/// was reached after spilling stopped), with their summed duration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Dropped {
+    pub calls: u64,
+    pub ticks: u64,
+}
+
+/// The records one thread made during one session, shared with the session.
+pub(crate) struct Lane {
+    /// Dense per-session thread index (the file's `thread_ids`).
+    pub index: u32,
+    pub name: String,
+    pub ident: i64,
+    pub native_id: i64,
+    /// Ticks when the thread first recorded in the session.
+    pub start_ticks: u64,
+    /// `(ticks, cpu ns)` when the thread exited, if it did.
+    pub exit: Mutex<Option<(u64, i64)>>,
+    /// The thread's records in order, in memory or spilled to disk.
+    /// Lock order: `segments`, then `spilled_counts`.
+    pub segments: Mutex<Vec<Segment>>,
+    /// Calls per region id among the spilled records.
+    pub spilled_counts: Mutex<Vec<u64>>,
+    /// Async calls that ended on this thread.
+    pub tasks: Mutex<Vec<TaskRecord>>,
+    /// Calls per region id that were dropped, not recorded.
+    pub dropped: Mutex<Vec<Dropped>>,
+}
+
+/// A segment of a lane as it was at a cut: a chunk with the number of its
+/// records published then, or a spilled run.
+pub(crate) enum SegmentCut {
+    Memory(Arc<Chunk>, usize),
+    Spilled { offset: u64, len: usize },
+}
+
+/// A lane as it was at one instant (a consistent cut: records published
+/// later are not included), with its calls counted per region.
+pub(crate) struct LaneCut {
+    pub lane: Arc<Lane>,
+    pub segments: Vec<SegmentCut>,
+    pub tasks: Vec<TaskRecord>,
+    /// Recorded calls per session region id (thread calls only).
+    pub counts: Vec<u64>,
+    /// Dropped calls per session region id.
+    pub dropped: Vec<Dropped>,
+    /// Number of records in `segments`.
+    pub len: usize,
+}
+
+impl Lane {
+    /// A lane for the calling thread.
+    pub(crate) fn for_current_thread(index: u32) -> Lane {
+        let thread = std::thread::current();
+        let name = thread
+            .name()
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("thread-{index}"));
+        Lane {
+            index,
+            name,
+            ident: thread_ident(thread.id()),
+            // SAFETY: gettid has no preconditions and cannot fail.
+            native_id: unsafe { libc::gettid() } as i64,
+            start_ticks: ticks(),
+            exit: Mutex::new(None),
+            segments: Mutex::new(Vec::new()),
+            spilled_counts: Mutex::new(Vec::new()),
+            tasks: Mutex::new(Vec::new()),
+            dropped: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Visits the records held in memory (not spilled), chunk by chunk.
+    pub(crate) fn for_each_in_memory(&self, mut f: impl FnMut(&[Record])) {
+        for segment in lock(&self.segments).iter() {
+            if let Segment::Memory(chunk) = segment {
+                f(chunk.records());
+            }
+        }
+    }
+
+    /// Replaces in-memory segment `index` by the spilled run of its records,
+    /// and counts them among the spilled calls, in one step for readers.
+    pub(crate) fn mark_spilled(&self, index: usize, records: &[Record], offset: u64) {
+        let mut segments = lock(&self.segments);
+        segments[index] = Segment::Spilled {
+            offset,
+            len: records.len(),
+        };
+        let mut counts = lock(&self.spilled_counts);
+        for r in records {
+            bump(&mut counts, r.region as usize, 1);
+        }
+    }
+
+    /// Counts a call of `region` lasting `ticks` that was not recorded.
+    pub(crate) fn count_dropped(&self, region: u32, ticks: u64) {
+        let mut dropped = lock(&self.dropped);
+        let region = region as usize;
+        if region >= dropped.len() {
+            dropped.resize(region + 1, Dropped::default());
+        }
+        dropped[region].calls += 1;
+        dropped[region].ticks += ticks;
+    }
+
+    /// The lane as it is now, counted: the only routine that counts a lane's
+    /// calls. `segments` and `spilled_counts` are read under both locks
+    /// (taken in the writer's order), so a chunk being spilled is counted
+    /// exactly once, and counts never go down between two cuts.
+    pub(crate) fn cut(self: &Arc<Self>) -> LaneCut {
+        let (segments, mut counts) = {
+            let segments = lock(&self.segments);
+            let counts = lock(&self.spilled_counts).clone();
+            let cut = segments
+                .iter()
+                .map(|s| match s {
+                    Segment::Memory(c) => SegmentCut::Memory(Arc::clone(c), c.records().len()),
+                    Segment::Spilled { offset, len } => SegmentCut::Spilled {
+                        offset: *offset,
+                        len: *len,
+                    },
+                })
+                .collect::<Vec<_>>();
+            (cut, counts)
+        };
+        let mut len = 0;
+        for s in &segments {
+            match s {
+                SegmentCut::Memory(chunk, n) => {
+                    for r in &chunk.records()[..*n] {
+                        bump(&mut counts, r.region as usize, 1);
+                    }
+                    len += n;
+                }
+                SegmentCut::Spilled { len: n, .. } => len += n,
+            }
+        }
+        LaneCut {
+            lane: Arc::clone(self),
+            segments,
+            tasks: lock(&self.tasks).clone(),
+            counts,
+            dropped: lock(&self.dropped).clone(),
+            len,
+        }
+    }
+
+    /// Lets go of every record (the session ended): the lane may outlive
+    /// the session in an idle thread's recorder.
+    pub(crate) fn release(&self) {
+        *lock(&self.segments) = Vec::new();
+        *lock(&self.spilled_counts) = Vec::new();
+        *lock(&self.tasks) = Vec::new();
+    }
+
+    /// CPU time of the thread: at its exit, or now from /proc while it runs.
+    pub(crate) fn cpu_ns(&self) -> i64 {
+        if let Some((_, cpu)) = *lock(&self.exit) {
+            return cpu;
+        }
+        let path = format!("/proc/self/task/{}/schedstat", self.native_id);
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(-1)
+    }
+}
+
+/// Adds `n` to `counts[index]`, growing `counts` as needed.
+pub(crate) fn bump(counts: &mut Vec<u64>, index: usize, n: u64) {
+    if index >= counts.len() {
+        counts.resize(index + 1, 0);
+    }
+    counts[index] += n;
+}
+
+/// Rust's `ThreadId` as an integer (its `as_u64` is unstable).
+fn thread_ident(id: std::thread::ThreadId) -> i64 {
+    let text = format!("{id:?}");
+    text.trim_start_matches("ThreadId(")
+        .trim_end_matches(')')
+        .parse()
+        .unwrap_or(-1)
+}

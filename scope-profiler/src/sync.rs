@@ -1,0 +1,26 @@
+//! Process-level synchronization: locking that survives a panicking
+//! thread, and the fork epoch that tells inherited state from our own.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Locks a mutex, going on with the data if a panicking thread poisoned it:
+/// every critical section in this crate leaves its data consistent.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How many times this process is a `fork()` child of a process that used
+/// the crate (0 in the original process).
+static FORK_EPOCH: AtomicU32 = AtomicU32::new(0);
+
+/// The current fork epoch: state made under another epoch was inherited
+/// from a parent process and has no threads behind it here.
+pub(crate) fn fork_epoch() -> u32 {
+    FORK_EPOCH.load(Ordering::Relaxed)
+}
+
+/// Called in a `fork()` child (async-signal-safe: one atomic add).
+pub(crate) fn note_fork() {
+    FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs the runtime's unit tests and one short multi-threaded spilling test
+# (a recording thread, a polling thread and the spill writer) under valgrind
+# memcheck; any error fails. Installs valgrind (Debian package) when run as
+# root and it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v valgrind >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "Installing valgrind ..." >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq valgrind >/dev/null
+    else
+        echo "valgrind is missing. Run: sudo apt-get install -y valgrind" >&2
+        exit 1
+    fi
+fi
+
+# The test executables cargo builds, by target name.
+executable() {
+    cargo test --no-run --message-format=json "$@" 2>/dev/null |
+        python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])' | tail -n 1
+}
+
+memcheck() {
+    valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
+        --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+        --suppressions=scripts/memcheck.supp --quiet "$@"
+}
+
+unit=$(executable -p scope-profiler --lib)
+reliability=$(executable -p integration-tests --test reliability)
+echo "memcheck: runtime unit tests ($unit)"
+memcheck "$unit" --test-threads=2
+echo "memcheck: a recording thread, a polling thread and the spill writer"
+memcheck "$reliability" --exact num_calls_never_decreases_while_the_writer_spills
+echo "memcheck: no errors"
