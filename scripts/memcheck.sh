@@ -31,7 +31,7 @@ for line in sys.stdin:
 memcheck() {
     valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
         --errors-for-leak-kinds=definite --show-leak-kinds=definite \
-        --suppressions=scripts/memcheck.supp --quiet "$@"
+        --quiet "$@"
 }
 
 unit=$(executable -p scope-profiler --lib)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: formatting, clippy, and the whole test suite
 # (unit, integration, doc tests, the macro compile-fail tests and the
-# interop test against the Python package from PyPI), then the 200M-call
+# interop test against the Python package from PyPI), valgrind memcheck on
+# the runtime's unit tests and a spilling test, then the 200M-call
 # bounded-memory test in release mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,5 +10,7 @@ scripts/ensure-deps.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test
+# The runtime's unit tests and a multi-threaded spilling test under valgrind memcheck.
+scripts/memcheck.sh
 # The 200M-call bounded-memory run (about 2.5 minutes in release).
 cargo test --release -p integration-tests --test scale -- --ignored two_hundred_million_calls_under_a_64_mib_limit
