@@ -73,7 +73,7 @@ pub fn count_map(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
 
 /// The positions of a row's events in [`Profile::events`].
 pub fn event_range(row: &RegionRow) -> Range<usize> {
-    row.event_offset as usize..(row.event_offset + row.event_count) as usize
+    row.events()
 }
 
 /// Call id -> event position (a repeated id keeps its last position: callers

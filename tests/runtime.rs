@@ -416,7 +416,8 @@ fn the_summary_prints_the_tree() {
 fn async_calls_get_their_own_lanes_and_record_wall_time() {
     use std::future::Future;
     use std::task::{Context, Poll, Waker};
-    static SITE: sp::CallSite = sp::CallSite::new("a_fetch", file!(), line!());
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("a_fetch", file!(), line!());
 
     /// Pending once, then ready.
     struct YieldOnce(bool);

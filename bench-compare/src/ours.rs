@@ -43,7 +43,7 @@ pub fn traced(x: u64) -> u64 {
 #[cfg(not(feature = "macros"))]
 #[inline(never)]
 pub fn traced(x: u64) -> u64 {
-    static SITE: sp::CallSite = sp::CallSite::new("traced", file!(), line!());
+    static SITE: sp::__private::CallSite = sp::__private::CallSite::new("traced", file!(), line!());
     let _g = SITE.enter_traced();
     work(x)
 }
@@ -53,7 +53,8 @@ pub fn traced(x: u64) -> u64 {
 #[cfg(not(feature = "macros"))]
 #[inline(never)]
 pub fn profiled(x: u64) -> u64 {
-    static SITE: sp::CallSite = sp::CallSite::new("profiled", file!(), line!());
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("profiled", file!(), line!());
     let _g = SITE.enter();
     work(x)
 }

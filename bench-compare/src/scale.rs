@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use scope_profiler::{self as sp, Compression, Options};
 
-use scope_profiler::CallSite;
+use scope_profiler::__private::CallSite;
 
 /// A `key=value` line a child prints, read back by the parent.
 pub type Fields = Vec<(String, f64)>;

@@ -13,7 +13,8 @@
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
-use scope_profiler::{CallSite, Guard};
+use scope_profiler::__private::CallSite;
+use scope_profiler::Guard;
 
 use crate::common::work;
 

@@ -8,7 +8,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use scope_profiler::{self as sp, CallSite, Options};
+use scope_profiler::__private::CallSite;
+use scope_profiler::{self as sp, Options};
 
 const CALLS: u64 = 1_000_000;
 const ROUNDS: usize = 11;

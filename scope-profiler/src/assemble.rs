@@ -19,19 +19,16 @@ use std::sync::Arc;
 
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
-use crate::hdf5::{DirectColumns, Header};
 use crate::lane::{Lane, LaneCut, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
-use crate::placement::{
-    DURATIONS, Direct, PLACED_BYTES, Placed, Placement, Placer, Run, START_DELTAS,
-};
+use crate::placement::{Direct, PLACED_BYTES, Placed, Placement, Placer, Run};
 use crate::profile::{
     DroppedCalls, MetaValue, RecordingHealth, RegionRow, StatsAccumulator, SummaryStatistics,
     TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
-use crate::sink::{EventSink, EventSlice};
+use crate::sink::{ColumnStore, DURATIONS, EventSink, EventSlice, START_DELTAS};
 use crate::store::Store;
 use crate::summary::{Summary, SummaryBuilder};
 use crate::sync::lock;
@@ -92,18 +89,6 @@ impl Plan {
         self.total
     }
 
-    /// What the file holds besides events and rows.
-    pub(crate) fn header(&self) -> Header<'_> {
-        Header {
-            metadata: &self.metadata,
-            region_names: &self.region_names,
-            threads: &self.threads,
-            tasks: &self.tasks,
-            events: self.len(),
-            with_task_ids: self.with_task_ids,
-        }
-    }
-
     /// Whether the `task_ids` column is written.
     pub(crate) fn with_task_ids(&self) -> bool {
         self.with_task_ids
@@ -151,7 +136,7 @@ impl Plan {
     /// and computes the statistics in one pass over the written columns.
     pub(crate) fn write_direct(
         &mut self,
-        columns: &DirectColumns,
+        columns: &dyn ColumnStore,
     ) -> Result<(Vec<RegionRow>, Summary), Error> {
         let budget = self.walk.budget;
         let active_regions = self.rows.len().max(1);

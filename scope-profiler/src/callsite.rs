@@ -4,8 +4,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::active;
 use crate::registry;
-use crate::session;
+use crate::task::{Instrumented, Mode, RegionSite};
 use crate::thread::{self, Guard};
 use crate::trace::{self, TraceScope};
 
@@ -15,7 +16,8 @@ use crate::trace::{self, TraceScope};
 /// use those rather than this type.
 ///
 /// ```
-/// use scope_profiler::{self as sp, CallSite, Options};
+/// use scope_profiler::{self as sp, Options};
+/// use scope_profiler::__private::CallSite;
 /// static SITE: CallSite = CallSite::new("step", file!(), line!());
 /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
 /// for _ in 0..3 {
@@ -57,7 +59,7 @@ impl CallSite {
         if cfg!(not(feature = "enabled")) {
             return Guard::inert();
         }
-        let generation = session::active_generation();
+        let generation = active::active_generation();
         if generation == 0 {
             return Guard::inert();
         }
@@ -83,7 +85,7 @@ impl CallSite {
 
     /// This site's region id in session `generation`, registering it there
     /// on first use; `None` if that session is not active.
-    pub(crate) fn id(&'static self, generation: u32) -> Option<u32> {
+    fn id(&'static self, generation: u32) -> Option<u32> {
         let cached = self.cache.load(Ordering::Acquire);
         if (cached >> 32) as u32 == generation {
             return Some(cached as u32);
@@ -92,7 +94,7 @@ impl CallSite {
     }
 
     fn resolve(&'static self, generation: u32) -> Option<u32> {
-        let session = session::active(generation)?;
+        let session = active::active(generation)?;
         let entry = registry::intern(self.name);
         let id = session.regions.resolve(entry, self.file, self.line);
         self.cache
@@ -129,13 +131,26 @@ impl CallSite {
     fn enter_tracing(&'static self) -> Guard {
         self.enter()
     }
+
+    /// Wraps the body future of an instrumented `async fn`.
+    #[doc(hidden)]
+    #[inline]
+    pub fn instrument<F: Future>(&'static self, mode: Mode, fut: F) -> Instrumented<F> {
+        Instrumented::new(fut, self, mode)
+    }
+}
+
+impl RegionSite for CallSite {
+    fn region_id(&'static self, generation: u32) -> Option<u32> {
+        self.id(generation)
+    }
 }
 
 /// The guard of a traced function; ends its call, if it records one, out of
 /// line (see [`CallSite::enter_traced`]).
 ///
 /// ```
-/// use scope_profiler::CallSite;
+/// use scope_profiler::__private::CallSite;
 /// static SITE: CallSite = CallSite::new("app::helper", file!(), line!());
 /// // No session and no entrypoint: nothing is recorded.
 /// assert!(!SITE.enter_traced().is_recording());
@@ -170,7 +185,8 @@ fn end_traced(guard: Guard) {
 /// The guard of a recursive entrypoint: its own call plus the trace scope.
 ///
 /// ```
-/// use scope_profiler::{self as sp, CallSite, Options};
+/// use scope_profiler::{self as sp, Options};
+/// use scope_profiler::__private::CallSite;
 /// static MAIN: CallSite = CallSite::new("main", file!(), line!());
 /// static HELPER: CallSite = CallSite::new("app::helper", file!(), line!());
 /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();

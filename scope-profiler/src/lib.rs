@@ -33,32 +33,53 @@
 //! API, so regions from several languages of one process line up.
 
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
-mod assemble;
-mod callsite;
+// The modules in layers, bottom first: a module uses only modules of its
+// own layer or of the layers below it, with no cycle (tests/layers.rs checks
+// it). ARCHITECTURE.md tells what each layer does.
+
+// 1. Foundation: plain data, errors, clocks, hashing, scratch files.
 mod clock;
 mod error;
-mod hdf5;
-mod lane;
-mod metadata;
+mod fxhash;
 mod options;
-mod placement;
 mod profile;
-mod record;
-mod region;
-mod registry;
-mod results;
 mod scratch;
-mod session;
-mod sink;
-mod store;
-mod summary;
 mod sync;
+
+// 2. Records, lanes and memory.
+mod lane;
+mod record;
+mod store;
+
+// 3. Names.
+mod registry;
+
+// 4. The active session, as recording sees it.
+mod active;
+
+// 5. Recording: the per-thread recorder and the ways into it.
+mod callsite;
+mod region;
 mod task;
 mod thread;
 mod trace;
 
-pub use callsite::{CallSite, EntrypointGuard, TracedGuard};
+// 6. Assembly: lanes and names in, rows and columns out.
+mod assemble;
+mod metadata;
+mod placement;
+mod sink;
+mod summary;
+
+// 7. Output: the HDF5 file, the results.
+mod hdf5;
+mod results;
+
+// 8. Lifecycle: setup, checkpoint, finalize.
+mod session;
+
 pub use error::Error;
 pub use hdf5::{read_profile, write_profile};
 pub use options::{Compression, OnSpillFailure, Options};
@@ -264,7 +285,8 @@ pub fn recorded_regions() -> Vec<String> {
 #[macro_export]
 macro_rules! scope {
     (guard $name:expr) => {{
-        static __SP_SITE: $crate::CallSite = $crate::CallSite::new($name, file!(), line!());
+        static __SP_SITE: $crate::__private::CallSite =
+            $crate::__private::CallSite::new($name, file!(), line!());
         __SP_SITE.enter()
     }};
     ($name:expr) => {

@@ -8,8 +8,10 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::hdf5::DirectColumns;
 use crate::scratch;
+use crate::sink::{
+    CALL_IDS, ColumnStore, DURATIONS, PARENT_IDS, START_DELTAS, TASK_IDS, THREAD_IDS,
+};
 
 /// Bytes of a placed call in a bucket, and of its columns when emitted.
 pub(crate) const PLACED_BYTES: usize = std::mem::size_of::<Placed>();
@@ -20,14 +22,10 @@ pub(crate) trait Placer {
     fn put(&mut self, p: Placed) -> std::io::Result<()>;
 }
 
-/// Column indices of [`DirectColumns`].
-pub(crate) const START_DELTAS: usize = 0;
-pub(crate) const DURATIONS: usize = 1;
-
 /// Buffered runs of consecutive slots per region, written straight into
 /// the file's columns.
 pub(crate) struct Direct<'a> {
-    pub columns: &'a DirectColumns,
+    pub columns: &'a dyn ColumnStore,
     pub runs: Vec<Run>,
     pub run_len: usize,
     pub with_tasks: bool,
@@ -54,11 +52,11 @@ impl Direct<'_> {
         let c = self.columns;
         c.write(START_DELTAS, first, &column(|p| p.start))?;
         c.write(DURATIONS, first, &column(|p| p.duration))?;
-        c.write(2, first, &column(|p| p.call))?;
-        c.write(3, first, &column(|p| p.parent))?;
-        c.write(4, first, &column(|p| p.thread as i64))?;
+        c.write(CALL_IDS, first, &column(|p| p.call))?;
+        c.write(PARENT_IDS, first, &column(|p| p.parent))?;
+        c.write(THREAD_IDS, first, &column(|p| p.thread as i64))?;
         if self.with_tasks {
-            c.write(5, first, &column(|p| p.task as i64))?;
+            c.write(TASK_IDS, first, &column(|p| p.task as i64))?;
         }
         run.calls.clear();
         Ok(())

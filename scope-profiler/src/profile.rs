@@ -14,6 +14,7 @@
 /// assert_eq!(MetaValue::from("rust"), MetaValue::Str("rust".into()));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MetaValue {
     /// An integer attribute (`H5T_STD_I64LE`).
     Int(i64),
@@ -50,6 +51,7 @@ impl From<String> for MetaValue {
 /// assert_eq!((s.mean, s.m2), (20.0, 200.0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct SummaryStatistics {
     /// Sum of the durations, ns.
     pub total: i64,
@@ -148,14 +150,14 @@ impl StatsAccumulator {
 ///
 /// ```
 /// # use scope_profiler::{RegionRow, SummaryStatistics};
-/// let row = RegionRow {
-///     region_id: 0, rank: 0, event_offset: 0, event_count: 1,
-///     source_file: "src/main.rs".into(), source_line: 3,
-///     exclusive_total: 10, stats: SummaryStatistics::from_calls(&[(0, 10)]),
-/// };
-/// assert_eq!(row.stats.total, 10);
+/// let mut row = RegionRow::default();
+/// (row.event_offset, row.event_count) = (4, 2);
+/// row.stats = SummaryStatistics::from_calls(&[(0, 10), (20, 5)]);
+/// assert_eq!(row.stats.total, 15);
+/// assert_eq!(row.events(), 4..6);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct RegionRow {
     /// Index into [`Profile::region_names`].
     pub region_id: u32,
@@ -175,6 +177,22 @@ pub struct RegionRow {
     pub stats: SummaryStatistics,
 }
 
+impl RegionRow {
+    /// The positions of the row's events in [`Profile::events`] (saturating:
+    /// an offset or count too large for memory gives an empty range).
+    ///
+    /// ```
+    /// let mut row = scope_profiler::RegionRow::default();
+    /// (row.event_offset, row.event_count) = (10, 3);
+    /// assert_eq!(row.events(), 10..13);
+    /// ```
+    pub fn events(&self) -> std::ops::Range<usize> {
+        let start = usize::try_from(self.event_offset).unwrap_or(usize::MAX);
+        let count = usize::try_from(self.event_count).unwrap_or(usize::MAX);
+        start..start.saturating_add(count)
+    }
+}
+
 /// The per-call columns of `/events`, every row's calls back to back.
 ///
 /// Starts are absolute nanoseconds on the CLOCK_MONOTONIC timeline; the file
@@ -186,6 +204,7 @@ pub struct RegionRow {
 /// assert!(events.is_empty());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Events {
     /// Start of each call, absolute ns (CLOCK_MONOTONIC).
     pub start_ns: Vec<i64>,
@@ -218,11 +237,12 @@ impl Events {
 ///
 /// ```
 /// # use scope_profiler::ThreadInfo;
-/// let t = ThreadInfo { index: 0, ident: 1, native_id: 1234, daemon: 0,
-///                      start_ns: 0, end_ns: -1, cpu_ns: -1, name: "main".into() };
-/// assert_eq!(t.end_ns, -1); // still running when the file was written
+/// let mut t = ThreadInfo::default();
+/// (t.name, t.end_ns) = ("main".into(), -1); // still running when written
+/// assert_eq!(t.end_ns, -1);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ThreadInfo {
     /// Dense index, what [`Events::thread_ids`] refers to.
     pub index: i64,
@@ -246,12 +266,12 @@ pub struct ThreadInfo {
 ///
 /// ```
 /// # use scope_profiler::TaskInfo;
-/// let t = TaskInfo { index: 0, thread_index: 0, created_ns: 5, done_ns: 9, steps: 2,
-///                    running_ns: 3, suspended_ns: 1, kind: "future".into(),
-///                    name: "fetch".into(), coro_name: "app::fetch".into() };
+/// let mut t = TaskInfo::default();
+/// (t.created_ns, t.done_ns, t.name) = (5, 9, "fetch".into());
 /// assert_eq!(t.done_ns - t.created_ns, 4);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TaskInfo {
     /// Dense index, what [`Events::task_ids`] refers to.
     pub index: i64,
@@ -287,6 +307,7 @@ pub struct TaskInfo {
 /// assert_eq!(profile.rows[0].event_count, 1);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Profile {
     /// `/metadata` attributes, in the order written.
     pub metadata: Vec<(String, MetaValue)>,
@@ -307,20 +328,33 @@ impl Profile {
     ///
     /// ```
     /// # use scope_profiler::{Profile, MetaValue};
-    /// let p = Profile { metadata: vec![("mpi_size".into(), MetaValue::Int(1))], ..Default::default() };
+    /// let mut p = Profile::default();
+    /// p.metadata.push(("mpi_size".into(), MetaValue::Int(1)));
     /// assert_eq!(p.metadata_value("mpi_size"), Some(&MetaValue::Int(1)));
     /// ```
     pub fn metadata_value(&self, key: &str) -> Option<&MetaValue> {
         self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    /// The events of one row, as `(start_ns, duration_ns)` pairs.
+    /// The events of one row, as `(start_ns, duration_ns)` pairs; none if
+    /// the row points outside the events (a malformed profile).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// sp::region("a").run(|| ());
+    /// let profile = sp::finalize()?.into_profile().unwrap();
+    /// assert_eq!(profile.row_calls(&profile.rows[0]).count(), 1);
+    /// let mut bad = profile.rows[0].clone();
+    /// bad.event_offset = 99;
+    /// assert_eq!(profile.row_calls(&bad).count(), 0);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
     pub fn row_calls(&self, row: &RegionRow) -> impl Iterator<Item = (i64, i64)> + '_ {
-        let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
-        self.events.start_ns[range.clone()]
-            .iter()
-            .copied()
-            .zip(self.events.durations[range].iter().copied())
+        let range = row.events();
+        let starts = self.events.start_ns.get(range.clone()).unwrap_or_default();
+        let durations = self.events.durations.get(range).unwrap_or_default();
+        starts.iter().copied().zip(durations.iter().copied())
     }
 }
 

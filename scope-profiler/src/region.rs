@@ -1,8 +1,8 @@
 //! The `Region` handle and the by-name API.
 
+use crate::active::{self, Session};
 use crate::clock::{Anchor, TickConverter};
 use crate::registry::{self, Entry};
-use crate::session::{self, Session};
 use crate::thread::{self, Guard};
 use std::sync::Arc;
 
@@ -61,7 +61,7 @@ impl Region {
             return Guard::inert();
         }
         let generation = self.generation;
-        if generation == 0 || generation != session::active_generation() {
+        if generation == 0 || generation != active::active_generation() {
             return Guard::inert();
         }
         thread::enter(self.id, generation)
@@ -80,7 +80,7 @@ impl Region {
     }
 
     fn session(&self) -> Option<Arc<Session>> {
-        session::find(self.generation)
+        active::find(self.generation)
     }
 
     /// Completed calls of this region in its session (0 for a handle made
@@ -153,7 +153,7 @@ impl std::fmt::Debug for Region {
             .field("name", &self.entry.name)
             .field(
                 "active",
-                &(self.generation != 0 && self.generation == session::active_generation()),
+                &(self.generation != 0 && self.generation == active::active_generation()),
             )
             .finish()
     }
@@ -166,7 +166,7 @@ impl std::fmt::Debug for Region {
 #[inline]
 pub(crate) fn region(name: &str) -> Region {
     let entry = registry::intern(name);
-    let generation = session::active_generation();
+    let generation = active::active_generation();
     if generation == 0 {
         return Region {
             entry,
@@ -191,7 +191,7 @@ fn register(
     generation: u32,
     location: &'static std::panic::Location<'static>,
 ) -> Region {
-    match session::active(generation) {
+    match active::active(generation) {
         Some(session) => {
             let id = session
                 .regions
@@ -212,7 +212,7 @@ fn register(
 
 /// The region named `name`, if the active (or last finalized) session has it.
 pub(crate) fn get_region(name: &str) -> Option<Region> {
-    let session = session::current_or_last()?;
+    let session = active::current_or_last()?;
     let entry = registry::lookup(name)?;
     let id = entry.id_in(session.generation)?;
     Some(Region {
@@ -224,7 +224,7 @@ pub(crate) fn get_region(name: &str) -> Option<Region> {
 
 /// Every region of the active (or last finalized) session, in registration order.
 pub(crate) fn get_all_regions() -> Vec<(String, Region)> {
-    let Some(session) = session::current_or_last() else {
+    let Some(session) = active::current_or_last() else {
         return Vec::new();
     };
     let generation = session.generation;
@@ -248,7 +248,7 @@ pub(crate) fn get_all_regions() -> Vec<(String, Region)> {
 
 /// Names of the regions with at least one completed call, in registration order.
 pub(crate) fn recorded_regions() -> Vec<String> {
-    let Some(session) = session::current_or_last() else {
+    let Some(session) = active::current_or_last() else {
         return Vec::new();
     };
     let counts = session.counts();

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::assemble::Plan;
 use crate::error::Error;
-use crate::hdf5::{self, FileSink};
+use crate::hdf5::{self, FileSink, Header};
 use crate::options::{Options, Output};
 use crate::profile::{DroppedCalls, Profile, RecordingHealth};
 use crate::sink::MemorySink;
@@ -66,8 +66,15 @@ impl Results {
             Output::File(path) => {
                 let mut summary = None;
                 hdf5::publish_atomically(path, |temp| {
-                    let mut sink =
-                        FileSink::create(temp, path, &plan.header(), options.compression)?;
+                    let header = Header {
+                        metadata: &plan.metadata,
+                        region_names: &plan.region_names,
+                        threads: &plan.threads,
+                        tasks: &plan.tasks,
+                        events: plan.len(),
+                        with_task_ids: plan.with_task_ids(),
+                    };
+                    let mut sink = FileSink::create(temp, path, &header, options.compression)?;
                     let (rows, tree) = match sink.direct()? {
                         Some(columns) => {
                             write_path = WritePath::Direct;

@@ -1,174 +1,45 @@
-//! The session lifecycle: `setup`, `checkpoint`, `finalize`, and the
-//! generation number that tells the hot path whether (and which) session is
-//! active with one relaxed atomic load.
+//! The session lifecycle on top of everything: `setup`, `checkpoint`,
+//! `finalize`, the [`Run`] handle and the [`SessionGuard`]. Recording sees
+//! the session through `active.rs`; a file is planned by `assemble.rs` and
+//! written by `results.rs`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use crate::active::{self, Session, active_generation, active_session};
 use crate::assemble;
 use crate::clock::{self, Anchor};
 use crate::error::Error;
-use crate::lane::{Lane, bump};
 use crate::metadata;
 use crate::options::{Options, Output};
 use crate::registry::RegionTable;
 use crate::results::Results;
 use crate::scratch;
 use crate::store::{Limits, Store};
-use crate::sync::{fork_epoch, lock, note_fork};
+use crate::sync::lock;
 
-/// Generation of the active session; 0 when none is active.
-static GENERATION: AtomicU32 = AtomicU32::new(0);
-static NEXT_GENERATION: AtomicU32 = AtomicU32::new(1);
-/// The active session; held only briefly, never while writing a file.
-static ACTIVE: Mutex<Option<Arc<Session>>> = Mutex::new(None);
-/// The session finalized last, for introspection until the next `setup`.
-static LAST: Mutex<Option<Arc<Session>>> = Mutex::new(None);
 /// Serializes `setup`, `checkpoint` and `finalize` with each other.
 static LIFECYCLE: Mutex<()> = Mutex::new(());
 
-/// The generation of the active session, 0 if none. One relaxed load.
-#[inline(always)]
-pub(crate) fn active_generation() -> u32 {
-    GENERATION.load(Ordering::Relaxed)
-}
-
-/// One profiling session: its options, regions and the lanes of the threads
-/// that recorded in it.
-pub(crate) struct Session {
-    pub generation: u32,
-    pub options: Options,
-    pub start: Anchor,
-    pub wall_start: SystemTime,
-    pub regions: RegionTable,
-    /// The lanes of the threads that recorded, and the memory bound.
-    pub store: Arc<Store>,
-    /// Per-region call counts, set when the session is finalized (its lanes
-    /// are then released).
-    final_counts: OnceLock<Vec<u64>>,
-    /// The fork epoch the session was set up in.
-    epoch: u32,
-}
-
-impl Session {
-    /// Completed calls of region `id` so far.
-    pub(crate) fn num_calls(&self, id: u32) -> u64 {
-        self.counts().get(id as usize).copied().unwrap_or(0)
-    }
-
-    /// Completed calls per region id so far: recorded (in the lanes, on
-    /// disk or in memory, and async calls) or dropped. Never decreases while
-    /// the session records (see `Lane::cut`).
-    pub(crate) fn counts(&self) -> Vec<u64> {
-        if let Some(counts) = self.final_counts.get() {
-            return counts.clone();
-        }
-        let mut counts = vec![0u64; self.regions.len()];
-        for lane in lock(&self.store.lanes).iter() {
-            let cut = lane.cut();
-            for (region, n) in cut.counts.iter().enumerate() {
-                bump(&mut counts, region, *n);
-            }
-            for (region, d) in cut.dropped.iter().enumerate() {
-                bump(&mut counts, region, d.calls);
-            }
-            for task in &cut.tasks {
-                bump(&mut counts, task.region as usize, 1);
-            }
-        }
-        counts
-    }
-
-    /// Whether the session has been finalized.
-    pub(crate) fn is_finished(&self) -> bool {
-        self.final_counts.get().is_some()
-    }
-
-    /// Ends the session: keeps the per-region counts, releases the records
-    /// and the scratch file, turns trace-all off.
-    fn finish(&self, counts: Vec<u64>) {
-        let _ = self.final_counts.set(counts);
-        self.store.release();
-        crate::trace::set_trace_all(false);
-    }
-
-    /// Whether this session was inherited through `fork()`: it belongs to
-    /// the parent process, and this one has none of its threads.
-    fn is_inherited(&self) -> bool {
-        self.epoch != fork_epoch()
-    }
-
-    /// Plans the file of everything recorded up to now, with the scratch
-    /// files of the write in `dir`.
-    fn plan(&self, dir: PathBuf) -> Result<assemble::Plan, Error> {
-        let end = Anchor::now();
-        let metadata = metadata::run_metadata(&self.options, self.wall_start, self.start, end);
-        let budget = (self.options.memory_limit / 2).max(8 << 20);
-        assemble::plan(
-            &self.store,
-            &self.regions,
-            assemble::Span {
-                start: self.start,
-                end,
-            },
-            metadata,
-            budget,
-            dir,
-        )
-    }
-}
-
-/// Forgets a session inherited through `fork()`: its threads, writer and
-/// scratch file are the parent's. It is leaked, never dropped or joined.
-fn forget_inherited(slot: &mut Option<Arc<Session>>) {
-    if slot.as_ref().is_some_and(|s| s.is_inherited()) {
-        std::mem::forget(slot.take());
-    }
-}
-
-/// Makes a `fork()` child start with no active session: called in the child
-/// (only async-signal-safe atomics). See [`setup`](crate::setup).
-extern "C" fn in_fork_child() {
-    GENERATION.store(0, Ordering::Relaxed);
-    note_fork();
-}
-
-/// The session with this generation, active or last finalized.
-pub(crate) fn find(generation: u32) -> Option<Arc<Session>> {
-    if generation == 0 {
-        return None;
-    }
-    [&ACTIVE, &LAST].into_iter().find_map(|slot| {
-        lock(slot)
-            .as_ref()
-            .filter(|s| s.generation == generation)
-            .cloned()
-    })
-}
-
-/// The active session, or else the last finalized one.
-pub(crate) fn current_or_last() -> Option<Arc<Session>> {
-    lock(&ACTIVE).clone().or_else(|| lock(&LAST).clone())
-}
-
-/// The active session if its generation is `generation`.
-pub(crate) fn active(generation: u32) -> Option<Arc<Session>> {
-    lock(&ACTIVE)
-        .as_ref()
-        .filter(|s| s.generation == generation)
-        .cloned()
-}
-
-/// A new lane for the calling thread in session `generation`, if active,
-/// with the store it belongs to.
-pub(crate) fn register_lane(generation: u32) -> Option<(Arc<Lane>, Arc<Store>)> {
-    let session = active(generation)?;
-    let mut lanes = lock(&session.store.lanes);
-    let lane = Arc::new(Lane::for_current_thread(lanes.len() as u32));
-    lanes.push(Arc::clone(&lane));
-    Some((lane, Arc::clone(&session.store)))
+/// Plans the file of everything `session` recorded up to now, with the
+/// scratch files of the write in `dir`.
+fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
+    let end = Anchor::now();
+    let metadata = metadata::run_metadata(&session.options, session.wall_start, session.start, end);
+    let budget = (session.options.memory_limit / 2).max(8 << 20);
+    let span = assemble::Span {
+        start: session.start,
+        end,
+    };
+    assemble::plan(
+        &session.store,
+        &session.regions,
+        span,
+        metadata,
+        budget,
+        dir,
+    )
 }
 
 /// A handle on the session started by [`setup`](crate::setup).
@@ -230,27 +101,15 @@ impl Run {
 
 /// Starts a profiling session.
 pub(crate) fn setup(options: Options) -> Result<Run, Error> {
-    static AT_FORK: std::sync::Once = std::sync::Once::new();
-    AT_FORK.call_once(|| {
-        // SAFETY: the handler is an `extern "C" fn()` that lives for the
-        // process and only stores to atomics (async-signal-safe, as a fork
-        // child handler must be).
-        unsafe { libc::pthread_atfork(None, None, Some(in_fork_child)) };
-    });
     let _serial = lock(&LIFECYCLE);
-    forget_inherited(&mut lock(&LAST));
-    {
-        let mut active = lock(&ACTIVE);
-        forget_inherited(&mut active);
-        if active.is_some() {
-            return Err(Error::AlreadyConfigured);
-        }
+    if active::is_active() {
+        return Err(Error::AlreadyConfigured);
     }
     if let Output::File(path) = &options.output {
         check_output_path(path)?;
     }
     clock::init();
-    let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
+    let generation = active::new_generation();
     let file_path = options.get_file_path().map(Path::to_path_buf);
     let dir = scratch::dir_for(options.get_file_path());
     let limits = Limits {
@@ -261,21 +120,20 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
             .unwrap_or(u64::MAX),
         on_failure: options.on_spill_failure,
     };
-    let session = Arc::new(Session {
+    let trace_all = options.trace_all;
+    let session = Session::new(
         generation,
-        start: Anchor::now(),
-        wall_start: SystemTime::now(),
-        regions: RegionTable::new(generation),
-        store: Store::new(limits, dir),
-        final_counts: OnceLock::new(),
-        epoch: fork_epoch(),
         options,
-    });
+        Anchor::now(),
+        SystemTime::now(),
+        RegionTable::new(generation),
+        Store::new(limits, dir),
+    );
     session.store.start_writer();
-    crate::trace::set_trace_all(session.options.trace_all);
-    *lock(&LAST) = None;
-    *lock(&ACTIVE) = Some(session);
-    GENERATION.store(generation, Ordering::Release);
+    crate::trace::set_trace_all(trace_all);
+    if !active::activate(Arc::new(session)) {
+        return Err(Error::AlreadyConfigured);
+    }
     Ok(Run {
         generation,
         file_path,
@@ -322,19 +180,11 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     }
 }
 
-/// The active session of this process, if any (one inherited through
-/// `fork()` is forgotten here).
-fn active_session() -> Option<Arc<Session>> {
-    let mut active = lock(&ACTIVE);
-    forget_inherited(&mut active);
-    active.clone()
-}
-
 /// Writes everything recorded so far and keeps recording.
 pub(crate) fn checkpoint() -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
     let session = active_session().ok_or(Error::NotActive)?;
-    let plan = session.plan(scratch::dir_for(session.options.get_file_path()))?;
+    let plan = plan(&session, scratch::dir_for(session.options.get_file_path()))?;
     Results::publish(plan, &session.options)
 }
 
@@ -360,14 +210,12 @@ pub(crate) fn finalize_generation(
         check_output_path(path)?;
         options.output = Output::File(path.to_path_buf());
     }
-    let plan = session.plan(scratch::dir_for(options.get_file_path()))?;
+    let plan = plan(&session, scratch::dir_for(options.get_file_path()))?;
     let counts = plan.counts_with_dropped();
     let results = Results::publish(plan, &options)?;
     // Written: the session ends. Calls entered from now on record nothing.
-    GENERATION.store(0, Ordering::Release);
-    lock(&ACTIVE).take();
-    session.finish(counts);
-    *lock(&LAST) = Some(session);
+    active::deactivate(session, counts);
+    crate::trace::set_trace_all(false);
     Ok(results)
 }
 

@@ -25,6 +25,34 @@ pub(crate) trait EventSink {
     fn events(&mut self, offset: usize, slice: &EventSlice<'_>) -> Result<(), Error>;
 }
 
+/// Event columns written and read back in place, at any position: the
+/// datasets of an uncompressed file, whose calls the backward walk writes
+/// where they belong (see `placement::Direct`). Columns are numbered in the
+/// file's order: [`START_DELTAS`], [`DURATIONS`], [`CALL_IDS`],
+/// [`PARENT_IDS`], [`THREAD_IDS`], [`TASK_IDS`].
+pub(crate) trait ColumnStore {
+    /// Writes `values` into `column` from event `first` on.
+    fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()>;
+    /// Reads `len` values of `column` from event `first` on into `out`.
+    fn read(
+        &self,
+        column: usize,
+        first: usize,
+        len: usize,
+        out: &mut Vec<i64>,
+    ) -> std::io::Result<()>;
+    /// An I/O error of these columns as the crate's error, naming the file.
+    fn error(&self, e: std::io::Error) -> Error;
+}
+
+/// Column numbers of a [`ColumnStore`].
+pub(crate) const START_DELTAS: usize = 0;
+pub(crate) const DURATIONS: usize = 1;
+pub(crate) const CALL_IDS: usize = 2;
+pub(crate) const PARENT_IDS: usize = 3;
+pub(crate) const THREAD_IDS: usize = 4;
+pub(crate) const TASK_IDS: usize = 5;
+
 /// Collects the events in memory (in-memory sessions, `write_profile`'s tests).
 pub(crate) struct MemorySink {
     pub events: Events,

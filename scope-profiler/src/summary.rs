@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use crate::fxhash::FxHasher;
 use crate::profile::Profile;
-use crate::registry::FxHasher;
 
 /// One node of the call tree: a region reached through one call path.
 ///

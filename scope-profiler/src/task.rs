@@ -11,10 +11,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::callsite::CallSite;
+use crate::active;
 use crate::clock::ticks;
 use crate::lane::TaskRecord;
-use crate::session;
 use crate::thread;
 use crate::trace::{self, TraceScope};
 
@@ -48,33 +47,63 @@ enum State {
 /// wrapped future is.
 ///
 /// ```
-/// use scope_profiler::{self as sp, CallSite, Options};
-/// static SITE: CallSite = CallSite::new("fetch", file!(), line!());
+/// use scope_profiler::{self as sp, Options, profile};
+/// #[profile]
+/// async fn fetch() -> u32 { 7 }
 /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
-/// let fut = SITE.instrument(sp::__private::Mode::Plain, async { 7 });
 /// let waker = std::task::Waker::noop();
 /// let mut cx = std::task::Context::from_waker(&waker);
-/// let mut fut = std::pin::pin!(fut);
+/// let mut fut = std::pin::pin!(fetch());
 /// assert_eq!(fut.as_mut().poll(&mut cx), std::task::Poll::Ready(7));
 /// let results = sp::finalize().unwrap();
 /// assert_eq!(results.profile().unwrap().tasks.len(), 1);
 /// assert_eq!(results.profile().unwrap().events.task_ids, Some(vec![0]));
 /// ```
 #[doc(hidden)]
-#[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Instrumented<F> {
     fut: F,
-    site: &'static CallSite,
+    site: &'static dyn RegionSite,
     mode: Mode,
     state: State,
 }
 
+/// Where an instrumented future's region comes from: a call site (see
+/// `CallSite::instrument`), resolved at the first poll.
+pub(crate) trait RegionSite: Sync {
+    /// The region's id in session `generation`, registering it there if
+    /// needed; `None` if that session is not active.
+    fn region_id(&'static self, generation: u32) -> Option<u32>;
+}
+
+impl<F> std::fmt::Debug for Instrumented<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instrumented")
+            .field("mode", &self.mode)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<F> Instrumented<F> {
+    /// Wraps `fut`, recording it as a call of `site`'s region.
+    pub(crate) fn new(fut: F, site: &'static dyn RegionSite, mode: Mode) -> Self {
+        Instrumented {
+            fut,
+            site,
+            mode,
+            state: State::Fresh,
+        }
+    }
+
     fn start(&mut self) {
-        let generation = session::active_generation();
+        let generation = active::active_generation();
         let off = generation == 0 || (self.mode == Mode::Traced && !trace::tracing_here());
-        let region = if off { None } else { self.site.id(generation) };
+        let region = if off {
+            None
+        } else {
+            self.site.region_id(generation)
+        };
         let lane = region.and_then(|_| thread::lane_index(generation));
         self.state = match (region, lane) {
             (Some(region), Some(first_lane)) => State::On {
@@ -136,20 +165,6 @@ impl<F> Drop for Instrumented<F> {
         // Cancelled after its first poll: the call ends now.
         if let State::On { .. } = self.state {
             self.finish(ticks());
-        }
-    }
-}
-
-impl CallSite {
-    /// Wraps the body future of an instrumented `async fn`.
-    #[doc(hidden)]
-    #[inline]
-    pub fn instrument<F: Future>(&'static self, mode: Mode, fut: F) -> Instrumented<F> {
-        Instrumented {
-            fut,
-            site: self,
-            mode,
-            state: State::Fresh,
         }
     }
 }

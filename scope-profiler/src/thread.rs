@@ -13,10 +13,10 @@ use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
 use crate::lane::{Lane, Segment, TaskRecord};
 use crate::record::{Chunk, Record};
-use crate::session;
 use crate::store::Store;
 use crate::sync::lock;
 
@@ -174,7 +174,7 @@ impl Cold {
         if hot.generation.get() == generation {
             return true;
         }
-        let Some((lane, store)) = session::register_lane(generation) else {
+        let Some((lane, store)) = active::register_lane(generation) else {
             return false;
         };
         hot.generation.set(generation);

@@ -33,4 +33,4 @@ mod write;
 pub(crate) use publish::publish_atomically;
 pub use read::read_profile;
 pub use write::write_profile;
-pub(crate) use write::{DirectColumns, FileSink, Header};
+pub(crate) use write::{FileSink, Header};

@@ -584,3 +584,23 @@ fn vlen_string(s: &str) -> Result<VarLenUnicode> {
         format!("cannot store the string {head:?} in HDF5: {e}").into()
     })
 }
+
+impl crate::sink::ColumnStore for DirectColumns {
+    fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
+        DirectColumns::write(self, column, first, values)
+    }
+
+    fn read(
+        &self,
+        column: usize,
+        first: usize,
+        len: usize,
+        out: &mut Vec<i64>,
+    ) -> std::io::Result<()> {
+        DirectColumns::read(self, column, first, len, out)
+    }
+
+    fn error(&self, e: std::io::Error) -> Error {
+        DirectColumns::error(self, e)
+    }
+}

@@ -1,0 +1,142 @@
+//! The runtime's modules form layers that only point down: a module uses
+//! modules of its own layer or of the layers below it, and no two modules
+//! use each other, directly or through others. The layers are the groups of
+//! `mod` lines in `scope-profiler/src/lib.rs` (bottom first, each group
+//! headed by a `// N. name` comment); uses are read from the `crate::`
+//! paths of each module's code (comments aside).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scope-profiler/src")
+}
+
+/// Module name -> layer number, from lib.rs.
+fn layers(lib: &str) -> BTreeMap<String, usize> {
+    let mut layer = 0;
+    let mut out = BTreeMap::new();
+    for line in lib.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("// ") {
+            if let Some(n) = rest.split_once(". ").and_then(|(n, _)| n.parse().ok()) {
+                layer = n;
+            }
+        } else if let Some(name) = line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+            assert!(
+                layer > 0,
+                "mod {name} is declared before any `// N. layer` comment"
+            );
+            out.insert(name.to_owned(), layer);
+        }
+    }
+    out
+}
+
+/// The source files of module `name`: `name.rs`, or every file of `name/`.
+fn files_of(name: &str) -> Vec<PathBuf> {
+    let file = src().join(format!("{name}.rs"));
+    if file.exists() {
+        return vec![file];
+    }
+    let dir = src().join(name);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("module {name}: no {name}.rs and no {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The modules of `modules` that `code` names as `crate::module`, outside
+/// comments.
+fn uses(code: &str, modules: &BTreeMap<String, usize>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in code.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let ident: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if modules.contains_key(&ident) {
+                out.insert(ident);
+            }
+        }
+        // `use crate::{a, b::c}` groups.
+        if let Some(group) = code.trim_start().strip_prefix("use crate::{") {
+            for item in group.split([',', '}']) {
+                let ident = item.trim().split("::").next().unwrap_or("").trim();
+                if modules.contains_key(ident) {
+                    out.insert(ident.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn runtime_modules_only_use_their_own_layer_or_lower_ones_without_cycles() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let layer = layers(&lib);
+    assert!(
+        layer.len() > 10,
+        "too few modules found in lib.rs: {layer:?}"
+    );
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut upward = Vec::new();
+    for (module, &level) in &layer {
+        let mut used = BTreeSet::new();
+        for file in files_of(module) {
+            used.extend(uses(&std::fs::read_to_string(&file).unwrap(), &layer));
+        }
+        used.remove(module);
+        for target in &used {
+            if layer[target] > level {
+                upward.push(format!(
+                    "{module} (layer {level}) uses {target} (layer {})",
+                    layer[target]
+                ));
+            }
+        }
+        graph.insert(module.clone(), used);
+    }
+    assert!(
+        upward.is_empty(),
+        "modules using layers above their own:\n{}",
+        upward.join("\n")
+    );
+
+    // No cycle: repeatedly remove modules that use nothing left.
+    let mut left = graph.clone();
+    while let Some(leaf) = left
+        .iter()
+        .find(|(_, used)| used.iter().all(|u| !left.contains_key(u)))
+        .map(|(m, _)| m.clone())
+    {
+        left.remove(&leaf);
+    }
+    assert!(
+        left.is_empty(),
+        "import cycle among: {:?}",
+        left.keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn the_checker_sees_uses_and_ignores_comments() {
+    let modules = BTreeMap::from([
+        ("a".to_owned(), 1),
+        ("b".to_owned(), 1),
+        ("c".to_owned(), 1),
+    ]);
+    let code = "use crate::a::X;\n// crate::b in a comment\nuse crate::{c, Options};\nfn f() { crate::a::g(); }";
+    assert_eq!(
+        uses(code, &modules),
+        BTreeSet::from(["a".to_owned(), "c".to_owned()])
+    );
+}
