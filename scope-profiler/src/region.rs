@@ -84,8 +84,10 @@ impl Region {
     }
 
     /// Completed calls of this region in its session (0 for a handle made
-    /// outside a session). Still answers after `finalize`, until the next
-    /// `setup`.
+    /// outside a session), also those dropped past the memory and disk
+    /// limits (see [`Options::disk_limit`](crate::Options::disk_limit)).
+    /// Never decreases while the session records. After `finalize` it is
+    /// the calls the file accounts for (until the next `setup`).
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
