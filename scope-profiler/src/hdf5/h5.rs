@@ -10,7 +10,7 @@
 //! [`hdf5_sys::LOCK`], the reentrant lock `hdf5-metno` takes too, so an
 //! application that also uses that crate stays serialized with us. Every
 //! failing call becomes an [`H5Error`] saying what failed, with the library's
-//! own reason. Strings are stored NUL-free ([`encode`]).
+//! own reason. Strings are stored NUL-free and reversibly ([`encode`]).
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -971,7 +971,7 @@ fn read_strings(
                     s
                 }
             });
-            Ok(strings.collect())
+            Ok(strings.map(|s| decode(&s)).collect())
         } else {
             // SAFETY: `file_type.0` is a valid string type.
             let size = unsafe { H5Tget_size(file_type.0) };
@@ -986,25 +986,98 @@ fn read_strings(
                 .chunks_exact(size)
                 .map(|b| {
                     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-                    String::from_utf8_lossy(&b[..end]).into_owned()
+                    decode(&String::from_utf8_lossy(&b[..end]))
                 })
                 .collect())
         }
     })
 }
 
-/// `s` as stored: HDF5 strings end at NUL, so a NUL inside a string is
-/// stored as U+2400 (␀), the symbol for NUL: one odd name must never make a
-/// whole session unwritable.
+/// The symbol for NUL, U+2400 (␀), that stands for NUL in stored strings.
+const NUL_SYMBOL: char = '\u{2400}';
+
+/// U+2060 WORD JOINER (invisible), stored after the ␀ of a NUL that is
+/// followed by NUL, ␀ or itself: without it "\0␀" and "␀\0" would both be
+/// stored as ␀␀␀.
+const SEPARATOR: char = '\u{2060}';
+
+/// `s` as stored: HDF5 strings end at NUL, so NUL becomes ␀ (plus
+/// [`SEPARATOR`] where the next character needs it) and a literal ␀ is
+/// doubled; [`decode`] reverses it exactly. One odd name must never make a
+/// whole session unwritable, nor two names collide.
 fn encode(s: &str) -> Cow<'_, str> {
-    match s.contains('\0') {
-        true => Cow::Owned(s.replace('\0', "\u{2400}")),
-        false => Cow::Borrowed(s),
+    if !s.contains(['\0', NUL_SYMBOL]) {
+        return Cow::Borrowed(s);
     }
+    let mut stored = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\0' => {
+                stored.push(NUL_SYMBOL);
+                if matches!(chars.peek(), Some('\0' | &NUL_SYMBOL | &SEPARATOR)) {
+                    stored.push(SEPARATOR);
+                }
+            }
+            NUL_SYMBOL => stored.extend([NUL_SYMBOL, NUL_SYMBOL]),
+            c => stored.push(c),
+        }
+    }
+    Cow::Owned(stored)
+}
+
+/// The string [`encode`] stored as `s`: ␀␀ is ␀; any other ␀ is NUL, and
+/// a [`SEPARATOR`] right after it is dropped.
+fn decode(s: &str) -> String {
+    if !s.contains(NUL_SYMBOL) {
+        return s.to_owned();
+    }
+    let mut decoded = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            NUL_SYMBOL if chars.next_if_eq(&NUL_SYMBOL).is_some() => decoded.push(NUL_SYMBOL),
+            NUL_SYMBOL => {
+                decoded.push('\0');
+                chars.next_if_eq(&SEPARATOR);
+            }
+            c => decoded.push(c),
+        }
+    }
+    decoded
 }
 
 /// `s` encoded as a C string.
 fn stored_string(s: &str) -> Result<CString> {
     // `encode` leaves no NUL: the error is never returned.
     CString::new(encode(s).into_owned()).map_err(|_| H5Error("a string kept a NUL".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode, encode};
+
+    #[test]
+    fn stored_strings_hold_no_nul_and_decode_to_the_original() {
+        // Every string of up to 5 characters from the ones that matter.
+        let alphabet = ['\0', '\u{2400}', '\u{2060}', 'a'];
+        let mut strings = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = strings
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |&c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+        }
+        strings.sort();
+        strings.dedup();
+        for s in &strings {
+            let stored = encode(s);
+            assert!(!stored.contains('\0'), "{s:?} stored as {stored:?}");
+            assert_eq!(&decode(&stored), s, "stored as {stored:?}");
+        }
+        assert_eq!(encode("a\0b"), "a\u{2400}b");
+        assert_eq!(encode("a\u{2400}b"), "a\u{2400}\u{2400}b");
+        assert_eq!(encode("plain"), "plain");
+    }
 }

@@ -15,7 +15,8 @@ use crate::profile::{
 ///
 /// Start times are decoded per row from `start_deltas` (schema 3) or taken
 /// from `start_times`/`end_times` (schema 2), so a file written from a
-/// profile reads back equal to it, metadata order included.
+/// profile reads back equal to it, metadata order included (strings with a
+/// NUL inside too: see [`write_profile`](crate::write_profile)).
 ///
 /// Optional parts may be missing: without `/metadata`, `/thread_table` or
 /// `/task_table` those fields are empty; without `events/task_ids` it is

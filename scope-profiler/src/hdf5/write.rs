@@ -23,6 +23,12 @@ use crate::sink::{EventSink, EventSlice};
 /// otherwise, and for every other dataset (and empty event columns),
 /// storage is contiguous and unfiltered.
 ///
+/// HDF5 strings end at NUL, so a NUL inside a string (a region name, say)
+/// is stored as U+2400 (␀) and a literal ␀ as ␀␀ (with an invisible U+2060
+/// after the ␀ of a NUL followed by NUL, ␀ or U+2060): the Python tools show
+/// "a␀b" for "a\0b", and [`read_profile`](crate::read_profile) gives every
+/// string back exactly.
+///
 /// The profile is checked first (event columns of one length, rows inside
 /// the columns and not overlapping, region ids inside the name table): a
 /// profile the Python reader would reject is an [`Error::Hdf5`] naming
