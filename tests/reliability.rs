@@ -1029,6 +1029,48 @@ fn a_name_with_nul_does_not_make_the_session_unwritable() {
 }
 
 #[test]
+fn a_nul_and_the_nul_symbol_stay_distinct_names_in_the_file() {
+    // NUL is stored as U+2400 (␀) and a literal ␀ doubled (see h5.rs): the
+    // names come back as they were, through a session and write_profile.
+    let _s = serial();
+    let dir = temp_dir("nul-symbol");
+    let names = [
+        "a\0b",
+        "a\u{2400}b",
+        "\0",
+        "\u{2400}",
+        "\u{2400}\0\u{2400}\u{2400}",
+    ];
+    let path = dir.join("session.h5");
+    sp::setup(to_file(&path)).unwrap();
+    for name in names {
+        sp::region(name).run(|| ());
+    }
+    sp::finalize().unwrap();
+    let p = sp::read_profile(&path).unwrap();
+    assert_eq!(p.region_names, names);
+    assert!(p.rows.iter().all(|r| r.event_count == 1));
+
+    let copy = dir.join("copy.h5");
+    sp::write_profile(&p, &copy, sp::Compression::None).unwrap();
+    assert_eq!(sp::read_profile(&copy).unwrap(), p);
+
+    if let Some(python) = made_reader_python(env!("CARGO_TARGET_TMPDIR")) {
+        let seen = python_names_and_counts(
+            &python,
+            "scope_profiler.read_h5(sys.argv[1])",
+            &path,
+            "the Python reader failed",
+        );
+        // What Python sees: NUL as ␀, a literal ␀ doubled, and U+2060 after
+        // the ␀ of a NUL followed by a ␀.
+        let stored = ["a␀b", "a␀␀b", "␀", "␀␀", "␀␀␀\u{2060}␀␀␀␀"];
+        let want: Vec<(String, u64)> = stored.iter().map(|n| (n.to_string(), 1)).collect();
+        assert_eq!(seen, want, "the names the Python reader sees");
+    }
+}
+
+#[test]
 fn special_names_round_trip_exactly_through_the_file_and_the_python_reader() {
     let _s = serial();
     let path = temp_dir("special-names").join("special.h5");

@@ -25,6 +25,7 @@
 //! /task_table/           when the profile has tasks
 //! ```
 
+mod h5;
 mod publish;
 mod read;
 mod schema;

@@ -2,9 +2,7 @@
 
 use std::path::Path;
 
-use ::hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
-use ::hdf5::{Attribute, File, Group, H5Type, IndexType, IterationOrder, Result};
-
+use super::h5::{Attribute, File, Group, H5Type, Result, ScalarKind};
 use super::schema::{self, SummaryRecord};
 use super::write::row_range;
 use crate::error::Error;
@@ -17,7 +15,8 @@ use crate::profile::{
 ///
 /// Start times are decoded per row from `start_deltas` (schema 3) or taken
 /// from `start_times`/`end_times` (schema 2), so a file written from a
-/// profile reads back equal to it, metadata order included.
+/// profile reads back equal to it, metadata order included (strings with a
+/// NUL inside too: see [`write_profile`](crate::write_profile)).
 ///
 /// Optional parts may be missing: without `/metadata`, `/thread_table` or
 /// `/task_table` those fields are empty; without `events/task_ids` it is
@@ -45,24 +44,24 @@ pub fn read_profile(path: &Path) -> std::result::Result<Profile, Error> {
 /// Reads every part of the file.
 fn read_file(path: &Path) -> Result<Profile> {
     let file = File::open(path)?;
-    check_schema(&file)?;
-    let region_names = read_strings(&file.group(schema::REGION_TABLE)?, "names")?;
-    let mut raw = read_events(&file.group(schema::EVENTS)?)?;
-    let rows = read_index(&file.group(schema::INDEX)?, &mut raw)?;
+    let root = file.root()?;
+    check_schema(&root)?;
+    let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
+    let mut raw = read_events(&root.group(schema::EVENTS)?)?;
+    let rows = read_index(&root.group(schema::INDEX)?, &mut raw)?;
     Ok(Profile {
-        metadata: read_metadata(&file)?,
+        metadata: read_metadata(&root)?,
         region_names,
         rows,
         events: raw.events,
-        threads: read_threads(&file)?,
-        tasks: read_tasks(&file)?,
+        threads: read_threads(&root)?,
+        tasks: read_tasks(&root)?,
     })
 }
 
 /// The root `scope_profiler_schema` attribute must be a scalar integer 2 or 3.
-fn check_schema(file: &File) -> Result<()> {
-    let attr = file.attr(schema::SCHEMA_ATTR)?;
-    let version = attr.read_scalar::<i64>()?;
+fn check_schema(root: &Group) -> Result<()> {
+    let version = root.attr(schema::SCHEMA_ATTR)?.read_i64()?;
     if !(2..=3).contains(&version) {
         return Err(format!(
             "unsupported {} {version}; expected 2 or 3",
@@ -75,13 +74,13 @@ fn check_schema(file: &File) -> Result<()> {
 
 /// `/metadata` attributes in creation order (name order for files whose
 /// writer did not track it).
-fn read_metadata(file: &File) -> Result<Vec<(String, MetaValue)>> {
-    if !file.link_exists(schema::METADATA) {
+fn read_metadata(root: &Group) -> Result<Vec<(String, MetaValue)>> {
+    if !root.contains(schema::METADATA)? {
         return Ok(Vec::new());
     }
-    let group = file.group(schema::METADATA)?;
+    let group = root.group(schema::METADATA)?;
     let mut metadata = Vec::new();
-    for name in group.attr_names_by(IndexType::CreationOrder, IterationOrder::Increasing)? {
+    for name in group.attr_names()? {
         if let Some(value) = read_meta_value(&group.attr(&name)?)? {
             metadata.push((name, value));
         }
@@ -91,20 +90,10 @@ fn read_metadata(file: &File) -> Result<Vec<(String, MetaValue)>> {
 
 /// An integer or string scalar attribute; `None` for any other kind.
 fn read_meta_value(attr: &Attribute) -> Result<Option<MetaValue>> {
-    if !attr.is_scalar() {
-        return Ok(None);
-    }
-    Ok(match attr.dtype()?.to_descriptor()? {
-        TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => {
-            Some(MetaValue::Int(attr.read_scalar::<i64>()?))
-        }
-        TypeDescriptor::VarLenUnicode => Some(MetaValue::Str(lossy(
-            attr.read_scalar::<VarLenUnicode>()?.as_bytes(),
-        ))),
-        TypeDescriptor::VarLenAscii => Some(MetaValue::Str(lossy(
-            attr.read_scalar::<VarLenAscii>()?.as_bytes(),
-        ))),
-        _ => None,
+    Ok(match attr.scalar_kind()? {
+        Some(ScalarKind::Integer) => Some(MetaValue::Int(attr.read_i64()?)),
+        Some(ScalarKind::String) => Some(MetaValue::Str(attr.read_string()?)),
+        Some(ScalarKind::Other) | None => None,
     })
 }
 
@@ -114,7 +103,7 @@ fn read_meta_value(attr: &Attribute) -> Result<Option<MetaValue>> {
 /// a schema-2 file's `start_times`/`end_times` are absolute already, which
 /// the returned flag says.
 fn read_events(group: &Group) -> Result<RawEvents> {
-    let (start_ns, durations, delta_encoded) = if group.link_exists("start_deltas") {
+    let (start_ns, durations, delta_encoded) = if group.contains("start_deltas")? {
         (
             read_column(group, "start_deltas")?,
             read_column(group, "durations")?,
@@ -166,7 +155,7 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
     let offsets: Vec<u64> = read_sized(group, "event_offsets", n)?;
     let counts: Vec<u64> = read_sized(group, "event_counts", n)?;
     let source_lines = read_or_fill(group, "source_lines", n, -1i64)?;
-    let source_files = match group.link_exists("source_files") {
+    let source_files = match group.contains("source_files")? {
         true => read_strings(group, "source_files")?,
         false => vec![String::new(); n],
     };
@@ -259,11 +248,11 @@ fn row_calls(row: &RegionRow, events: &Events) -> Vec<(i64, i64)> {
 }
 
 /// `/thread_table` rows; empty without the group.
-fn read_threads(file: &File) -> Result<Vec<ThreadInfo>> {
-    if !file.link_exists(schema::THREAD_TABLE) {
+fn read_threads(root: &Group) -> Result<Vec<ThreadInfo>> {
+    if !root.contains(schema::THREAD_TABLE)? {
         return Ok(Vec::new());
     }
-    let group = file.group(schema::THREAD_TABLE)?;
+    let group = root.group(schema::THREAD_TABLE)?;
     let index: Vec<i64> = read_column(&group, "index")?;
     let n = index.len();
     let ident: Vec<i64> = read_sized(&group, "ident", n)?;
@@ -291,11 +280,11 @@ fn read_threads(file: &File) -> Result<Vec<ThreadInfo>> {
 }
 
 /// `/task_table` rows; empty without the group.
-fn read_tasks(file: &File) -> Result<Vec<TaskInfo>> {
-    if !file.link_exists(schema::TASK_TABLE) {
+fn read_tasks(root: &Group) -> Result<Vec<TaskInfo>> {
+    if !root.contains(schema::TASK_TABLE)? {
         return Ok(Vec::new());
     }
-    let group = file.group(schema::TASK_TABLE)?;
+    let group = root.group(schema::TASK_TABLE)?;
     let index: Vec<i64> = read_column(&group, "index")?;
     let n = index.len();
     let int = |name: &str| read_sized::<i64>(&group, name, n);
@@ -330,7 +319,7 @@ fn read_tasks(file: &File) -> Result<Vec<TaskInfo>> {
 
 /// A whole dataset in one read.
 fn read_column<T: H5Type>(group: &Group, name: &str) -> Result<Vec<T>> {
-    group.dataset(name)?.read_raw::<T>()
+    group.dataset(name)?.read::<T>()
 }
 
 /// A dataset that must have `len` values.
@@ -342,28 +331,22 @@ fn read_sized<T: H5Type>(group: &Group, name: &str, len: usize) -> Result<Vec<T>
 
 /// A dataset that may be absent.
 fn read_optional<T: H5Type>(group: &Group, name: &str) -> Result<Option<Vec<T>>> {
-    match group.link_exists(name) {
+    match group.contains(name)? {
         true => read_column(group, name).map(Some),
         false => Ok(None),
     }
 }
 
 /// A dataset of `len` values, or `len` copies of `missing` when absent.
-fn read_or_fill<T: H5Type + Clone>(
-    group: &Group,
-    name: &str,
-    len: usize,
-    missing: T,
-) -> Result<Vec<T>> {
+fn read_or_fill<T: H5Type>(group: &Group, name: &str, len: usize, missing: T) -> Result<Vec<T>> {
     let values = read_optional(group, name)?.unwrap_or_else(|| vec![missing; len]);
     check_len(name, values.len(), len)?;
     Ok(values)
 }
 
-/// A dataset of variable-length UTF-8 strings.
+/// A dataset of strings (variable-length or fixed, ASCII or UTF-8).
 fn read_strings(group: &Group, name: &str) -> Result<Vec<String>> {
-    let values = read_column::<VarLenUnicode>(group, name)?;
-    Ok(values.iter().map(|s| lossy(s.as_bytes())).collect())
+    group.dataset(name)?.read_strings()
 }
 
 /// Fails unless a column has the length its table implies.
@@ -372,9 +355,4 @@ fn check_len(name: &str, len: usize, expected: usize) -> Result<()> {
         return Err(format!("{name} has {len} values, expected {expected}").into());
     }
     Ok(())
-}
-
-/// Bytes from the file as a `String`, invalid UTF-8 replaced.
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }

@@ -1,6 +1,9 @@
 //! Names and record types the writer and the reader share, so the two cannot
 //! drift apart. They follow `scope_profiler/h5writer.py` of the Python package.
 
+use std::mem::{offset_of, size_of};
+
+use super::h5::{self, Datatype, H5Type};
 use crate::profile::SummaryStatistics;
 
 /// Root attribute holding the schema version.
@@ -33,7 +36,7 @@ pub(super) const MAX_CHUNK: usize = 65_536;
 
 /// One element of `rank_region_index/summary_statistics`, field for field the
 /// numpy dtype `_SUMMARY_DTYPE` of the Python writer (names and order matter).
-#[derive(Clone, Copy, Debug, PartialEq, ::hdf5::H5Type)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub(super) struct SummaryRecord {
     total: i64,
@@ -47,6 +50,45 @@ pub(super) struct SummaryRecord {
     gpu_total: i64,
     mean: f64,
     m2: f64,
+}
+
+// SAFETY: the compound lists every field of this `repr(C)` struct at its
+// offset, with the native type of the field's own type (`member` infers it
+// from the field), at the struct's size; any bits are a valid i64, u64 or f64.
+unsafe impl H5Type for SummaryRecord {
+    fn datatype() -> h5::Result<Datatype> {
+        /// A compound member: the field's name, offset and datatype.
+        fn member<T: H5Type>(
+            name: &'static str,
+            offset: usize,
+            _field: fn(&SummaryRecord) -> &T,
+        ) -> h5::Result<(&'static str, usize, Datatype)> {
+            Ok((name, offset, T::datatype()?))
+        }
+        macro_rules! members {
+            ($($field:ident),*) => {
+                [$(member(
+                    stringify!($field),
+                    offset_of!(SummaryRecord, $field),
+                    |r| &r.$field,
+                )?),*]
+            };
+        }
+        let members = members!(
+            total,
+            minimum,
+            maximum,
+            first,
+            last,
+            start_minimum,
+            end_maximum,
+            gpu_count,
+            gpu_total,
+            mean,
+            m2
+        );
+        Datatype::compound(size_of::<Self>(), &members)
+    }
 }
 
 impl From<&SummaryStatistics> for SummaryRecord {

@@ -7,11 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ::hdf5::dataset::{AllocTime, FillTime};
-use ::hdf5::plist::group_create::AttrCreationOrder;
-use ::hdf5::types::VarLenUnicode;
-use ::hdf5::{Dataset, File, Group, H5Type, Result};
-
+use super::h5::{Dataset, File, Group, H5Type, Layout, Result};
 use super::publish::publish_atomically;
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
@@ -26,6 +22,12 @@ use crate::sink::{EventSink, EventSlice};
 /// are chunked (up to 65536 elements a chunk) with shuffle + deflate(level);
 /// otherwise, and for every other dataset (and empty event columns),
 /// storage is contiguous and unfiltered.
+///
+/// HDF5 strings end at NUL, so a NUL inside a string (a region name, say)
+/// is stored as U+2400 (␀) and a literal ␀ as ␀␀ (with an invisible U+2060
+/// after the ␀ of a NUL followed by NUL, ␀ or U+2060): the Python tools show
+/// "a␀b" for "a\0b", and [`read_profile`](crate::read_profile) gives every
+/// string back exactly.
 ///
 /// The profile is checked first (event columns of one length, rows inside
 /// the columns and not overlapping, region ids inside the name table): a
@@ -118,7 +120,7 @@ impl DirectColumns {
     /// Writes `values` into column `column` from event `first` on.
     pub(crate) fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         self.file
             .write_all_at(&bytes, self.offsets[column] + first as u64 * 8)
     }
@@ -139,7 +141,7 @@ impl DirectColumns {
         out.extend(
             bytes
                 .chunks_exact(8)
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default())),
+                .map(|b| i64::from_ne_bytes(b.try_into().unwrap_or_default())),
         );
         Ok(())
     }
@@ -159,24 +161,21 @@ impl FileSink {
         header: &Header<'_>,
         compression: Compression,
     ) -> std::result::Result<FileSink, Error> {
-        let storage = match compression.level_for(header.events) {
-            Some(level) => Storage::Deflate(level),
-            None => Storage::Contiguous,
-        };
+        let level = compression.level_for(header.events);
         let create = || -> Result<FileSink> {
             let file = File::create(path)?;
-            close_on_exec(&file);
-            write_root_attrs(&file)?;
-            write_metadata(&file, header.metadata)?;
-            write_region_table(&file, header.region_names)?;
+            let root = file.root()?;
+            write_root_attrs(&root)?;
+            write_metadata(&root, header.metadata)?;
+            write_region_table(&root, header.region_names)?;
             if !header.threads.is_empty() {
-                write_thread_table(&file, header.threads)?;
+                write_thread_table(&root, header.threads)?;
             }
             if !header.tasks.is_empty() {
-                write_task_table(&file, header.tasks)?;
+                write_task_table(&root, header.tasks)?;
             }
-            let group = file.create_group(schema::EVENTS)?;
-            let column = |name: &str| create_event_column(&group, name, header.events, storage);
+            let group = root.create_group(schema::EVENTS, false)?;
+            let column = |name: &str| create_event_column(&group, name, header.events, level);
             let columns = [
                 column("start_deltas")?,
                 column("durations")?,
@@ -205,8 +204,8 @@ impl FileSink {
         let mut offsets = Vec::new();
         for dataset in self.columns.iter().chain(&self.task_ids) {
             match dataset.offset() {
-                Some(offset) if !dataset.is_chunked() => offsets.push(offset),
-                _ => return Ok(None),
+                Some(offset) => offsets.push(offset),
+                None => return Ok(None),
             }
         }
         let file = std::fs::OpenOptions::new()
@@ -232,8 +231,7 @@ impl FileSink {
         } = self;
         drop((columns, task_ids));
         let finish = || -> Result<()> {
-            write_index(&file, rows)?;
-            file.flush()?;
+            write_index(&file.root()?, rows)?;
             file.close()
         };
         finish().map_err(|e| Error::hdf5(&target, e))
@@ -255,10 +253,10 @@ impl EventSink for FileSink {
         ];
         let write = || -> Result<()> {
             for (dataset, values) in self.columns.iter().zip(parts) {
-                dataset.write_slice(values, range.clone())?;
+                dataset.write(offset, values)?;
             }
             if let (Some(dataset), Some(values)) = (&self.task_ids, s.task_ids) {
-                dataset.write_slice(values, range.clone())?;
+                dataset.write(offset, values)?;
             }
             Ok(())
         };
@@ -266,84 +264,43 @@ impl EventSink for FileSink {
     }
 }
 
-/// How a dataset is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Storage {
-    /// One contiguous block, no filter.
-    Contiguous,
-    /// Chunked, shuffle + deflate at this level.
-    Deflate(u8),
-}
-
-/// Keeps the file's descriptor out of processes spawned while it is written:
-/// HDF5 locks the file, and a child holding an inherited descriptor would
-/// keep the published profile locked against every reader until it exits.
-fn close_on_exec(file: &File) {
-    let mut handle: *mut std::ffi::c_void = std::ptr::null_mut();
-    // SAFETY: `file.id()` is a valid open file id; H5P_DEFAULT selects the
-    // file's own driver; `handle` is a valid out-pointer. For the default
-    // (sec2) driver HDF5 stores a pointer to the `int` descriptor there.
-    let status = unsafe {
-        hdf5_sys::h5f::H5Fget_vfd_handle(file.id(), hdf5_sys::h5p::H5P_DEFAULT, &mut handle)
-    };
-    let is_sec2 = file
-        .access_plist()
-        .is_ok_and(|p| matches!(p.driver(), ::hdf5::file::FileDriver::Sec2));
-    if status >= 0 && is_sec2 && !handle.is_null() {
-        // SAFETY: with the sec2 driver, `handle` points to the descriptor,
-        // which stays open as long as `file`; F_SETFD only sets a flag.
-        unsafe {
-            let fd = *handle.cast::<libc::c_int>();
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-    }
-}
-
 /// `scope_profiler_schema` = 3 and `storage_layout` = "columnar", both scalars.
-fn write_root_attrs(file: &File) -> Result<()> {
-    write_int_attr(file, schema::SCHEMA_ATTR, schema::SCHEMA_VERSION)?;
-    write_str_attr(file, schema::LAYOUT_ATTR, schema::COLUMNAR)
+fn write_root_attrs(root: &Group) -> Result<()> {
+    root.write_attr_i64(schema::SCHEMA_ATTR, schema::SCHEMA_VERSION)?;
+    root.write_attr_str(schema::LAYOUT_ATTR, schema::COLUMNAR)
 }
 
 /// `/metadata`: one scalar attribute per entry. The group tracks attribute
 /// creation order, so the reader gives the entries back in this order.
-fn write_metadata(file: &File, metadata: &[(String, MetaValue)]) -> Result<()> {
-    let group = file
-        .create_group_builder()
-        .with_gcpl(|p| p.attr_creation_order(AttrCreationOrder::Indexed))
-        .create(schema::METADATA)?;
+fn write_metadata(root: &Group, metadata: &[(String, MetaValue)]) -> Result<()> {
+    let group = root.create_group(schema::METADATA, true)?;
     for (key, value) in metadata {
         match value {
-            MetaValue::Int(v) => write_int_attr(&group, key, *v)?,
-            MetaValue::Str(s) => write_str_attr(&group, key, s)?,
+            MetaValue::Int(v) => group.write_attr_i64(key, *v)?,
+            MetaValue::Str(s) => group.write_attr_str(key, s)?,
         }
     }
     Ok(())
 }
 
 /// `/region_table/names`.
-fn write_region_table(file: &File, names: &[String]) -> Result<()> {
-    let group = file.create_group(schema::REGION_TABLE)?;
-    write_strings(&group, "names", names.iter().map(String::as_str))
+fn write_region_table(root: &Group, names: &[String]) -> Result<()> {
+    let group = root.create_group(schema::REGION_TABLE, false)?;
+    group.write_strings("names", names.iter().map(String::as_str))
 }
 
 /// `/rank_region_index`: one row per (rank, region).
-fn write_index(file: &File, rows: &[RegionRow]) -> Result<()> {
-    let group = file.create_group(schema::INDEX)?;
+fn write_index(root: &Group, rows: &[RegionRow]) -> Result<()> {
+    let group = root.create_group(schema::INDEX, false)?;
     write_small(&group, "region_ids", rows, |r| r.region_id)?;
     write_small(&group, "ranks", rows, |r| r.rank)?;
     write_small(&group, "event_offsets", rows, |r| r.event_offset)?;
     write_small(&group, "event_counts", rows, |r| r.event_count)?;
     write_small(&group, "source_lines", rows, |r| r.source_line)?;
-    write_strings(
-        &group,
-        "source_files",
-        rows.iter().map(|r| r.source_file.as_str()),
-    )?;
-    write_strings(&group, "source_texts", rows.iter().map(|_| ""))?;
-    write_strings(&group, "tags", rows.iter().map(|_| schema::EMPTY_JSON_LIST))?;
-    write_strings(
-        &group,
+    group.write_strings("source_files", rows.iter().map(|r| r.source_file.as_str()))?;
+    group.write_strings("source_texts", rows.iter().map(|_| ""))?;
+    group.write_strings("tags", rows.iter().map(|_| schema::EMPTY_JSON_LIST))?;
+    group.write_strings(
         "event_metadata",
         rows.iter().map(|_| schema::EMPTY_JSON_LIST),
     )?;
@@ -354,8 +311,8 @@ fn write_index(file: &File, rows: &[RegionRow]) -> Result<()> {
 }
 
 /// `/thread_table`, rank 0 for every thread (a serial run).
-fn write_thread_table(file: &File, threads: &[ThreadInfo]) -> Result<()> {
-    let group = file.create_group(schema::THREAD_TABLE)?;
+fn write_thread_table(root: &Group, threads: &[ThreadInfo]) -> Result<()> {
+    let group = root.create_group(schema::THREAD_TABLE, false)?;
     write_small(&group, "ranks", threads, |_| 0u32)?;
     write_small(&group, "index", threads, |t| t.index)?;
     write_small(&group, "ident", threads, |t| t.ident)?;
@@ -364,12 +321,12 @@ fn write_thread_table(file: &File, threads: &[ThreadInfo]) -> Result<()> {
     write_small(&group, "start_ns", threads, |t| t.start_ns)?;
     write_small(&group, "end_ns", threads, |t| t.end_ns)?;
     write_small(&group, "cpu_ns", threads, |t| t.cpu_ns)?;
-    write_strings(&group, "name", threads.iter().map(|t| t.name.as_str()))
+    group.write_strings("name", threads.iter().map(|t| t.name.as_str()))
 }
 
 /// `/task_table`, rank 0 for every task.
-fn write_task_table(file: &File, tasks: &[TaskInfo]) -> Result<()> {
-    let group = file.create_group(schema::TASK_TABLE)?;
+fn write_task_table(root: &Group, tasks: &[TaskInfo]) -> Result<()> {
+    let group = root.create_group(schema::TASK_TABLE, false)?;
     write_small(&group, "ranks", tasks, |_| 0u32)?;
     write_small(&group, "index", tasks, |t| t.index)?;
     write_small(&group, "thread_index", tasks, |t| t.thread_index)?;
@@ -378,13 +335,9 @@ fn write_task_table(file: &File, tasks: &[TaskInfo]) -> Result<()> {
     write_small(&group, "steps", tasks, |t| t.steps)?;
     write_small(&group, "running_ns", tasks, |t| t.running_ns)?;
     write_small(&group, "suspended_ns", tasks, |t| t.suspended_ns)?;
-    write_strings(&group, "kind", tasks.iter().map(|t| t.kind.as_str()))?;
-    write_strings(&group, "name", tasks.iter().map(|t| t.name.as_str()))?;
-    write_strings(
-        &group,
-        "coro_name",
-        tasks.iter().map(|t| t.coro_name.as_str()),
-    )
+    group.write_strings("kind", tasks.iter().map(|t| t.kind.as_str()))?;
+    group.write_strings("name", tasks.iter().map(|t| t.name.as_str()))?;
+    group.write_strings("coro_name", tasks.iter().map(|t| t.coro_name.as_str()))
 }
 
 /// Schema-3 starts: within each row, the first value is the row's first
@@ -476,52 +429,25 @@ fn check_rows(
     Ok(())
 }
 
-/// A dataset of `len` values stored as `storage` says (empty datasets are
-/// always contiguous), to be filled later.
-fn create_column<T: H5Type>(
+/// An int64 event column of `len` values, to be filled later: chunked and
+/// filtered with a compression `level`; otherwise contiguous, allocated now
+/// and never filled by the library, so that its bytes may be written directly
+/// ([`DirectColumns`]). Empty columns are contiguous and unallocated.
+fn create_event_column(
     group: &Group,
     name: &str,
     len: usize,
-    storage: Storage,
+    level: Option<u8>,
 ) -> Result<Dataset> {
-    let builder = group.new_dataset::<T>();
-    let builder = match storage {
-        Storage::Deflate(level) if len > 0 => {
-            builder.chunk(chunk_len(len)).shuffle().deflate(level)
-        }
-        _ => builder.no_chunk(),
+    let layout = match level {
+        _ if len == 0 => Layout::Contiguous,
+        Some(level) => Layout::Deflate {
+            chunk: chunk_len(len),
+            level,
+        },
+        None => Layout::Preallocated,
     };
-    builder.shape(len).create(name)
-}
-
-/// An int64 event column of `len` values: chunked and filtered when
-/// compressed; otherwise contiguous, allocated now and never filled by the
-/// library, so that its bytes may be written directly ([`DirectColumns`]).
-fn create_event_column(group: &Group, name: &str, len: usize, storage: Storage) -> Result<Dataset> {
-    match storage {
-        Storage::Contiguous if len > 0 => group
-            .new_dataset::<i64>()
-            .no_chunk()
-            .alloc_time(Some(AllocTime::Early))
-            .fill_time(FillTime::Never)
-            .shape(len)
-            .create(name),
-        _ => create_column::<i64>(group, name, len, storage),
-    }
-}
-
-/// A dataset of `values` stored as `storage` says, written in one call.
-fn write_column<T: H5Type>(
-    group: &Group,
-    name: &str,
-    values: &[T],
-    storage: Storage,
-) -> Result<()> {
-    let dataset = create_column::<T>(group, name, values.len(), storage)?;
-    if !values.is_empty() {
-        dataset.write_raw(values)?;
-    }
-    Ok(())
+    group.create_dataset::<i64>(name, len, layout)
 }
 
 /// Chunk length of a compressed column of `len` values: at most
@@ -538,51 +464,7 @@ fn write_small<S, T: H5Type>(
     field: impl Fn(&S) -> T,
 ) -> Result<()> {
     let values: Vec<T> = items.iter().map(field).collect();
-    write_column(group, name, &values, Storage::Contiguous)
-}
-
-/// A contiguous dataset of variable-length UTF-8 strings.
-fn write_strings<'a>(
-    group: &Group,
-    name: &str,
-    values: impl Iterator<Item = &'a str>,
-) -> Result<()> {
-    let values = values.map(vlen_string).collect::<Result<Vec<_>>>()?;
-    write_column(group, name, &values, Storage::Contiguous)
-}
-
-/// A scalar int64 attribute.
-fn write_int_attr(group: &Group, name: &str, value: i64) -> Result<()> {
-    group
-        .new_attr::<i64>()
-        .shape(())
-        .create(name)?
-        .write_scalar(&value)
-}
-
-/// A scalar variable-length UTF-8 attribute.
-fn write_str_attr(group: &Group, name: &str, value: &str) -> Result<()> {
-    let value = vlen_string(value)?;
-    group
-        .new_attr::<VarLenUnicode>()
-        .shape(())
-        .create(name)?
-        .write_scalar(&value)
-}
-
-/// `s` as an HDF5 variable-length string. HDF5 strings end at NUL, so a
-/// NUL inside a name is stored as U+2400 (␀), the symbol for NUL: one odd
-/// name must never make a whole session unwritable.
-fn vlen_string(s: &str) -> Result<VarLenUnicode> {
-    let stored = if s.contains('\0') {
-        s.replace('\0', "\u{2400}").into()
-    } else {
-        std::borrow::Cow::Borrowed(s)
-    };
-    stored.parse::<VarLenUnicode>().map_err(|e| {
-        let head: String = s.chars().take(40).collect();
-        format!("cannot store the string {head:?} in HDF5: {e}").into()
-    })
+    group.write_column(name, &values)
 }
 
 impl crate::sink::ColumnStore for DirectColumns {
