@@ -131,7 +131,10 @@
 use proc_macro::TokenStream;
 
 mod args;
+mod diag;
 mod expand;
+mod file_lines;
+mod names;
 mod profile_all;
 
 /// Records each call of a function as a region.
@@ -253,4 +256,14 @@ pub fn profile_all(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn profile_all_items(input: TokenStream) -> TokenStream {
     profile_all::expand_profile_all_items(input.into(), cfg!(feature = "enabled")).into()
+}
+
+/// What a `profile_all` scope hands to a function carrying its own
+/// `#[profile(...)]`: written by the scope after that attribute, which reads
+/// and removes it. Not a public API. Left alone (the function's `profile`
+/// is another crate's attribute), it removes itself.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn __profile_scope(_args: TokenStream, item: TokenStream) -> TokenStream {
+    item
 }
