@@ -9,5 +9,7 @@ scripts/ensure-deps.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test
+# A real crate's own test suite (semver 1.0.28), every module file instrumented.
+scripts/real-crate-test.sh
 # The 200M-call bounded-memory run (about 2.5 minutes in release).
 cargo test --release -p integration-tests --test scale -- --ignored two_hundred_million_calls_under_a_64_mib_limit
