@@ -364,7 +364,7 @@ fn profile_all_names_methods_by_type_and_trait() {
         ("macros::geometry::Mesh::describe", 2),
         ("macros::geometry::<Grid as Mesh>::cells", 1),
         ("macros::geometry::<Unit as Mesh>::cells", 1),
-        ("macros::geometry::<Grid as fmt::Display>::fmt", 1),
+        ("macros::geometry::<Grid as Display>::fmt", 1),
         ("macros::geometry::Grid::boxed_len", 1),
         ("macros::geometry::Grid::rc_len", 1),
         ("macros::geometry::Grid::pinned_len", 1),

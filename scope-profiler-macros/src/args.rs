@@ -1,13 +1,30 @@
-//! Attribute arguments, parsed into typed structs. Every error is reported
-//! on the token that caused it.
+//! Attribute arguments, parsed with `impl Parse` into typed structs. Every
+//! error is reported on the token that caused it.
 
-use proc_macro2::TokenStream;
-use syn::parse::Parser;
-use syn::punctuated::Punctuated;
-use syn::{Expr, ExprAssign, ExprLit, ExprPath, Ident, Lit, LitStr, Token};
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote};
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::{Ident, Lit, LitInt, LitStr, Path, Token};
+
+use crate::diag::head;
+
+mod kw {
+    syn::custom_keyword!(name);
+    syn::custom_keyword!(recursive);
+    syn::custom_keyword!(traced);
+    syn::custom_keyword!(skip);
+    syn::custom_keyword!(always);
+    syn::custom_keyword!(qualifier);
+    syn::custom_keyword!(file);
+    syn::custom_keyword!(line);
+}
 
 const PROFILE_EXPECTED: &str = "expected a region name (`\"solver\"` or `name = \"solver\"`), \
-                                `recursive`, `traced` or `skip`";
+                                `recursive`, `traced`, `skip` or `crate = path`";
+
+const PROFILE_ALL_EXPECTED: &str = "#[profile_all] accepts only `always` and `crate = path`; a \
+                                    scope's functions are named after their path";
 
 /// How an instrumented function records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,117 +38,85 @@ pub(crate) enum Mode {
     Traced,
 }
 
+/// The path of the runtime crate in the expansion: `::scope_profiler`, or
+/// the `crate = path` argument for a renamed dependency.
+pub(crate) fn runtime(krate: Option<&Path>) -> TokenStream {
+    match krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::scope_profiler),
+    }
+}
+
 /// The arguments of `#[profile(...)]`.
 #[derive(Default)]
 pub(crate) struct ProfileArgs {
     /// An explicit region name.
     pub name: Option<LitStr>,
     /// The `recursive` flag, kept for its span.
-    pub recursive: Option<Ident>,
+    pub recursive: Option<kw::recursive>,
     /// The `traced` flag.
-    pub traced: Option<Ident>,
+    pub traced: Option<kw::traced>,
     /// The `skip` flag.
-    pub skip: Option<Ident>,
-    /// `__qualifier = "Type::method"`: passed by an enclosing `profile_all`
-    /// scope so that a `traced` function is named after its full path.
-    pub qualifier: Option<LitStr>,
+    pub skip: Option<kw::skip>,
+    /// `crate = path`: where the runtime crate is.
+    pub krate: Option<Path>,
 }
 
-impl ProfileArgs {
-    /// Parses the tokens between the attribute's parentheses.
-    pub(crate) fn parse(tokens: TokenStream) -> syn::Result<ProfileArgs> {
-        let exprs = Punctuated::<Expr, Token![,]>::parse_terminated.parse2(tokens)?;
+impl Parse for ProfileArgs {
+    fn parse(input: ParseStream) -> syn::Result<ProfileArgs> {
         let mut args = ProfileArgs::default();
-        for expr in exprs {
-            args.add(expr)?;
+        while !input.is_empty() {
+            if input.peek(LitStr) {
+                args.set_name(input.parse()?)?;
+            } else if input.peek(Lit) {
+                return Err(name_not_literal(&input.parse::<Lit>()?));
+            } else if input.peek(kw::name) {
+                let key: kw::name = input.parse()?;
+                if !input.peek(Token![=]) {
+                    return Err(syn::Error::new_spanned(
+                        key,
+                        "`name` needs a value: `name = \"solver\"`",
+                    ));
+                }
+                input.parse::<Token![=]>()?;
+                if !input.peek(LitStr) {
+                    return Err(name_not_literal(&input.parse::<syn::Expr>()?));
+                }
+                args.set_name(input.parse()?)?;
+            } else if input.peek(kw::recursive) {
+                set_flag(&mut args.recursive, input)?;
+            } else if input.peek(kw::traced) {
+                set_flag(&mut args.traced, input)?;
+            } else if input.peek(kw::skip) {
+                set_flag(&mut args.skip, input)?;
+            } else if input.peek(Token![crate]) {
+                set_crate(&mut args.krate, input)?;
+            } else if input.peek(Ident::peek_any) && input.peek2(Token![!]) {
+                return Err(name_not_literal(&input.parse::<syn::Macro>()?));
+            } else if input.peek(Ident::peek_any) {
+                let other = input.call(Ident::parse_any)?;
+                return Err(syn::Error::new_spanned(
+                    &other,
+                    format!("unknown argument `{other}`: {PROFILE_EXPECTED}"),
+                ));
+            } else {
+                return Err(input.error(PROFILE_EXPECTED));
+            }
+            if let (Some(_), Some(traced)) = (&args.recursive, &args.traced) {
+                return Err(syn::Error::new_spanned(
+                    traced,
+                    "`recursive` and `traced` cannot be combined: a recursive entrypoint \
+                     always records",
+                ));
+            }
+            comma(input)?;
         }
         args.check_combination()?;
         Ok(args)
     }
+}
 
-    fn add(&mut self, expr: Expr) -> syn::Result<()> {
-        match expr {
-            Expr::Lit(ExprLit {
-                lit: Lit::Str(name),
-                attrs,
-            }) if attrs.is_empty() => self.set_name(name),
-            Expr::Lit(lit) => Err(name_not_literal(&lit)),
-            Expr::Assign(assign) => self.add_assignment(assign),
-            Expr::Path(path) => {
-                let ident = single_ident(&path)
-                    .ok_or_else(|| syn::Error::new_spanned(&path, PROFILE_EXPECTED))?;
-                let path = ident.clone();
-                let slot = match ident.to_string().as_str() {
-                    "recursive" => &mut self.recursive,
-                    "traced" => &mut self.traced,
-                    "skip" => &mut self.skip,
-                    "name" => {
-                        return Err(syn::Error::new_spanned(
-                            ident,
-                            "`name` needs a value: `name = \"solver\"`",
-                        ));
-                    }
-                    other => {
-                        return Err(syn::Error::new_spanned(
-                            ident,
-                            format!("unknown argument `{other}`: {PROFILE_EXPECTED}"),
-                        ));
-                    }
-                };
-                set_flag(slot, ident)?;
-                if let (Some(_), Some(_)) = (&self.recursive, &self.traced) {
-                    return Err(syn::Error::new_spanned(
-                        path,
-                        "`recursive` and `traced` cannot be combined: a recursive entrypoint \
-                         always records",
-                    ));
-                }
-                Ok(())
-            }
-            Expr::Macro(_) | Expr::Binary(_) | Expr::Call(_) | Expr::MethodCall(_) => {
-                Err(name_not_literal(&expr))
-            }
-            other => Err(syn::Error::new_spanned(other, PROFILE_EXPECTED)),
-        }
-    }
-
-    fn add_assignment(&mut self, assign: ExprAssign) -> syn::Result<()> {
-        let key = match &*assign.left {
-            Expr::Path(path) => single_ident(path),
-            _ => None,
-        };
-        let Some(key) = key else {
-            return Err(syn::Error::new_spanned(&assign.left, PROFILE_EXPECTED));
-        };
-        match key.to_string().as_str() {
-            "__qualifier" => match *assign.right {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(qualifier),
-                    ..
-                }) => {
-                    self.qualifier = Some(qualifier);
-                    Ok(())
-                }
-                other => Err(name_not_literal(&other)),
-            },
-            "name" => match *assign.right {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(name),
-                    attrs,
-                }) if attrs.is_empty() => self.set_name(name),
-                other => Err(name_not_literal(&other)),
-            },
-            flag @ ("recursive" | "traced" | "skip") => Err(syn::Error::new_spanned(
-                &assign,
-                format!("`{flag}` takes no value: write `{flag}` alone"),
-            )),
-            other => Err(syn::Error::new_spanned(
-                key,
-                format!("unknown argument `{other}`: {PROFILE_EXPECTED}"),
-            )),
-        }
-    }
-
+impl ProfileArgs {
     fn set_name(&mut self, name: LitStr) -> syn::Result<()> {
         if self.name.is_some() {
             return Err(syn::Error::new_spanned(
@@ -174,44 +159,41 @@ impl ProfileArgs {
     }
 }
 
-/// The arguments of `#[profile_all(...)]`.
+/// The arguments of `#[profile_all(...)]`, and of `profile_all_items!`
+/// before its `;`.
 #[derive(Default)]
 pub(crate) struct ProfileAllArgs {
     /// `always`: the scope records whenever a session is active, not only
     /// inside a recursive entrypoint.
-    pub always: Option<Ident>,
+    pub always: Option<kw::always>,
+    /// `crate = path`: where the runtime crate is.
+    pub krate: Option<Path>,
 }
 
-impl ProfileAllArgs {
-    /// Parses the tokens between the attribute's parentheses.
-    pub(crate) fn parse(tokens: TokenStream) -> syn::Result<ProfileAllArgs> {
-        let exprs = Punctuated::<Expr, Token![,]>::parse_terminated.parse2(tokens)?;
+impl Parse for ProfileAllArgs {
+    fn parse(input: ParseStream) -> syn::Result<ProfileAllArgs> {
         let mut args = ProfileAllArgs::default();
-        for expr in exprs {
-            let ident = match &expr {
-                Expr::Path(path) => single_ident(path),
-                _ => None,
-            };
-            match ident {
-                Some(ident) if ident == "always" => set_flag(&mut args.always, ident)?,
-                Some(ident) => {
-                    return Err(syn::Error::new_spanned(
-                        &ident,
-                        format!("unknown argument `{ident}`: #[profile_all] accepts only `always`"),
-                    ));
-                }
-                None => {
-                    return Err(syn::Error::new_spanned(
-                        expr,
-                        "#[profile_all] accepts only `always`; a scope's functions are named \
-                         after their path",
-                    ));
-                }
+        while !input.is_empty() {
+            if input.peek(kw::always) {
+                set_flag(&mut args.always, input)?;
+            } else if input.peek(Token![crate]) {
+                set_crate(&mut args.krate, input)?;
+            } else if input.peek(Ident::peek_any) {
+                let other = input.call(Ident::parse_any)?;
+                return Err(syn::Error::new_spanned(
+                    &other,
+                    format!("unknown argument `{other}`: {PROFILE_ALL_EXPECTED}"),
+                ));
+            } else {
+                return Err(input.error(PROFILE_ALL_EXPECTED));
             }
+            comma(input)?;
         }
         Ok(args)
     }
+}
 
+impl ProfileAllArgs {
     /// How the functions of the scope record.
     pub(crate) fn mode(&self) -> Mode {
         if self.always.is_some() {
@@ -222,26 +204,141 @@ impl ProfileAllArgs {
     }
 }
 
-fn single_ident(path: &ExprPath) -> Option<Ident> {
-    if path.qself.is_none() && path.attrs.is_empty() {
-        path.path.get_ident().cloned()
-    } else {
-        None
+/// Where a call site is, when its tokens cannot say (a module file under
+/// the nightly inner attribute): the file as `file!()` gives it, and a line.
+#[derive(Clone)]
+pub(crate) struct Location {
+    pub file: LitStr,
+    pub line: LitInt,
+}
+
+impl Location {
+    pub(crate) fn new(file: &str, line: usize) -> Location {
+        let span = Span::call_site();
+        Location {
+            file: LitStr::new(file, span),
+            line: LitInt::new(&format!("{line}u32"), span),
+        }
     }
 }
 
-fn set_flag(slot: &mut Option<Ident>, ident: Ident) -> syn::Result<()> {
-    if slot.is_some() {
+/// The hidden `#[<crate>::__private::profile_scope(...)]` a `profile_all`
+/// scope puts after a function's own `#[profile(...)]`: what only the scope
+/// knows. Written by the crate's own expansion, never by users.
+#[derive(Default)]
+pub(crate) struct ScopeArgs {
+    /// `qualifier = "Type::method"`, the function's path inside its module.
+    pub qualifier: Option<LitStr>,
+    /// `crate = path`, the scope's runtime path.
+    pub krate: Option<Path>,
+    /// `file = "src/m.rs", line = 12`.
+    pub location: Option<Location>,
+}
+
+impl Parse for ScopeArgs {
+    fn parse(input: ParseStream) -> syn::Result<ScopeArgs> {
+        let mut args = ScopeArgs::default();
+        while !input.is_empty() {
+            if input.peek(kw::qualifier) {
+                input.parse::<kw::qualifier>()?;
+                input.parse::<Token![=]>()?;
+                args.qualifier = Some(input.parse()?);
+            } else if input.peek(Token![crate]) {
+                set_crate(&mut args.krate, input)?;
+            } else {
+                input.parse::<kw::file>()?;
+                input.parse::<Token![=]>()?;
+                let file = input.parse()?;
+                input.parse::<Token![,]>()?;
+                input.parse::<kw::line>()?;
+                input.parse::<Token![=]>()?;
+                let line = input.parse()?;
+                args.location = Some(Location { file, line });
+            }
+            comma(input)?;
+        }
+        Ok(args)
+    }
+}
+
+impl ToTokens for ScopeArgs {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        if let Some(qualifier) = &self.qualifier {
+            tokens.extend(quote!(qualifier = #qualifier,));
+        }
+        if let Some(krate) = &self.krate {
+            tokens.extend(quote!(crate = #krate,));
+        }
+        if let Some(Location { file, line }) = &self.location {
+            tokens.extend(quote!(file = #file, line = #line,));
+        }
+    }
+}
+
+/// A flag keyword, given at most once and without a value.
+fn set_flag<K: Parse + ToTokens>(slot: &mut Option<K>, input: ParseStream) -> syn::Result<()> {
+    let flag: K = input.parse()?;
+    let text = flag.to_token_stream().to_string();
+    if input.peek(Token![=]) {
+        let eq: Token![=] = input.parse()?;
+        let value: syn::Expr = input.parse()?;
         return Err(syn::Error::new_spanned(
-            &ident,
-            format!("`{ident}` is given twice"),
+            head(&[&flag, &eq, &value]),
+            format!("`{text}` takes no value: write `{text}` alone"),
         ));
     }
-    *slot = Some(ident);
+    if slot.is_some() {
+        return Err(syn::Error::new_spanned(
+            flag,
+            format!("`{text}` is given twice"),
+        ));
+    }
+    *slot = Some(flag);
     Ok(())
 }
 
-fn name_not_literal(tokens: &dyn quote::ToTokens) -> syn::Error {
+/// `crate = path` or `crate = "path"`, at most once.
+fn set_crate(slot: &mut Option<Path>, input: ParseStream) -> syn::Result<()> {
+    let key: Token![crate] = input.parse()?;
+    if !input.peek(Token![=]) {
+        return Err(syn::Error::new_spanned(
+            key,
+            "`crate` needs the path of the scope_profiler crate: `crate = my_profiler`",
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let path = if input.peek(LitStr) {
+        let text: LitStr = input.parse()?;
+        text.parse_with(Path::parse_mod_style).map_err(|_| {
+            syn::Error::new_spanned(
+                &text,
+                "expected the path of the scope_profiler crate: `crate = my_profiler` or \
+                 `crate = \"my_profiler\"`",
+            )
+        })?
+    } else if input.peek(Token![::]) || input.peek(Ident::peek_any) {
+        input.call(Path::parse_mod_style)?
+    } else {
+        return Err(
+            input.error("expected the path of the scope_profiler crate: `crate = my_profiler`")
+        );
+    };
+    if slot.is_some() {
+        return Err(syn::Error::new_spanned(path, "`crate` is given twice"));
+    }
+    *slot = Some(path);
+    Ok(())
+}
+
+/// The `,` between arguments (optional after the last).
+fn comma(input: ParseStream) -> syn::Result<()> {
+    if !input.is_empty() {
+        input.parse::<Token![,]>()?;
+    }
+    Ok(())
+}
+
+fn name_not_literal(tokens: &dyn ToTokens) -> syn::Error {
     syn::Error::new_spanned(
         tokens,
         "the region name must be a string literal, like `\"solver\"`",
@@ -251,10 +348,13 @@ fn name_not_literal(tokens: &dyn quote::ToTokens) -> syn::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use quote::quote;
+
+    fn parse(tokens: TokenStream) -> syn::Result<ProfileArgs> {
+        syn::parse2(tokens)
+    }
 
     fn err(tokens: TokenStream) -> String {
-        match ProfileArgs::parse(tokens) {
+        match parse(tokens) {
             Ok(_) => panic!("expected an error"),
             Err(e) => e.to_string(),
         }
@@ -262,25 +362,26 @@ mod tests {
 
     #[test]
     fn parses_every_form() {
-        let args = ProfileArgs::parse(quote!()).unwrap();
+        let args = parse(quote!()).unwrap();
         assert!(args.name.is_none() && args.mode() == Mode::Plain);
-        let args = ProfileArgs::parse(quote!("solver")).unwrap();
+        let args = parse(quote!("solver")).unwrap();
         assert_eq!(args.name.unwrap().value(), "solver");
-        let args = ProfileArgs::parse(quote!(name = "solver")).unwrap();
+        let args = parse(quote!(name = "solver")).unwrap();
         assert_eq!(args.name.unwrap().value(), "solver");
-        let args = ProfileArgs::parse(quote!("solve", recursive)).unwrap();
+        let args = parse(quote!("solve", recursive)).unwrap();
         assert_eq!(args.mode(), Mode::Entrypoint);
-        let args = ProfileArgs::parse(quote!(traced,)).unwrap();
+        let args = parse(quote!(traced,)).unwrap();
         assert_eq!(args.mode(), Mode::Traced);
-        assert!(ProfileArgs::parse(quote!(skip)).unwrap().skip.is_some());
-        assert_eq!(
-            ProfileAllArgs::parse(quote!(always)).unwrap().mode(),
-            Mode::Plain
-        );
-        assert_eq!(
-            ProfileAllArgs::parse(quote!()).unwrap().mode(),
-            Mode::Traced
-        );
+        assert!(parse(quote!(skip)).unwrap().skip.is_some());
+        let args = parse(quote!(traced, crate = ::my::sp)).unwrap();
+        assert_eq!(runtime(args.krate.as_ref()).to_string(), ":: my :: sp");
+        let args = parse(quote!(crate = "sp")).unwrap();
+        assert_eq!(runtime(args.krate.as_ref()).to_string(), "sp");
+        assert_eq!(runtime(None).to_string(), ":: scope_profiler");
+        let all: ProfileAllArgs = syn::parse2(quote!(always, crate = sp)).unwrap();
+        assert_eq!(all.mode(), Mode::Plain);
+        let all: ProfileAllArgs = syn::parse2(quote!()).unwrap();
+        assert_eq!(all.mode(), Mode::Traced);
     }
 
     #[test]
@@ -288,13 +389,32 @@ mod tests {
         assert!(err(quote!(fast)).starts_with("unknown argument `fast`"));
         assert!(err(quote!(name = solver)).contains("string literal"));
         assert!(err(quote!(42)).contains("string literal"));
+        assert!(err(quote!(concat!("a"))).contains("string literal"));
         assert!(err(quote!("a", name = "b")).contains("given twice"));
         assert!(err(quote!(recursive, recursive)).contains("`recursive` is given twice"));
         assert!(err(quote!(recursive, traced)).contains("cannot be combined"));
         assert!(err(quote!(skip, "x")).contains("`skip` cannot be combined"));
         assert!(err(quote!(recursive = true)).contains("takes no value"));
         assert!(err(quote!("")).contains("must not be empty"));
-        assert!(ProfileAllArgs::parse(quote!(always, always)).is_err());
-        assert!(ProfileAllArgs::parse(quote!(sometimes)).is_err());
+        assert!(err(quote!(crate)).contains("needs the path"));
+        assert!(err(quote!(crate = 1)).contains("expected the path"));
+        assert!(err(quote!(crate = a, crate = b)).contains("`crate` is given twice"));
+        assert!(syn::parse2::<ProfileAllArgs>(quote!(always, always)).is_err());
+        assert!(syn::parse2::<ProfileAllArgs>(quote!(sometimes)).is_err());
+    }
+
+    #[test]
+    fn scope_arguments_round_trip() {
+        let args = ScopeArgs {
+            qualifier: Some(LitStr::new("Grid::refine", Span::call_site())),
+            krate: Some(syn::parse_quote!(sp)),
+            location: Some(Location::new("src/m.rs", 12)),
+        };
+        let again: ScopeArgs = syn::parse2(args.to_token_stream()).unwrap();
+        assert_eq!(again.qualifier.unwrap().value(), "Grid::refine");
+        assert_eq!(again.krate.unwrap().to_token_stream().to_string(), "sp");
+        let location = again.location.unwrap();
+        assert_eq!(location.file.value(), "src/m.rs");
+        assert_eq!(location.line.base10_parse::<u32>().unwrap(), 12);
     }
 }

@@ -5,6 +5,8 @@
 //! locals use `Span::mixed_site()` so user code can neither see nor shadow
 //! them. The call site is a `static` declared inside the body, so every
 //! function has its own, shared by all instantiations of a generic one.
+//! Every path goes through the runtime crate (`::scope_profiler::__private`,
+//! built-in macros included), so the expansion resolves in every edition.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
@@ -12,46 +14,60 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{
-    Block, Expr, ExprAsync, ExprCall, ForeignItemFn, Ident, Item, ItemFn, LitStr, ReturnType,
-    Signature, Stmt, Token, Type,
+    Attribute, Block, Expr, ExprAsync, ExprCall, FnArg, ForeignItemFn, Ident, Item, ItemFn, LitStr,
+    Pat, ReturnType, Signature, Stmt, Token, Type,
 };
 
-use crate::args::{Mode, ProfileArgs};
-use crate::profile_all::{is_profile_attribute, item_head, with_item};
+use crate::args::{Location, Mode, ProfileArgs, ScopeArgs, runtime};
+use crate::diag::{is_profile_attribute, is_scope_attribute, item_head, with_item};
 
 /// What an instrumented function records: the region's name and its mode.
 pub(crate) struct Region {
     /// An expression of type `&'static str`.
     pub name: TokenStream,
     pub mode: Mode,
+    /// The path of the runtime crate.
+    pub runtime: TokenStream,
+    /// Where the call site is, when the function's tokens do not say it
+    /// (`None`: `file!()` and `line!()` at the function's name).
+    pub location: Option<Location>,
 }
 
 impl Region {
     /// The function's own name, `"solve"`.
-    pub(crate) fn named_after(sig: &Signature, mode: Mode) -> Region {
+    pub(crate) fn named_after(sig: &Signature, mode: Mode, runtime: TokenStream) -> Region {
         let name = LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
-        Region {
-            name: name.into_token_stream(),
-            mode,
-        }
+        Region::explicit(&name, mode, runtime)
     }
 
     /// An explicit name, `#[profile("solver")]`.
-    pub(crate) fn explicit(name: &LitStr, mode: Mode) -> Region {
+    pub(crate) fn explicit(name: &LitStr, mode: Mode, runtime: TokenStream) -> Region {
         Region {
             name: name.into_token_stream(),
             mode,
+            runtime,
+            location: None,
         }
     }
 
     /// The fully-qualified name: the module path at the expansion site, then
     /// `qualifier` (`run`, `Grid::refine`, `<Grid as Mesh>::refine`).
-    pub(crate) fn qualified(qualifier: &str, span: Span, mode: Mode) -> Region {
+    pub(crate) fn qualified(
+        qualifier: &str,
+        span: Span,
+        mode: Mode,
+        runtime: TokenStream,
+    ) -> Region {
         let qualifier = LitStr::new(qualifier, span);
         let name = quote_spanned! {span=>
-            ::core::concat!(::core::module_path!(), "::", #qualifier)
+            #runtime::__private::concat!(#runtime::__private::module_path!(), "::", #qualifier)
         };
-        Region { name, mode }
+        Region {
+            name,
+            mode,
+            runtime,
+            location: None,
+        }
     }
 }
 
@@ -70,7 +86,7 @@ fn profile_item(
     item: TokenStream,
     enabled: bool,
 ) -> syn::Result<Option<TokenStream>> {
-    let args = ProfileArgs::parse(args)?;
+    let args: ProfileArgs = syn::parse2(args)?;
     let mut function = match syn::parse2::<ItemFn>(item.clone()) {
         Ok(function) => function,
         Err(not_a_fn) => {
@@ -95,8 +111,9 @@ fn profile_item(
             });
         }
     };
+    let scope = take_scope(&mut function.attrs)?;
     if args.skip.is_some() {
-        return Ok(None);
+        return Ok(Some(function.into_token_stream()));
     }
     if let Some(twice) = function.attrs.iter().find(|a| is_profile_attribute(a)) {
         return Err(syn::Error::new_spanned(
@@ -106,22 +123,37 @@ fn profile_item(
     }
     check_signature(&function.sig)?;
     if !enabled {
-        return Ok(None);
+        return Ok(Some(function.into_token_stream()));
     }
     let mode = args.mode();
-    let region = match &args.name {
-        Some(name) => Region::explicit(name, mode),
+    let runtime = runtime(args.krate.as_ref().or(scope.krate.as_ref()));
+    let mut region = match &args.name {
+        Some(name) => Region::explicit(name, mode, runtime),
         None if mode == Mode::Traced => {
-            let qualifier = match &args.qualifier {
+            let qualifier = match &scope.qualifier {
                 Some(qualifier) => qualifier.value(),
                 None => function.sig.ident.unraw().to_string(),
             };
-            Region::qualified(&qualifier, function.sig.ident.span(), mode)
+            Region::qualified(&qualifier, function.sig.ident.span(), mode, runtime)
         }
-        None => Region::named_after(&function.sig, mode),
+        None => Region::named_after(&function.sig, mode, runtime),
     };
+    region.location = scope.location;
     instrument(&function.sig, &mut function.block, &region);
     Ok(Some(function.into_token_stream()))
+}
+
+/// Removes the hidden attribute an enclosing `profile_all` scope put after
+/// this `#[profile]`, and returns what it carries.
+fn take_scope(attrs: &mut Vec<Attribute>) -> syn::Result<ScopeArgs> {
+    let Some(index) = attrs.iter().position(is_scope_attribute) else {
+        return Ok(ScopeArgs::default());
+    };
+    let attribute = attrs.remove(index);
+    match attribute.meta {
+        syn::Meta::List(list) => syn::parse2(list.tokens),
+        _ => Ok(ScopeArgs::default()),
+    }
 }
 
 /// The error for `#[profile]` on a function without a body.
@@ -157,6 +189,47 @@ pub(crate) fn instrument(sig: &Signature, block: &mut Block, region: &Region) {
     };
 }
 
+/// Clippy wants some trait methods in one canonical shape, which the guard
+/// breaks: `partial_cmp` as `Some(self.cmp(other))` on an `Ord` type,
+/// `clone` as `*self` on a `Copy` type. When the original body has that
+/// shape, the lint to allow on the instrumented impl block (clippy reads
+/// their level there, not on the method); a body that did not have it keeps
+/// its lint.
+pub(crate) fn canonical_body_lint(sig: &Signature, block: &Block) -> Option<TokenStream> {
+    let [Stmt::Expr(body, None)] = block.stmts.as_slice() else {
+        return None;
+    };
+    let name = sig.ident.unraw().to_string();
+    // Compared without whitespace: the compiler and proc-macro2 print tokens
+    // with different spacing.
+    let body: String = body
+        .to_token_stream()
+        .to_string()
+        .split_whitespace()
+        .collect();
+    match name.as_str() {
+        "partial_cmp" => {
+            let other = match sig.inputs.iter().nth(1) {
+                Some(FnArg::Typed(arg)) => match &*arg.pat {
+                    Pat::Ident(ident) => ident.ident.to_string(),
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            let canonical = [
+                format!("Some(self.cmp({other}))"),
+                format!("Some(Ord::cmp(self,{other}))"),
+                format!("Some(Self::cmp(self,{other}))"),
+            ];
+            canonical
+                .contains(&body)
+                .then(|| quote!(clippy::non_canonical_partial_ord_impl))
+        }
+        "clone" => (body == "*self").then(|| quote!(clippy::non_canonical_clone_impl)),
+        _ => None,
+    }
+}
+
 /// `let guard = { static SITE; SITE.enter() }; ...the original statements`
 fn sync_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
     let site = site_ident();
@@ -184,7 +257,7 @@ fn async_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
             #(#stmts)*
         }
     };
-    let instrumented = instrument_future(&site_ref, region.mode, future);
+    let instrumented = instrument_future(&site_ref, region, future);
     let tail: Expr = syn::parse_quote!(#instrumented.await);
     vec![
         site_ref_stmt(&site_ref, sig, region),
@@ -204,7 +277,7 @@ fn future_returning_body(sig: &Signature, mut stmts: Vec<Stmt>, region: &Region)
             other => other,
         };
         let future = std::mem::replace(async_expr, Expr::Verbatim(TokenStream::new()));
-        *async_expr = instrument_future(&site_ref, region.mode, future);
+        *async_expr = instrument_future(&site_ref, region, future);
     }
     std::iter::once(site_ref_stmt(&site_ref, sig, region))
         .chain(stmts)
@@ -234,14 +307,15 @@ fn returns_async_block(stmts: &[Stmt]) -> bool {
     }
 }
 
-fn instrument_future(site_ref: &Ident, mode: Mode, future: Expr) -> Expr {
-    let mode = match mode {
+fn instrument_future(site_ref: &Ident, region: &Region, future: Expr) -> Expr {
+    let runtime = &region.runtime;
+    let mode = match region.mode {
         Mode::Plain => quote!(Plain),
         Mode::Entrypoint => quote!(Entrypoint),
         Mode::Traced => quote!(Traced),
     };
     syn::parse_quote! {
-        #site_ref.instrument(::scope_profiler::__private::Mode::#mode, #future)
+        #site_ref.instrument(#runtime::__private::Mode::#mode, #future)
     }
 }
 
@@ -249,8 +323,9 @@ fn instrument_future(site_ref: &Ident, mode: Mode, future: Expr) -> Expr {
 fn site_ref_stmt(site_ref: &Ident, sig: &Signature, region: &Region) -> Stmt {
     let site = site_ident();
     let declare = site_static(&site, sig, region);
+    let runtime = &region.runtime;
     syn::parse_quote! {
-        let #site_ref: &'static ::scope_profiler::__private::CallSite = { #declare &#site };
+        let #site_ref: &'static #runtime::__private::CallSite = { #declare &#site };
     }
 }
 
@@ -260,13 +335,31 @@ fn site_ident() -> Ident {
 
 /// The call site of the function, at the line of its name.
 fn site_static(site: &Ident, sig: &Signature, region: &Region) -> TokenStream {
-    let name = &region.name;
-    let location = sig.ident.span();
-    let file = quote_spanned!(location=> ::core::file!());
-    let line = quote_spanned!(location=> ::core::line!());
+    let Region { name, runtime, .. } = region;
+    let (file, line) = match &region.location {
+        Some(Location { file, line }) => (file.to_token_stream(), line.to_token_stream()),
+        None => {
+            // `file!()` and `line!()` report where their whole invocation
+            // starts: every token of it, the runtime path included, is at
+            // the function's name.
+            let location = sig.ident.span();
+            let runtime: TokenStream = runtime
+                .clone()
+                .into_iter()
+                .map(|mut token| {
+                    token.set_span(location);
+                    token
+                })
+                .collect();
+            (
+                quote_spanned!(location=> #runtime::__private::file!()),
+                quote_spanned!(location=> #runtime::__private::line!()),
+            )
+        }
+    };
     quote! {
-        static #site: ::scope_profiler::__private::CallSite =
-            ::scope_profiler::__private::CallSite::new(#name, #file, #line);
+        static #site: #runtime::__private::CallSite =
+            #runtime::__private::CallSite::new(#name, #file, #line);
     }
 }
 
@@ -320,7 +413,7 @@ mod tests {
 
     fn expand(item: TokenStream, mode: Mode) -> String {
         let mut f: ItemFn = syn::parse2(item).unwrap();
-        let region = Region::named_after(&f.sig, mode);
+        let region = Region::named_after(&f.sig, mode, runtime(None));
         instrument(&f.sig, &mut f.block, &region);
         f.into_token_stream().to_string()
     }
@@ -433,6 +526,58 @@ mod tests {
         assert_eq!(
             expand_profile(quote!(skip), item.clone(), true).to_string(),
             item.to_string()
+        );
+    }
+
+    #[test]
+    fn canonical_bodies_name_their_lint() {
+        let lint = |f: TokenStream| {
+            let f: ItemFn = syn::parse2(f).unwrap();
+            canonical_body_lint(&f.sig, &f.block).map(|l| l.to_string())
+        };
+        let partial_ord = "clippy :: non_canonical_partial_ord_impl";
+        assert_eq!(
+            lint(quote!(
+                fn partial_cmp(&self, rhs: &Self) -> Option<Ordering> {
+                    Some(self.cmp(rhs))
+                }
+            ))
+            .as_deref(),
+            Some(partial_ord)
+        );
+        assert_eq!(
+            lint(quote!(
+                fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+                    Some(Ord::cmp(self, o))
+                }
+            ))
+            .as_deref(),
+            Some(partial_ord)
+        );
+        assert_eq!(
+            lint(quote!(
+                fn clone(&self) -> Self {
+                    *self
+                }
+            ))
+            .as_deref(),
+            Some("clippy :: non_canonical_clone_impl")
+        );
+        assert_eq!(
+            lint(quote!(
+                fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+                    None
+                }
+            )),
+            None
+        );
+        assert_eq!(
+            lint(quote!(
+                fn clone(&self) -> Self {
+                    Self(self.0)
+                }
+            )),
+            None
         );
     }
 

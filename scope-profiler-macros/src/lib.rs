@@ -4,8 +4,13 @@
 //!
 //! Use them through the runtime crate, which re-exports them:
 //! `#[scope_profiler::profile]`, `use scope_profiler::{profile, profile_all};`.
-//! The expansion names `::scope_profiler`, so the dependency must keep that
-//! name (no renaming in `Cargo.toml`).
+//! The expansion names the runtime as `::scope_profiler`; a crate that
+//! renames the dependency in `Cargo.toml` says where it is with
+//! `crate = path` (`#[profile(crate = sp)]`, `#[profile_all(crate = sp)]`,
+//! `profile_all_items! { crate = sp; ... }`). Every path of the expansion,
+//! the built-in macros included, goes through that crate's hidden
+//! `__private` module, so it resolves in every edition (an edition-2015 crate
+//! names the runtime with `extern crate scope_profiler;`).
 //!
 //! ```
 //! use scope_profiler::{self as sp, profile, profile_all};
@@ -48,8 +53,12 @@
 //! | `#[profile(skip)]` | — | opts a function (or a nested module, impl or trait) out of its scope |
 //!
 //! Names start with the crate's name (`module_path!()`), not `crate::`.
-//! Generic arguments and lifetimes are left out of type and trait names, so
-//! that every instantiation of a generic function or impl shares one region.
+//! A type or trait is named by its own name, the last segment of its path,
+//! however the impl spells it: `impl super::Engine<u8> for x::Grid` gives
+//! `<Grid as Engine>::config`. Generic arguments and lifetimes are left out,
+//! so that every instantiation of a generic function or impl shares one
+//! region. An inherent impl on a type that is not a path is bracketed:
+//! `impl dyn Shape` gives `<dyn Shape>::area`, `impl [u8]` gives `<[u8]>::f`.
 //! Nested recursive entrypoints simply nest. Outside any entrypoint, a traced
 //! function records nothing and costs one thread-local check.
 //!
@@ -61,6 +70,7 @@
 //! ```text
 //! fn solve(b: &[f64]) -> f64 {
 //!     let __sp_guard = {
+//!         // CallSite, file! and line! named through ::scope_profiler::__private
 //!         static __SP_SITE: CallSite = CallSite::new("solve", file!(), line!());
 //!         __SP_SITE.enter() // enter_entrypoint() for recursive, enter_traced() for traced
 //!     };
@@ -78,7 +88,20 @@
 //!
 //! User attributes, docs, visibility and signature are kept; generated names
 //! are hygienic (`Span::mixed_site()`), and the original statements are
-//! spliced, never nested, so no new warning appears in user code.
+//! spliced, never nested, so no new warning appears in user code. Clippy
+//! wants `partial_cmp` on an `Ord` type as `Some(self.cmp(other))` and
+//! `clone` on a `Copy` type as `*self`, a shape the guard breaks: when a
+//! `profile_all` scope instruments such a canonical body, it allows that
+//! one lint on the impl block (where clippy reads its level); a body that
+//! was not canonical keeps its lint. `#[profile]` on such a method alone
+//! cannot reach the impl block: the lint then fires, and `#[profile_all]`
+//! on the impl is the way to instrument it.
+//!
+//! A function with its own `#[profile(...)]` inside a `profile_all` scope
+//! gets what only the scope knows (its path, `crate = path`, its line) in a
+//! hidden attribute the scope puts right after it,
+//! `#[::scope_profiler::__private::profile_scope(...)]`, which the
+//! `#[profile]` expansion reads and removes.
 //!
 //! # `profile_all` on a whole file: three forms
 //!
@@ -91,13 +114,33 @@
 //!    macro attributes are unstable (rust-lang/rust#54726), so it needs
 //!    nightly with `#![feature(custom_inner_attributes, proc_macro_hygiene)]`
 //!    at the crate root. It does not work at the crate root itself.
+//!    **Spans:** for a module *file*, rustc hands the attribute the file's
+//!    tokens re-parsed, every one of them at the parent's `mod x;` line
+//!    (only the attribute itself keeps its place). The attribute reads the
+//!    file back and writes each call site's file and line itself, so the
+//!    recorded `source_files`/`source_lines` are right; but rustc's own
+//!    errors, warnings, panic locations and backtraces for code in that file
+//!    point at `mod x;`, and no macro can give the tokens their spans back.
+//!    Form 3 keeps every span. (Functions of a nested `#[profile_all]` item
+//!    inside such a file also record the `mod x;` line.)
 //! 3. **`scope_profiler::profile_all_items! { ...the file's items... }`**:
 //!    stable and covers a whole file, at the cost of one indentation level,
 //!    rustfmt leaving the items inside the macro unformatted, and the file's
 //!    inner attributes and `//!` docs having to stay before the macro. Write
-//!    `profile_all_items! { always; ... }` for the `always` variant. (It
-//!    cannot be called `profile_all!`: an attribute macro and a
-//!    function-like macro cannot share one name in a module.)
+//!    `profile_all_items! { always; ... }` for the `always` variant (and
+//!    `crate = path;`, `always, crate = path;`). On an error it still returns
+//!    the items, so that only the error is shown. (It cannot be called
+//!    `profile_all!`: an attribute macro and a function-like macro cannot
+//!    share one name in a module.) A `#[macro_export] macro_rules!` that
+//!    names itself by path (`$crate::m!`) must stay outside it: rustc
+//!    refuses paths to an exported macro another macro defined, and the
+//!    macro says so (`crate::m!` from elsewhere gets rustc's own error).
+//!
+//! Forms 1 and 3 hand doc comments through a macro, which turns `///` into
+//! `#[doc = "..."]` attributes: clippy's markdown lints on *multi-line* doc
+//! comments (`doc_lazy_continuation`, ...) cannot map those back to the
+//! source and stay silent there, as under any attribute macro; single-line
+//! docs and every other lint are checked as before.
 //!
 //! # What is not instrumented
 //!
@@ -131,7 +174,10 @@
 use proc_macro::TokenStream;
 
 mod args;
+mod diag;
 mod expand;
+mod file_lines;
+mod names;
 mod profile_all;
 
 /// Records each call of a function as a region.
@@ -170,6 +216,21 @@ mod profile_all;
 /// assert_eq!(sp::get_region(&step_name).unwrap().num_calls(), 2);
 /// sp::finalize()?;
 /// # Ok::<(), sp::Error>(())
+/// ```
+///
+/// A dependency renamed in `Cargo.toml` is named with `crate = path`:
+///
+/// ```
+/// use scope_profiler as profiler; // as `profiler = { package = "scope-profiler", ... }`
+///
+/// #[profiler::profile(crate = profiler)]
+/// fn renamed() -> u32 { 1 }
+///
+/// profiler::setup(profiler::Options::new().in_memory().verbose(false))?;
+/// renamed();
+/// assert_eq!(profiler::get_region("renamed").unwrap().num_calls(), 1);
+/// profiler::finalize()?;
+/// # Ok::<(), profiler::Error>(())
 /// ```
 ///
 /// `async fn` works too: the call lasts from the first poll to completion.
@@ -253,4 +314,14 @@ pub fn profile_all(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn profile_all_items(input: TokenStream) -> TokenStream {
     profile_all::expand_profile_all_items(input.into(), cfg!(feature = "enabled")).into()
+}
+
+/// What a `profile_all` scope hands to a function carrying its own
+/// `#[profile(...)]`: written by the scope after that attribute, which reads
+/// and removes it. Not a public API. Left alone (the function's `profile`
+/// is another crate's attribute), it removes itself.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn __profile_scope(_args: TokenStream, item: TokenStream) -> TokenStream {
+    item
 }

@@ -2,17 +2,22 @@
 //! items, naming each function after its path, and skipping what cannot or
 //! should not be instrumented.
 
-use proc_macro2::TokenStream;
+use std::cell::RefCell;
+
+use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{
-    Attribute, Block, ImplItem, Item, ItemImpl, ItemTrait, Meta, Path, Signature, Token, TraitItem,
-    Type,
+    Attribute, Block, ImplItem, Item, ItemImpl, ItemMacro, ItemTrait, LitStr, Path, Signature,
+    TraitItem,
 };
 
-use crate::args::{Mode, ProfileAllArgs, ProfileArgs};
+use crate::args::{Mode, ProfileAllArgs, ScopeArgs, runtime};
+use crate::diag::{head, is_profile_all_attribute, is_profile_attribute, item_head, with_item};
 use crate::expand::{self, Region};
+use crate::file_lines::{FileLines, inner_place};
+use crate::names::impl_prefix;
 
 /// How the functions of one scope are instrumented.
 struct Scope {
@@ -21,6 +26,44 @@ struct Scope {
     /// Whether instrumentation is compiled in (the `enabled` feature); when
     /// off, the items stay unchanged (nested attributes check themselves).
     enabled: bool,
+    /// `crate = path`, passed on to functions with their own `#[profile]`.
+    krate: Option<Path>,
+    /// The module file's lines, when its tokens lost their spans.
+    lines: Option<FileLines>,
+    /// Errors found on the way; the items are returned with them.
+    errors: RefCell<Option<syn::Error>>,
+}
+
+impl Scope {
+    fn new(args: ProfileAllArgs, enabled: bool, lines: Option<FileLines>) -> Scope {
+        Scope {
+            mode: args.mode(),
+            enabled,
+            krate: args.krate,
+            lines,
+            errors: RefCell::new(None),
+        }
+    }
+
+    fn runtime(&self) -> TokenStream {
+        runtime(self.krate.as_ref())
+    }
+
+    fn error(&self, error: syn::Error) {
+        let mut errors = self.errors.borrow_mut();
+        match &mut *errors {
+            Some(first) => first.combine(error),
+            None => *errors = Some(error),
+        }
+    }
+
+    /// The walked items, after the errors found on the way.
+    fn finish(self, items: impl ToTokens) -> TokenStream {
+        match self.errors.into_inner() {
+            Some(error) => with_item(error, items),
+            None => items.into_token_stream(),
+        }
+    }
 }
 
 /// `#[profile_all(...)]` on an item.
@@ -29,7 +72,7 @@ pub(crate) fn expand_profile_all(
     item: TokenStream,
     enabled: bool,
 ) -> TokenStream {
-    let args = match ProfileAllArgs::parse(args) {
+    let args: ProfileAllArgs = match syn::parse2(args) {
         Ok(args) => args,
         Err(error) => return with_item(error, item),
     };
@@ -40,8 +83,15 @@ pub(crate) fn expand_profile_all(
         }
         Err(error) => return with_item(error, item),
     };
-    match walk_item(args, &mut parsed, enabled) {
-        Ok(()) => parsed.into_token_stream(),
+    let lines = match &parsed {
+        Item::Mod(module) if module.content.is_some() => {
+            FileLines::for_file_module(module.mod_token.span)
+        }
+        _ => None,
+    };
+    let scope = Scope::new(args, enabled, lines);
+    match walk_item(&mut parsed, &scope) {
+        Ok(()) => scope.finish(parsed),
         Err(error) => with_item(error, item),
     }
 }
@@ -57,37 +107,81 @@ fn crate_root_error() -> syn::Error {
     )
 }
 
-/// `profile_all_items! { [always;] items... }`: the items of a whole file.
+/// `profile_all_items! { [arguments;] items... }`: the items of a whole
+/// file. On an error the items are still returned, so that only the error
+/// is shown.
 pub(crate) fn expand_profile_all_items(input: TokenStream, enabled: bool) -> TokenStream {
-    let (args, mut items) = match parse_items.parse2(input) {
+    let (args, items) = split_arguments(input);
+    let args = match args.map(syn::parse2::<ProfileAllArgs>).transpose() {
+        Ok(args) => args.unwrap_or_default(),
+        Err(error) => return with_item(error, items),
+    };
+    let (mut parsed, inner_attributes) = match parse_items.parse2(items.clone()) {
         Ok(parsed) => parsed,
-        Err(error) => return error.to_compile_error(),
+        Err(error) => return with_item(error, items),
     };
-    let scope = Scope {
-        mode: args.mode(),
-        enabled,
-    };
-    walk_items(&mut items, &scope);
-    quote!(#(#items)*)
+    let scope = Scope::new(args, enabled, None);
+    if let Some(error) = inner_attributes {
+        scope.error(error);
+    }
+    walk_items(&mut parsed, "", &scope);
+    scope.finish(quote!(#(#parsed)*))
 }
 
-/// An error, followed by the item so that the rest of the crate still
-/// compiles and only the error is shown.
-pub(crate) fn with_item(error: syn::Error, item: TokenStream) -> TokenStream {
-    let mut tokens = error.to_compile_error();
-    tokens.extend(item);
-    tokens
+/// The arguments before the first `;` (`always;`, `crate = sp;`,
+/// `always, crate = sp;`), and the items after it. No item starts with
+/// `ident ;`, `ident ,` or `ident =`. Arguments without their `;` are all
+/// of the input, and the items none.
+fn split_arguments(input: TokenStream) -> (Option<TokenStream>, TokenStream) {
+    let tokens: Vec<TokenTree> = input.clone().into_iter().collect();
+    let starts_with_arguments = match tokens.as_slice() {
+        [TokenTree::Ident(_), TokenTree::Punct(p), ..] => matches!(p.as_char(), ';' | ',' | '='),
+        _ => false,
+    };
+    if !starts_with_arguments {
+        return (None, input);
+    }
+    let semi = tokens
+        .iter()
+        .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'));
+    match semi {
+        Some(semi) => (
+            Some(tokens[..semi].iter().cloned().collect()),
+            tokens[semi + 1..].iter().cloned().collect(),
+        ),
+        None => (Some(input), TokenStream::new()),
+    }
 }
 
-/// Instruments the functions of one item.
-fn walk_item(args: ProfileAllArgs, item: &mut Item, enabled: bool) -> syn::Result<()> {
-    let scope = Scope {
-        mode: args.mode(),
-        enabled,
-    };
+/// The items, and an error for any inner attribute among them (skipped).
+fn parse_items(input: ParseStream) -> syn::Result<(Vec<Item>, Option<syn::Error>)> {
+    let mut items = Vec::new();
+    let mut error: Option<syn::Error> = None;
+    while !input.is_empty() {
+        if input.peek(syn::Token![#]) && input.peek2(syn::Token![!]) {
+            for attribute in input.call(Attribute::parse_inner)? {
+                let inner = syn::Error::new_spanned(
+                    &attribute,
+                    "inner attributes and `//!` docs cannot be inside profile_all_items!: put \
+                     them before the macro, at the top of the file",
+                );
+                match &mut error {
+                    Some(first) => first.combine(inner),
+                    None => error = Some(inner),
+                }
+            }
+            continue;
+        }
+        items.push(input.parse()?);
+    }
+    Ok((items, error))
+}
+
+/// Instruments the functions of the item `#[profile_all]` is on.
+fn walk_item(item: &mut Item, scope: &Scope) -> syn::Result<()> {
     match item {
         Item::Mod(module) => match &mut module.content {
-            Some((_, items)) => walk_items(items, &scope),
+            Some((_, items)) => walk_items(items, "", scope),
             None => {
                 let ident = &module.ident;
                 return Err(syn::Error::new_spanned(
@@ -101,8 +195,8 @@ fn walk_item(args: ProfileAllArgs, item: &mut Item, enabled: bool) -> syn::Resul
                 ));
             }
         },
-        Item::Impl(block) => walk_impl(block, &scope),
-        Item::Trait(definition) => walk_trait(definition, &scope),
+        Item::Impl(block) => walk_impl(block, "", scope),
+        Item::Trait(definition) => walk_trait(definition, "", scope),
         other => {
             return Err(syn::Error::new_spanned(
                 item_head(other),
@@ -114,38 +208,12 @@ fn walk_item(args: ProfileAllArgs, item: &mut Item, enabled: bool) -> syn::Resul
     Ok(())
 }
 
-fn parse_items(input: ParseStream) -> syn::Result<(ProfileAllArgs, Vec<Item>)> {
-    // Arguments come first, ended by `;`: no item starts with `ident ;` or `ident ,`.
-    let args = if input.peek(syn::Ident) && (input.peek2(Token![;]) || input.peek2(Token![,])) {
-        let mut tokens = TokenStream::new();
-        while !input.peek(Token![;]) {
-            if input.is_empty() {
-                return Err(input.error("expected `;` after the arguments of profile_all_items!"));
-            }
-            tokens.extend(std::iter::once(input.parse::<proc_macro2::TokenTree>()?));
-        }
-        input.parse::<Token![;]>()?;
-        ProfileAllArgs::parse(tokens)?
-    } else {
-        ProfileAllArgs::default()
-    };
-    let mut items = Vec::new();
-    while !input.is_empty() {
-        if input.peek(Token![#]) && input.peek2(Token![!]) {
-            let attribute = input.call(Attribute::parse_inner)?;
-            return Err(syn::Error::new_spanned(
-                &attribute[0],
-                "inner attributes and `//!` docs cannot be inside profile_all_items!: put them \
-                 before the macro, at the top of the file",
-            ));
-        }
-        items.push(input.parse()?);
-    }
-    Ok((args, items))
-}
-
-fn walk_items(items: &mut [Item], scope: &Scope) {
+/// Instruments an item list at `place` (see [`FileLines`]).
+fn walk_items(items: &mut [Item], place: &str, scope: &Scope) {
+    let exported = exported_macros(items);
+    let mut containers = 0;
     for item in items {
+        let inner = inner_place(place, containers);
         match item {
             Item::Fn(function) => {
                 let qualifier = function.sig.ident.unraw().to_string();
@@ -154,49 +222,63 @@ fn walk_items(items: &mut [Item], scope: &Scope) {
                     &function.sig,
                     Some(&mut function.block),
                     &qualifier,
+                    place,
                     scope,
                 );
             }
-            Item::Mod(module) if enter_container(&module.attrs) => {
+            Item::Mod(module) => {
                 if let Some((_, items)) = &mut module.content {
-                    walk_items(items, scope);
+                    containers += 1;
+                    if enter_container(&module.attrs) {
+                        walk_items(items, &inner, scope);
+                    }
                 }
             }
-            Item::Impl(block) if enter_container(&block.attrs) => walk_impl(block, scope),
-            Item::Trait(definition) if enter_container(&definition.attrs) => {
-                walk_trait(definition, scope)
+            Item::Impl(block) => {
+                containers += 1;
+                if enter_container(&block.attrs) {
+                    walk_impl(block, &inner, scope);
+                }
             }
-            // Containers with their own attribute, and functions nested in
-            // other items (consts, statics, macro invocations): not visited.
+            Item::Trait(definition) => {
+                containers += 1;
+                if enter_container(&definition.attrs) {
+                    walk_trait(definition, &inner, scope);
+                }
+            }
+            Item::Macro(definition) => check_exported_macro(definition, &exported, scope),
+            // Functions nested in other items (consts, statics, macro
+            // invocations): not visited.
             _ => {}
         }
     }
 }
 
-fn walk_impl(block: &mut ItemImpl, scope: &Scope) {
-    let self_type = type_name(&block.self_ty);
-    let prefix = match &block.trait_ {
-        Some((negative, path, _)) => {
-            let bang = if negative.is_some() { "!" } else { "" };
-            format!("<{self_type} as {bang}{}>::", path_name(path))
-        }
-        None => format!("{self_type}::"),
-    };
+fn walk_impl(block: &mut ItemImpl, place: &str, scope: &Scope) {
+    let prefix = impl_prefix(block);
+    let mut lints = Vec::new();
     for member in &mut block.items {
         if let ImplItem::Fn(method) = member {
+            if scope.enabled {
+                lints.extend(expand::canonical_body_lint(&method.sig, &method.block));
+            }
             let qualifier = format!("{prefix}{}", method.sig.ident.unraw());
             visit_fn(
                 &mut method.attrs,
                 &method.sig,
                 Some(&mut method.block),
                 &qualifier,
+                place,
                 scope,
             );
         }
     }
+    if !lints.is_empty() {
+        block.attrs.push(syn::parse_quote!(#[allow(#(#lints),*)]));
+    }
 }
 
-fn walk_trait(definition: &mut ItemTrait, scope: &Scope) {
+fn walk_trait(definition: &mut ItemTrait, place: &str, scope: &Scope) {
     let prefix = definition.ident.unraw().to_string();
     for member in &mut definition.items {
         if let TraitItem::Fn(method) = member {
@@ -206,58 +288,53 @@ fn walk_trait(definition: &mut ItemTrait, scope: &Scope) {
                 &method.sig,
                 method.default.as_mut(),
                 &qualifier,
+                place,
                 scope,
             );
         }
     }
 }
 
-/// Instruments one function of the scope, unless it carries its own
-/// `#[profile(...)]` (which then expands it, `skip` included) or cannot be
-/// instrumented: a `const fn` runs at compile time, and a trait method
-/// without a body has nothing to record.
+/// Instruments one function of the scope, unless it cannot be (a `const fn`
+/// runs at compile time, a trait method without a body has nothing to
+/// record) or carries its own `#[profile(...)]`. That attribute then
+/// expands it, `skip` included, and gets what only the scope knows (the
+/// function's path, `crate = path`, the file's line) in a hidden attribute
+/// right after it.
 fn visit_fn(
-    attrs: &mut [Attribute],
+    attrs: &mut Vec<Attribute>,
     sig: &Signature,
     body: Option<&mut Block>,
     qualifier: &str,
+    place: &str,
     scope: &Scope,
 ) {
-    if let Some(own) = attrs.iter_mut().find(|a| is_profile_attribute(a)) {
-        pass_qualifier(own, qualifier);
+    let location = scope
+        .lines
+        .as_ref()
+        .and_then(|lines| lines.take(place, &sig.ident.unraw().to_string()));
+    if let Some(own) = attrs.iter().position(is_profile_attribute) {
+        let hidden = ScopeArgs {
+            qualifier: Some(LitStr::new(qualifier, sig.ident.span())),
+            krate: scope.krate.clone(),
+            location,
+        };
+        let runtime = scope.runtime();
+        attrs.insert(
+            own + 1,
+            syn::parse_quote!(#[#runtime::__private::profile_scope(#hidden)]),
+        );
         return;
     }
     if sig.constness.is_some() || !scope.enabled {
         return;
     }
     if let Some(body) = body {
-        let region = Region::qualified(qualifier, sig.ident.span(), scope.mode);
+        let mut region =
+            Region::qualified(qualifier, sig.ident.span(), scope.mode, scope.runtime());
+        region.location = location;
         expand::instrument(sig, body, &region);
     }
-}
-
-/// A `#[profile(traced)]` inside a scope is named after its path, type
-/// included, which only the scope knows: it is passed on as a hidden
-/// argument. Arguments that do not parse are left for the attribute's own
-/// expansion to report.
-fn pass_qualifier(attribute: &mut Attribute, qualifier: &str) {
-    let Meta::List(list) = &mut attribute.meta else {
-        return;
-    };
-    let Ok(args) = ProfileArgs::parse(list.tokens.clone()) else {
-        return;
-    };
-    if args.mode() != Mode::Traced || args.name.is_some() || args.qualifier.is_some() {
-        return;
-    }
-    let ends_with_comma = matches!(
-        list.tokens.clone().into_iter().last(),
-        Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == ','
-    );
-    let separator = if ends_with_comma { quote!() } else { quote!(,) };
-    let qualifier = syn::LitStr::new(qualifier, list.delimiter.span().join());
-    list.tokens
-        .extend(quote!(#separator __qualifier = #qualifier));
 }
 
 /// Whether to walk into a nested module, impl block or trait: not when it
@@ -266,124 +343,98 @@ fn pass_qualifier(attribute: &mut Attribute, qualifier: &str) {
 fn enter_container(attrs: &[Attribute]) -> bool {
     !attrs
         .iter()
-        .any(|a| is_attribute(a.path(), "profile_all") || is_profile_attribute(a))
+        .any(|a| is_profile_all_attribute(a) || is_profile_attribute(a))
 }
 
-/// Whether `attribute` is `#[profile]` or `#[profile(...)]`.
-pub(crate) fn is_profile_attribute(attribute: &Attribute) -> bool {
-    is_attribute(attribute.path(), "profile")
-}
-
-/// `profile`, `scope_profiler::profile`, `sp::profile`: matched by the last
-/// path segment, since the walk runs before names are resolved.
-fn is_attribute(path: &Path, name: &str) -> bool {
-    path.segments
-        .last()
-        .is_some_and(|s| s.ident == name && s.arguments.is_none())
-}
-
-/// A path without its generic arguments: `geom::Grid<T>` -> `geom::Grid`.
-fn path_name(path: &Path) -> String {
-    let segments: Vec<String> = path
-        .segments
+/// The names of the `#[macro_export] macro_rules!` of an item list.
+fn exported_macros(items: &[Item]) -> Vec<String> {
+    items
         .iter()
-        .map(|s| s.ident.unraw().to_string())
-        .collect();
-    let lead = if path.leading_colon.is_some() {
-        "::"
-    } else {
-        ""
-    };
-    format!("{lead}{}", segments.join("::"))
+        .filter_map(|item| match item {
+            Item::Macro(definition)
+                if definition.mac.path.is_ident("macro_rules")
+                    && definition
+                        .attrs
+                        .iter()
+                        .any(|a| a.path().is_ident("macro_export")) =>
+            {
+                definition
+                    .ident
+                    .as_ref()
+                    .map(|ident| ident.unraw().to_string())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
-/// The self type of an impl block as written, without generic arguments or
-/// lifetimes, so that every instantiation shares one region.
-fn type_name(ty: &Type) -> String {
-    match ty {
-        Type::Path(path) if path.qself.is_none() => path_name(&path.path),
-        Type::Reference(reference) => {
-            let mutability = if reference.mutability.is_some() {
-                "mut "
-            } else {
-                ""
-            };
-            format!("&{mutability}{}", type_name(&reference.elem))
-        }
-        Type::Ptr(pointer) => {
-            let kind = if pointer.mutability.is_some() {
-                "mut"
-            } else {
-                "const"
-            };
-            format!("*{kind} {}", type_name(&pointer.elem))
-        }
-        Type::Slice(slice) => format!("[{}]", type_name(&slice.elem)),
-        Type::Array(array) => {
-            let len = &array.len;
-            format!("[{}; {}]", type_name(&array.elem), quote!(#len))
-        }
-        Type::Tuple(tuple) => {
-            let elems: Vec<String> = tuple.elems.iter().map(type_name).collect();
-            let comma = if elems.len() == 1 { "," } else { "" };
-            format!("({}{comma})", elems.join(", "))
-        }
-        Type::Paren(paren) => type_name(&paren.elem),
-        Type::Group(group) => type_name(&group.elem),
-        Type::TraitObject(object) => {
-            let bounds: Vec<String> = object
-                .bounds
-                .iter()
-                .filter_map(|bound| match bound {
-                    syn::TypeParamBound::Trait(t) => Some(path_name(&t.path)),
-                    _ => None,
-                })
-                .collect();
-            format!("dyn {}", bounds.join(" + "))
-        }
-        Type::Never(_) => "!".to_owned(),
-        other => other.to_token_stream().to_string(),
+/// A `#[macro_export]` macro defined by a macro (this one) cannot be named
+/// by a path (`$crate::name!`): rustc refuses it. A macro body naming one
+/// of the scope's exported macros that way is an error saying what to do.
+fn check_exported_macro(definition: &ItemMacro, exported: &[String], scope: &Scope) {
+    if !definition.mac.path.is_ident("macro_rules") {
+        return;
+    }
+    if let Some((name, path)) = crate_macro_path(definition.mac.tokens.clone(), exported) {
+        scope.error(syn::Error::new_spanned(
+            path,
+            format!(
+                "`{name}!` is a `#[macro_export]` macro defined inside profile_all, and rustc \
+                 refuses paths to an exported macro that a macro defined (`$crate::{name}!`): \
+                 move `macro_rules! {name}` out of `profile_all_items! {{ ... }}` (before it) or \
+                 out of the `#[profile_all]` module; a macro has no functions to instrument"
+            ),
+        ));
     }
 }
 
-fn head(parts: &[&dyn ToTokens]) -> TokenStream {
-    let mut tokens = TokenStream::new();
-    for part in parts {
-        part.to_tokens(&mut tokens);
+/// The first `$crate::name` naming one of `exported`, with its tokens.
+fn crate_macro_path(tokens: TokenStream, exported: &[String]) -> Option<(String, TokenStream)> {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, token) in tokens.iter().enumerate() {
+        if let TokenTree::Group(group) = token {
+            if let Some(found) = crate_macro_path(group.stream(), exported) {
+                return Some(found);
+            }
+        }
+        let window = &tokens[i..(i + 6).min(tokens.len())];
+        let [
+            TokenTree::Punct(dollar),
+            TokenTree::Ident(krate),
+            TokenTree::Punct(colon),
+            TokenTree::Punct(_),
+            TokenTree::Ident(name),
+            TokenTree::Punct(bang),
+        ] = window
+        else {
+            continue;
+        };
+        let name = name.to_string();
+        if dollar.as_char() == '$'
+            && krate == "crate"
+            && colon.as_char() == ':'
+            && bang.as_char() == '!'
+            && exported.contains(&name)
+        {
+            return Some((name, window[..5].iter().cloned().collect()));
+        }
     }
-    tokens
-}
-
-/// The tokens an error about an item points at: its keyword and name.
-pub(crate) fn item_head(item: &Item) -> TokenStream {
-    match item {
-        Item::Const(i) => head(&[&i.const_token, &i.ident]),
-        Item::Enum(i) => head(&[&i.enum_token, &i.ident]),
-        Item::ExternCrate(i) => head(&[&i.extern_token, &i.crate_token, &i.ident]),
-        Item::Fn(i) => head(&[&i.sig.fn_token, &i.sig.ident]),
-        Item::ForeignMod(i) => i.abi.to_token_stream(),
-        Item::Impl(i) => head(&[&i.impl_token, &i.self_ty]),
-        Item::Macro(i) => i.mac.path.to_token_stream(),
-        Item::Mod(i) => head(&[&i.mod_token, &i.ident]),
-        Item::Static(i) => head(&[&i.static_token, &i.ident]),
-        Item::Struct(i) => head(&[&i.struct_token, &i.ident]),
-        Item::Trait(i) => head(&[&i.trait_token, &i.ident]),
-        Item::TraitAlias(i) => head(&[&i.trait_token, &i.ident]),
-        Item::Type(i) => head(&[&i.type_token, &i.ident]),
-        Item::Union(i) => head(&[&i.union_token, &i.ident]),
-        Item::Use(i) => head(&[&i.use_token, &i.tree]),
-        other => other.to_token_stream(),
-    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn names(item: TokenStream) -> String {
+    fn walk(item: TokenStream, enabled: bool) -> String {
         let mut item: Item = syn::parse2(item).unwrap();
-        walk_item(ProfileAllArgs::default(), &mut item, true).unwrap();
-        item.into_token_stream().to_string()
+        let scope = Scope::new(ProfileAllArgs::default(), enabled, None);
+        walk_item(&mut item, &scope).unwrap();
+        scope.finish(item).to_string()
+    }
+
+    fn names(item: TokenStream) -> String {
+        walk(item, true)
     }
 
     #[test]
@@ -400,23 +451,17 @@ mod tests {
         for name in [
             "\"run\"",
             "\"Grid::refine\"",
-            "\"<Grid as geom::Mesh>::refine\"",
+            "\"<Grid as Mesh>::refine\"",
             "\"Shape::area\"",
             "\"deep\"",
         ] {
             assert!(out.contains(name), "{name} in {out}");
         }
         assert!(!out.contains("\"Shape::name\""), "{out}");
-    }
-
-    #[test]
-    fn type_names_drop_generics_and_lifetimes() {
-        let name = |ty: TokenStream| type_name(&syn::parse2(ty).unwrap());
-        assert_eq!(name(quote!(Vec<u8>)), "Vec");
-        assert_eq!(name(quote!(&'a mut a::B<'a, T>)), "&mut a::B");
-        assert_eq!(name(quote!([T; 3])), "[T; 3]");
-        assert_eq!(name(quote!((u8,))), "(u8,)");
-        assert_eq!(name(quote!(dyn Fn(u8) + Send + 'static)), "dyn Fn + Send");
+        assert!(
+            out.contains(":: scope_profiler :: __private :: module_path"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -430,43 +475,61 @@ mod tests {
             }
         });
         assert!(!out.contains("CallSite"), "{out}");
-        assert!(out.contains("# [profile (skip)] fn s"), "{out}");
+        assert!(
+            out.contains("# [profile (skip)] # [:: scope_profiler :: __private :: profile_scope"),
+            "{out}"
+        );
         assert!(out.contains("# [profile (skip)] mod hidden"), "{out}");
         assert!(out.contains("profile_all (always)"), "{out}");
     }
 
     #[test]
-    fn own_profile_attribute_expands_itself() {
-        let out = names(quote! {
+    fn own_profile_attribute_gets_the_scope_in_a_hidden_attribute() {
+        let mut item: Item = syn::parse2(quote! {
             impl Widget {
                 #[profile("solver")] fn solve() {}
-                #[profile(recursive)] fn run() {}
-                #[scope_profiler::profile(traced,)] fn step() {}
-                #[profile(traced, bogus)] fn bad() {}
+                #[scope_profiler::profile(traced,)] #[inline] fn step() {}
             }
-        });
+        })
+        .unwrap();
+        let args: ProfileAllArgs = syn::parse2(quote!(crate = sp)).unwrap();
+        let scope = Scope::new(args, true, None);
+        walk_item(&mut item, &scope).unwrap();
+        let out = scope.finish(item).to_string();
         assert!(!out.contains("CallSite"), "{out}");
-        assert!(out.contains("# [profile (\"solver\")] fn solve"), "{out}");
-        assert!(out.contains("# [profile (recursive)] fn run"), "{out}");
         assert!(
-            out.contains("profile (traced , __qualifier = \"Widget::step\")] fn step"),
+            out.contains(
+                "# [scope_profiler :: profile (traced ,)] \
+                 # [sp :: __private :: profile_scope (qualifier = \"Widget::step\" , crate = sp ,)] \
+                 # [inline] fn step"
+            ),
             "{out}"
         );
-        assert!(out.contains("# [profile (traced , bogus)] fn bad"), "{out}");
+        assert!(
+            out.contains("# [profile (\"solver\")] # [sp :: __private"),
+            "{out}"
+        );
     }
 
     #[test]
-    fn disabled_walk_changes_nothing() {
-        let tokens = quote!(
-            mod m {
-                #[profile(skip)]
-                fn s() {}
-                fn f() {}
-            }
+    fn disabled_walk_changes_no_function() {
+        let out = walk(
+            quote!(
+                mod m {
+                    fn f() {}
+                }
+            ),
+            false,
         );
-        let mut item: Item = syn::parse2(tokens.clone()).unwrap();
-        walk_item(ProfileAllArgs::default(), &mut item, false).unwrap();
-        assert_eq!(item.into_token_stream().to_string(), tokens.to_string());
+        assert_eq!(
+            out,
+            quote!(
+                mod m {
+                    fn f() {}
+                }
+            )
+            .to_string()
+        );
     }
 
     #[test]
@@ -476,10 +539,42 @@ mod tests {
             out.contains("enter ()") && !out.contains("enter_traced"),
             "{out}"
         );
+        let out = expand_profile_all_items(quote!(always, crate = sp; fn f() {}), true).to_string();
+        assert!(out.contains("sp :: __private :: CallSite"), "{out}");
+        let out = expand_profile_all_items(quote!(crate = sp; fn f() {}), true).to_string();
+        assert!(out.contains("enter_traced"), "{out}");
+    }
+
+    #[test]
+    fn errors_come_with_the_items() {
         let out = expand_profile_all_items(quote!(sometimes; fn f() {}), true).to_string();
-        assert!(out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("compile_error") && out.ends_with("fn f () { }"),
+            "{out}"
+        );
         let out =
             expand_profile_all_items(quote!(#![allow(dead_code)] fn f() {}), true).to_string();
-        assert!(out.contains("inner attributes"), "{out}");
+        assert!(
+            out.contains("inner attributes") && out.contains("CallSite"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn exported_macro_named_by_crate_path_is_an_error() {
+        let out = expand_profile_all_items(
+            quote! {
+                #[macro_export]
+                macro_rules! count { () => { 0 }; ($x:expr) => { 1 + $crate::count!() }; }
+                #[macro_export]
+                macro_rules! plain { () => { $crate::other!() }; }
+                macro_rules! local { () => { $crate::local!() }; }
+            },
+            true,
+        )
+        .to_string();
+        assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+        assert!(out.contains("move `macro_rules! count`"), "{out}");
+        assert!(out.contains("macro_rules ! plain"), "{out}");
     }
 }

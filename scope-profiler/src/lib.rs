@@ -102,6 +102,12 @@ pub mod __private {
     pub use crate::callsite::{CallSite, EntrypointGuard, TracedGuard};
     pub use crate::task::{Instrumented, Mode};
     pub use crate::thread::Guard;
+    // The built-in macros the expansion calls, named through this crate so
+    // that they resolve in every edition (`::core` does not in 2015).
+    pub use core::{concat, file, line, module_path};
+    // The hidden attribute a `profile_all` scope hands to a function with its
+    // own `#[profile]`.
+    pub use scope_profiler_macros::__profile_scope as profile_scope;
 }
 
 /// Starts a profiling session.
