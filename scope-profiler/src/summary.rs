@@ -11,6 +11,7 @@ use crate::profile::Profile;
 /// Direct self-recursion is pooled into one node (marked `recursive`): its
 /// `calls` count every level, its `total_ns` only the outermost calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SummaryNode {
     /// The region.
     pub name: String,
@@ -26,7 +27,9 @@ pub struct SummaryNode {
     pub children: Vec<usize>,
 }
 
-/// The call tree of a profile; `Display` prints it as a table.
+/// The call tree of a profile; `Display` prints it as a table, in memory
+/// linear in its lines, folding what lies deeper than 24 levels into one
+/// line per subtree (the nodes keep everything).
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
@@ -49,17 +52,38 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Builds the tree from the call and parent ids of a profile.
+    /// Builds the tree from the call and parent ids of a profile. A
+    /// malformed profile (rows outside the events, columns of different
+    /// lengths, unknown parents) gives the tree of what is consistent in it,
+    /// never a panic.
+    ///
+    /// ```
+    /// use scope_profiler::{Profile, Summary};
+    /// let mut broken = Profile::default();
+    /// broken.events.call_ids = vec![0, 1];
+    /// broken.rows.push(Default::default());
+    /// broken.rows[0].event_count = 99;
+    /// assert!(Summary::from_profile(&broken).roots().is_empty());
+    /// ```
     pub fn from_profile(profile: &Profile) -> Summary {
         let ev = &profile.events;
-        let n = ev.len();
-        let mut region_of = vec![0u32; n];
+        let n = [
+            ev.start_ns.len(),
+            ev.durations.len(),
+            ev.call_ids.len(),
+            ev.parent_ids.len(),
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(0);
+        let mut region_of = vec![NO_NODE; n];
         for row in &profile.rows {
-            let range = row.event_offset as usize..(row.event_offset + row.event_count) as usize;
-            region_of[range].fill(row.region_id);
+            if let Some(slots) = region_of.get_mut(row.events()) {
+                slots.fill(row.region_id);
+            }
         }
         // Parents before children: ascending call ids.
-        let mut order: Vec<usize> = (0..n).collect();
+        let mut order: Vec<usize> = (0..n).filter(|&slot| region_of[slot] != NO_NODE).collect();
         order.sort_unstable_by_key(|&slot| ev.call_ids[slot]);
         let slot_of: HashMap<i64, usize, BuildHasherDefault<FxHasher>> = order
             .iter()
@@ -92,28 +116,87 @@ impl Summary {
         &self.roots
     }
 
-    fn lines(&self) -> Vec<(String, &SummaryNode)> {
-        let mut out = Vec::new();
-        let mut stack: Vec<(usize, String)> = self
-            .roots
-            .iter()
-            .rev()
-            .map(|&r| (r, String::new()))
-            .collect();
-        while let Some((node, prefix)) = stack.pop() {
+    /// The printed lines in order, each a node at its depth, or a fold
+    /// of the subtree below [`MAX_PRINTED_DEPTH`]; visited without building
+    /// them, in memory linear in the number of nodes.
+    fn for_each_line(&self, mut f: impl FnMut(Line<'_>)) {
+        let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((node, depth)) = stack.pop() {
             let n = &self.nodes[node];
-            let mark = if n.recursive { " ↻" } else { "" };
-            out.push((format!("{prefix}{}{mark}", n.name), n));
-            let child_prefix = if prefix.is_empty() {
-                "└─ ".to_owned()
-            } else {
-                format!("│  {prefix}")
-            };
+            f(Line::Node(n, depth));
+            if n.children.is_empty() {
+                continue;
+            }
+            if depth + 1 >= MAX_PRINTED_DEPTH {
+                let (nodes, calls) = self.subtree_below(node);
+                f(Line::Folded { nodes, calls });
+                continue;
+            }
             for &c in n.children.iter().rev() {
-                stack.push((c, child_prefix.clone()));
+                stack.push((c, depth + 1));
             }
         }
-        out
+    }
+
+    /// Nodes and calls strictly below `node`.
+    fn subtree_below(&self, node: usize) -> (usize, u64) {
+        let (mut nodes, mut calls) = (0, 0);
+        let mut stack = self.nodes[node].children.clone();
+        while let Some(c) = stack.pop() {
+            nodes += 1;
+            calls += self.nodes[c].calls;
+            stack.extend_from_slice(&self.nodes[c].children);
+        }
+        (nodes, calls)
+    }
+}
+
+/// Deeper nodes are not printed one per line: the subtree below this depth
+/// is folded into one line saying how much it holds ([`Summary::nodes`]
+/// keeps every node).
+pub(crate) const MAX_PRINTED_DEPTH: usize = 24;
+
+/// One line of the printed tree.
+enum Line<'a> {
+    Node(&'a SummaryNode, usize),
+    Folded { nodes: usize, calls: u64 },
+}
+
+impl Line<'_> {
+    /// The tree drawing before a label at `depth`.
+    fn prefix(depth: usize) -> impl std::fmt::Display {
+        struct Prefix(usize);
+        impl std::fmt::Display for Prefix {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                for _ in 1..self.0 {
+                    f.write_str("│  ")?;
+                }
+                if self.0 > 0 {
+                    f.write_str("└─ ")?;
+                }
+                Ok(())
+            }
+        }
+        Prefix(depth)
+    }
+
+    /// The label without the prefix.
+    fn label(&self) -> String {
+        match self {
+            Line::Node(n, _) => format!("{}{}", n.name, if n.recursive { " ↻" } else { "" }),
+            Line::Folded { nodes, calls, .. } => {
+                format!("… {nodes} deeper nodes ({calls} calls) folded")
+            }
+        }
+    }
+
+    /// The depth its prefix draws: a fold is drawn without one, so that
+    /// its text always fits the table.
+    fn depth(&self) -> usize {
+        match self {
+            Line::Node(_, d) => *d,
+            Line::Folded { .. } => 0,
+        }
     }
 }
 
@@ -209,14 +292,13 @@ impl SummaryNode {
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lines = self.lines();
-        let width = lines
-            .iter()
-            .map(|(l, _)| l.chars().count())
-            .chain([6])
-            .max()
-            .unwrap_or(6)
-            .min(100);
+        let mut width = 6;
+        let mut empty = true;
+        self.for_each_line(|line| {
+            empty = false;
+            width = width.max(3 * line.depth() + line.label().chars().count());
+        });
+        let width = width.min(100);
         let inner = width + 3 * 14;
         writeln!(f, "  ╭{}╮", "─".repeat(inner + 2))?;
         writeln!(
@@ -225,21 +307,30 @@ impl std::fmt::Display for Summary {
             "region", "calls", "total [s]", "own [s]"
         )?;
         writeln!(f, "  ├{}┤", "─".repeat(inner + 2))?;
-        if lines.is_empty() {
+        if empty {
             writeln!(f, "  │ {:<inner$} │", "(no calls recorded)")?;
         }
-        for (label, n) in &lines {
-            let label: String = label.chars().take(width).collect();
+        let mut result = Ok(());
+        self.for_each_line(|line| {
+            if result.is_err() {
+                return;
+            }
+            let full = format!("{}{}", Line::prefix(line.depth()), line.label());
+            let label: String = full.chars().take(width).collect();
             let pad = width - label.chars().count();
-            writeln!(
-                f,
-                "  │ {label}{:pad$}{:>14}{:>14.6}{:>14.6} │",
-                "",
-                n.calls,
-                n.total_ns as f64 * 1e-9,
-                n.own_ns as f64 * 1e-9
-            )?;
-        }
+            result = match line {
+                Line::Node(n, _) => writeln!(
+                    f,
+                    "  │ {label}{:pad$}{:>14}{:>14.6}{:>14.6} │",
+                    "",
+                    n.calls,
+                    n.total_ns as f64 * 1e-9,
+                    n.own_ns as f64 * 1e-9
+                ),
+                Line::Folded { .. } => writeln!(f, "  │ {label}{:pad$}{:>42} │", "", ""),
+            };
+        });
+        result?;
         writeln!(f, "  ╰{}╯", "─".repeat(inner + 2))
     }
 }

@@ -326,3 +326,29 @@ pub fn failed_finalize_while_recording(dir: &Path) -> Outcome {
     })?;
     Ok(())
 }
+
+/// `deep-chain DEPTH DIR`: a chain of DEPTH calls, regions "a" and "b"
+/// alternating (no self-recursion to pool), finalized verbose to a file;
+/// prints the peak RSS (VmHWM) after the summary was printed.
+pub fn deep_chain(depth: u64, dir: &Path) -> Outcome {
+    let path = dir.join("deep.h5");
+    sp::setup(Options::new().file_path(&path).verbose(true)).map_err(|e| format!("setup: {e}"))?;
+    let (a, b) = (sp::region("a"), sp::region("b"));
+    let mut guards = Vec::with_capacity(depth as usize);
+    for i in 0..depth {
+        guards.push(if i % 2 == 0 { a.enter() } else { b.enter() });
+    }
+    while guards.pop().is_some() {}
+    let results = sp::finalize().map_err(|e| format!("finalize: {e}"))?;
+    let text = results.to_string();
+    ensure(text.contains("deeper nodes"), || {
+        "a deep tree printed unfolded".into()
+    })?;
+    let (counts, _) = file_counts(&path)?;
+    let calls: u64 = counts.values().sum();
+    ensure(calls == depth, || {
+        format!("{calls} calls in the file, {depth} made")
+    })?;
+    say(&format!("peak {}", peak_rss()));
+    Ok(())
+}

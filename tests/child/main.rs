@@ -70,6 +70,7 @@ fn main() -> ExitCode {
             faults::spill_fail(policy, how, Path::new(dir), num(n))
         }
         ["disk-limit", dir, n] => faults::disk_limit(Path::new(dir), num(n)),
+        ["deep-chain", depth, dir] => faults::deep_chain(num(depth), Path::new(dir)),
         ["fork", dir] => faults::fork(Path::new(dir)),
         ["failed-finalize-while-recording", dir] => {
             faults::failed_finalize_while_recording(Path::new(dir))
@@ -79,7 +80,7 @@ fn main() -> ExitCode {
                 "usage: sp-child record-and-finalize PATH N [MEMORY_LIMIT] | fsize-limit PATH OTHER N LIMIT \
                  | disk-full DIR N | no-permission DIR | nul-name DIR \
                  | spill-fail keep|drop removed-dir|fsize DIR N | disk-limit DIR N | fork DIR \
-                 | failed-finalize-while-recording DIR"
+                 | failed-finalize-while-recording DIR | deep-chain DEPTH DIR"
             );
             return ExitCode::from(2);
         }
