@@ -1407,3 +1407,22 @@ fn the_summary_of_a_deep_tree_prints_in_memory_linear_in_its_depth() {
         err.lines().count()
     );
 }
+
+/// Names are outside the memory limit (see `Options::memory_limit`); this
+/// guards what they cost at finalize: measured 1.17 KB per region in release.
+#[test]
+fn many_distinct_names_finalize_within_a_known_cost_per_region() {
+    let _s = serial();
+    let dir = temp_dir("many-names");
+    let n = 200_000u64;
+    let (code, out, err) = run_child_within(300, &["many-names", &n.to_string(), s(&dir)]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let field = |key: &str| -> u64 {
+        let words: Vec<&str> = out.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == key).expect(key);
+        words[at + 1].parse().unwrap()
+    };
+    let per_region = field("peak_growth") / n;
+    println!("{n} names: {per_region} bytes per region at finalize peak");
+    assert!(per_region < 1600, "{per_region} bytes per region");
+}

@@ -208,6 +208,13 @@ impl Options {
     /// file cannot be written, see [`Options::on_spill_failure`]; past
     /// [`Options::disk_limit`], calls are dropped and counted.
     ///
+    /// The limit counts recorded calls. Region names and per-region state
+    /// are outside it: about 150 bytes per distinct region plus its name
+    /// while recording, and about 1.2 KB per region with calls during
+    /// `finalize` (rows, statistics, string columns, the summary tree), so a
+    /// session with a million distinct regions needs about 1.2 GB more at
+    /// `finalize`.
+    ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);
     /// assert_eq!(o.get_memory_limit(), 64 << 20);

@@ -352,3 +352,34 @@ pub fn deep_chain(depth: u64, dir: &Path) -> Outcome {
     say(&format!("peak {}", peak_rss()));
     Ok(())
 }
+
+/// `many-names N DIR`: one call each of N distinct regions, finalized to a
+/// file (compression off); prints the peak RSS growth over the baseline
+/// before the names were made, the bytes of the names, and checks the file
+/// has N rows.
+pub fn many_names(n: u64, dir: &Path) -> Outcome {
+    let path = dir.join("names.h5");
+    let names: Vec<String> = (0..n).map(|i| format!("region/{i:08}")).collect();
+    let name_bytes: u64 = names.iter().map(|s| s.len() as u64).sum();
+    sp::setup(Options::new().file_path(&path).verbose(false)).map_err(|e| format!("setup: {e}"))?;
+    let baseline = peak_rss();
+    for name in &names {
+        sp::region(name).run(|| ());
+    }
+    let recorded = peak_rss();
+    let t0 = std::time::Instant::now();
+    sp::finalize().map_err(|e| format!("finalize: {e}"))?;
+    let finalize = t0.elapsed();
+    let peak = peak_rss();
+    let profile = sp::read_profile(&path).map_err(|e| format!("read: {e}"))?;
+    ensure(profile.rows.len() as u64 == n, || {
+        format!("{} rows", profile.rows.len())
+    })?;
+    say(&format!(
+        "names {n} name_bytes {name_bytes} recording_growth {} peak_growth {} finalize_ms {}",
+        recorded - baseline,
+        peak - baseline,
+        finalize.as_millis()
+    ));
+    Ok(())
+}
