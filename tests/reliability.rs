@@ -424,7 +424,7 @@ fn a_full_disk_during_finalize_is_an_error_and_loses_nothing() {
     println!("{}", out.trim());
     assert_eq!(code, Some(0), "{err}\n{out}");
     // Seen from here, the tmpfs is gone; the rescued file is complete.
-    let rescued = sp::read_profile(&dir.join("rescued.h5")).unwrap();
+    let rescued = sp::read_profile(dir.join("rescued.h5")).unwrap();
     assert_eq!(rescued.events.len(), 100_000);
     assert_eq!(listing(&dir), ["full", "rescued.h5"]);
     assert!(listing(&dir.join("full")).is_empty());
@@ -476,7 +476,7 @@ fn setup_and_finalize_to_refuse_unusable_paths_naming_them() {
     assert_eq!(sp::get_region("kept").unwrap().num_calls(), 7);
     sp::finalize().unwrap();
     expect_counts(
-        &sp::read_profile(&dir.join("good.h5")).unwrap(),
+        &sp::read_profile(dir.join("good.h5")).unwrap(),
         &[("kept", 7)],
     );
     assert_eq!(

@@ -10,7 +10,7 @@
 //! times and the summary tree. Each call's place in the file is known
 //! beforehand from a counting pass: rows region by region in registration
 //! order, lanes in order within a row, calls in end order within a lane.
-//! Placed calls (placement.rs) go either straight into an uncompressed
+//! PlacedCall calls (placement.rs) go either straight into an uncompressed
 //! file's columns ([`Plan::write_direct`]), or to buckets of consecutive
 //! slots that [`Plan::emit`] then hands to a sink in file order.
 
@@ -21,7 +21,7 @@ use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
 use crate::lane::{Lane, LaneCut, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
-use crate::placement::{Direct, PLACED_BYTES, Placed, Placement, Placer, Run};
+use crate::placement::{Buckets, DirectRuns, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
     DroppedCalls, MetaValue, RecordingHealth, RegionRow, StatsAccumulator, SummaryStatistics,
     TaskInfo, ThreadInfo,
@@ -81,7 +81,7 @@ impl Plan {
 
     /// Whether [`Plan::emit`] goes through a scratch file.
     pub(crate) fn buckets_need_scratch(&self) -> bool {
-        Placement::needs_scratch(self.total, self.walk.budget)
+        Buckets::needs_scratch(self.total, self.walk.budget)
     }
 
     /// Number of events.
@@ -108,7 +108,7 @@ impl Plan {
     ) -> Result<(Vec<RegionRow>, Summary), Error> {
         let io = self.io_error();
         let mut placement =
-            Placement::new(self.total, self.walk.budget, &self.walk.dir).map_err(&io)?;
+            Buckets::new(self.total, self.walk.budget, &self.walk.dir).map_err(&io)?;
         let summary = self.place(&mut placement).map_err(&io)?;
         placement.flush_all().map_err(&io)?;
         let mut rows = self.rows.clone();
@@ -140,9 +140,9 @@ impl Plan {
     ) -> Result<(Vec<RegionRow>, Summary), Error> {
         let budget = self.walk.budget;
         let active_regions = self.rows.len().max(1);
-        let mut direct = Direct {
+        let mut direct = DirectRuns {
             columns,
-            runs: vec![Run::default(); self.walk.names.len()],
+            runs: vec![SlotRun::default(); self.walk.names.len()],
             run_len: (budget / PLACED_BYTES / active_regions).clamp(64, 8192),
             with_tasks: self.with_task_ids,
         };
@@ -282,7 +282,7 @@ impl Columns {
         self.task_ids.resize(if with_tasks { len } else { 0 }, -1);
     }
 
-    fn put(&mut self, i: usize, p: &Placed) {
+    fn put(&mut self, i: usize, p: &PlacedCall) {
         self.start_ns[i] = p.start;
         self.durations[i] = p.duration;
         self.call_ids[i] = p.call;
@@ -540,7 +540,7 @@ impl Walk<'_> {
                     self.exclusive[p.region as usize] -= duration;
                 }
                 cursor[r.region as usize] -= 1;
-                self.placer.put(Placed {
+                self.placer.put(PlacedCall {
                     slot: cursor[r.region as usize],
                     start,
                     duration,
@@ -577,7 +577,7 @@ impl Walk<'_> {
         self.exclusive[t.region as usize] += duration;
         let slot = cursor[t.region as usize];
         cursor[t.region as usize] += 1;
-        self.placer.put(Placed {
+        self.placer.put(PlacedCall {
             slot,
             start,
             duration,

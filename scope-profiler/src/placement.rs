@@ -1,8 +1,8 @@
 //! Where the backward walk puts each call: at its slot in the file.
 //!
-//! [`Placement`] keeps placed calls by bucket of consecutive slots (in
+//! [`Buckets`] keeps placed calls by bucket of consecutive slots (in
 //! memory, or in an unlinked scratch file past the budget) for a sink that
-//! takes events in file order; [`Direct`] writes runs of consecutive slots
+//! takes events in file order; [`DirectRuns`] writes runs of consecutive slots
 //! straight into the columns of an uncompressed file.
 
 use std::fs::File;
@@ -14,19 +14,19 @@ use crate::sink::{
 };
 
 /// Bytes of a placed call in a bucket, and of its columns when emitted.
-pub(crate) const PLACED_BYTES: usize = std::mem::size_of::<Placed>();
+pub(crate) const PLACED_BYTES: usize = std::mem::size_of::<PlacedCall>();
 pub(crate) const COLUMN_BYTES: usize = 6 * 8;
 
 /// Receives every call with its slot, in the order of the backward walk.
 pub(crate) trait Placer {
-    fn put(&mut self, p: Placed) -> std::io::Result<()>;
+    fn put(&mut self, p: PlacedCall) -> std::io::Result<()>;
 }
 
 /// Buffered runs of consecutive slots per region, written straight into
 /// the file's columns.
-pub(crate) struct Direct<'a> {
+pub(crate) struct DirectRuns<'a> {
     pub columns: &'a dyn ColumnStore,
-    pub runs: Vec<Run>,
+    pub runs: Vec<SlotRun>,
     pub run_len: usize,
     pub with_tasks: bool,
 }
@@ -34,11 +34,11 @@ pub(crate) struct Direct<'a> {
 /// Calls of one region for consecutive slots, in the order they came:
 /// descending (the backward walk) or ascending (async calls).
 #[derive(Clone, Default)]
-pub(crate) struct Run {
-    calls: Vec<Placed>,
+pub(crate) struct SlotRun {
+    calls: Vec<PlacedCall>,
 }
 
-impl Direct<'_> {
+impl DirectRuns<'_> {
     fn flush(&mut self, region: usize) -> std::io::Result<()> {
         let run = &mut self.runs[region];
         if run.calls.is_empty() {
@@ -48,7 +48,7 @@ impl Direct<'_> {
             run.calls.reverse();
         }
         let first = run.calls[0].slot as usize;
-        let column = |f: fn(&Placed) -> i64| run.calls.iter().map(f).collect::<Vec<i64>>();
+        let column = |f: fn(&PlacedCall) -> i64| run.calls.iter().map(f).collect::<Vec<i64>>();
         let c = self.columns;
         c.write(START_DELTAS, first, &column(|p| p.start))?;
         c.write(DURATIONS, first, &column(|p| p.duration))?;
@@ -67,10 +67,10 @@ impl Direct<'_> {
     }
 }
 
-impl Placer for Direct<'_> {
-    fn put(&mut self, p: Placed) -> std::io::Result<()> {
+impl Placer for DirectRuns<'_> {
+    fn put(&mut self, p: PlacedCall) -> std::io::Result<()> {
         let region = p.region as usize;
-        let follows = |run: &Run| match run.calls.as_slice() {
+        let follows = |run: &SlotRun| match run.calls.as_slice() {
             [] => true,
             [only] => p.slot + 1 == only.slot || p.slot == only.slot + 1,
             [a, .., last] => {
@@ -90,8 +90,8 @@ impl Placer for Direct<'_> {
     }
 }
 
-impl Placer for Placement {
-    fn put(&mut self, p: Placed) -> std::io::Result<()> {
+impl Placer for Buckets {
+    fn put(&mut self, p: PlacedCall) -> std::io::Result<()> {
         self.put_placed(p)
     }
 }
@@ -99,7 +99,7 @@ impl Placer for Placement {
 /// One call with its place in the file.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
-pub(crate) struct Placed {
+pub(crate) struct PlacedCall {
     pub slot: u64,
     pub start: i64,
     pub duration: i64,
@@ -115,22 +115,22 @@ const _: () = assert!(PLACED_BYTES == 56);
 
 // SAFETY: `repr(C)`, integer fields only (one u64, four i64, two i32, two
 // u32: 56 bytes, no padding, checked above).
-unsafe impl scratch::Plain for Placed {}
+unsafe impl scratch::Plain for PlacedCall {}
 
-/// Placed calls by bucket of consecutive slots: all in memory when they fit
+/// PlacedCall calls by bucket of consecutive slots: all in memory when they fit
 /// the budget, else in an unlinked scratch file, one region per bucket,
 /// written through a small buffer per bucket.
-pub(crate) struct Placement {
+pub(crate) struct Buckets {
     pub total: usize,
     bucket_len: usize,
-    memory: Vec<Placed>,
+    memory: Vec<PlacedCall>,
     file: Option<File>,
-    buffers: Vec<Vec<Placed>>,
+    buffers: Vec<Vec<PlacedCall>>,
     written: Vec<usize>,
     buffer_len: usize,
 }
 
-impl Placement {
+impl Buckets {
     /// Events per bucket for `budget` bytes.
     fn bucket_len(budget: usize) -> usize {
         (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096)
@@ -141,9 +141,9 @@ impl Placement {
         total > Self::bucket_len(budget)
     }
 
-    pub(crate) fn new(total: usize, budget: usize, dir: &Path) -> std::io::Result<Placement> {
+    pub(crate) fn new(total: usize, budget: usize, dir: &Path) -> std::io::Result<Buckets> {
         let bucket_len = Self::bucket_len(budget);
-        let mut p = Placement {
+        let mut p = Buckets {
             total,
             bucket_len,
             memory: Vec::new(),
@@ -173,7 +173,7 @@ impl Placement {
         start..(start + self.bucket_len).min(self.total)
     }
 
-    fn put_placed(&mut self, p: Placed) -> std::io::Result<()> {
+    fn put_placed(&mut self, p: PlacedCall) -> std::io::Result<()> {
         if self.file.is_none() {
             self.memory.push(p);
             return Ok(());
@@ -207,7 +207,7 @@ impl Placement {
     }
 
     /// The placed calls of `bucket`, in no particular order.
-    pub(crate) fn read(&self, bucket: usize, out: &mut Vec<Placed>) -> std::io::Result<()> {
+    pub(crate) fn read(&self, bucket: usize, out: &mut Vec<PlacedCall>) -> std::io::Result<()> {
         let Some(file) = &self.file else {
             out.clear();
             out.extend_from_slice(&self.memory);

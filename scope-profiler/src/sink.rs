@@ -27,7 +27,7 @@ pub(crate) trait EventSink {
 
 /// Event columns written and read back in place, at any position: the
 /// datasets of an uncompressed file, whose calls the backward walk writes
-/// where they belong (see `placement::Direct`). Columns are numbered in the
+/// where they belong (see `placement::DirectRuns`). Columns are numbered in the
 /// file's order: [`START_DELTAS`], [`DURATIONS`], [`CALL_IDS`],
 /// [`PARENT_IDS`], [`THREAD_IDS`], [`TASK_IDS`].
 pub(crate) trait ColumnStore {

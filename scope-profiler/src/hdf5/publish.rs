@@ -49,10 +49,7 @@ fn split_target(path: &Path) -> Result<(PathBuf, OsString), Error> {
     let Some(name) = path.file_name() else {
         return Err(Error::invalid_path(path, "it does not name a file"));
     };
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = crate::scratch::dir_of(path);
     Ok((dir, name.to_os_string()))
 }
 

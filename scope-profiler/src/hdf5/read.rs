@@ -4,7 +4,6 @@ use std::path::Path;
 
 use super::h5::{Attribute, File, Group, H5Type, Result, ScalarKind};
 use super::schema::{self, SummaryRecord};
-use super::write::row_range;
 use crate::error::Error;
 use crate::profile::{
     Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
@@ -33,11 +32,12 @@ use crate::profile::{
 /// does not fit the event columns.
 ///
 /// ```no_run
-/// let profile = scope_profiler::read_profile("profiling_data.h5".as_ref())?;
+/// let profile = scope_profiler::read_profile("profiling_data.h5")?;
 /// println!("{} regions, {} calls", profile.region_names.len(), profile.events.len());
 /// # Ok::<(), scope_profiler::Error>(())
 /// ```
-pub fn read_profile(path: &Path) -> std::result::Result<Profile, Error> {
+pub fn read_profile(path: impl AsRef<Path>) -> std::result::Result<Profile, Error> {
+    let path = path.as_ref();
     read_file(path).map_err(|e| Error::hdf5(path, e))
 }
 
@@ -185,7 +185,7 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
 fn decode_starts(rows: &[RegionRow], raw: &mut RawEvents) -> Result<()> {
     let n = raw.events.start_ns.len();
     for (i, row) in rows.iter().enumerate() {
-        let Some(run) = row_range(row).and_then(|r| raw.events.start_ns.get_mut(r)) else {
+        let Some(run) = Some(row.events()).and_then(|r| raw.events.start_ns.get_mut(r)) else {
             return Err(format!(
                 "rank_region_index row {i} claims events {}..+{} of {n}",
                 row.event_offset, row.event_count
@@ -231,7 +231,7 @@ fn fill_stats(
 
 /// The `(start_ns, duration_ns)` pairs of `row`; empty if it is out of range.
 fn row_calls(row: &RegionRow, events: &Events) -> Vec<(i64, i64)> {
-    let Some(range) = row_range(row) else {
+    let Some(range) = Some(row.events()) else {
         return Vec::new();
     };
     match (

@@ -48,9 +48,10 @@ use crate::sink::{EventSink, EventSlice};
 /// ```
 pub fn write_profile(
     profile: &Profile,
-    path: &Path,
+    path: impl AsRef<Path>,
     compression: Compression,
 ) -> std::result::Result<(), Error> {
+    let path = path.as_ref();
     check_profile(profile).map_err(|e| Error::hdf5(path, format!("invalid profile: {e}")))?;
     let header = Header {
         metadata: &profile.metadata,
@@ -348,20 +349,13 @@ fn write_task_table(root: &Group, tasks: &[TaskInfo]) -> Result<()> {
 pub(super) fn encode_start_deltas(starts: &[i64], rows: &[RegionRow]) -> Vec<i64> {
     let mut deltas = starts.to_vec();
     for row in rows {
-        if let Some(run) = row_range(row).and_then(|range| deltas.get_mut(range)) {
+        if let Some(run) = Some(row.events()).and_then(|range| deltas.get_mut(range)) {
             for i in (1..run.len()).rev() {
                 run[i] = run[i].wrapping_sub(run[i - 1]);
             }
         }
     }
     deltas
-}
-
-/// The events of `row` as an index range, `None` if it does not fit `usize`.
-pub(super) fn row_range(row: &RegionRow) -> Option<std::ops::Range<usize>> {
-    let start = usize::try_from(row.event_offset).ok()?;
-    let count = usize::try_from(row.event_count).ok()?;
-    Some(start..start.checked_add(count)?)
 }
 
 /// Why `profile` cannot be written as a file the Python reader accepts.
@@ -406,7 +400,7 @@ fn check_rows(
                 row.region_id
             ));
         }
-        match row_range(row).filter(|r| r.end <= events) {
+        match Some(row.events()).filter(|r| r.end <= events) {
             Some(range) => ranges.push((range, i)),
             None => {
                 return Err(format!(
