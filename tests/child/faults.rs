@@ -268,7 +268,7 @@ fn in_fork_child(path: &Path) -> Result<(), String> {
 }
 
 /// `failed-finalize-while-recording DIR`: a thread records throughout while
-/// `finalize` fails (a 64 KiB file size limit, SIGXFSZ ignored); then the
+/// `finalize` fails (a 4 MiB file size limit, SIGXFSZ ignored); then the
 /// thread stops and `finalize_to` writes every call it completed, those
 /// made during the failed write included.
 pub fn failed_finalize_while_recording(dir: &Path) -> Outcome {

@@ -117,17 +117,15 @@ pub(crate) struct DirectColumns {
     target: PathBuf,
 }
 
-impl DirectColumns {
-    /// Writes `values` into column `column` from event `first` on.
-    pub(crate) fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
+impl crate::sink::ColumnStore for DirectColumns {
+    fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         self.file
             .write_all_at(&bytes, self.offsets[column] + first as u64 * 8)
     }
 
-    /// Reads `len` values of column `column` from event `first` on.
-    pub(crate) fn read(
+    fn read(
         &self,
         column: usize,
         first: usize,
@@ -147,8 +145,7 @@ impl DirectColumns {
         Ok(())
     }
 
-    /// An I/O error on the file, naming the target.
-    pub(crate) fn error(&self, e: std::io::Error) -> Error {
+    fn error(&self, e: std::io::Error) -> Error {
         Error::io(&self.target, e)
     }
 }
@@ -459,24 +456,4 @@ fn write_small<S, T: H5Type>(
 ) -> Result<()> {
     let values: Vec<T> = items.iter().map(field).collect();
     group.write_column(name, &values)
-}
-
-impl crate::sink::ColumnStore for DirectColumns {
-    fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
-        DirectColumns::write(self, column, first, values)
-    }
-
-    fn read(
-        &self,
-        column: usize,
-        first: usize,
-        len: usize,
-        out: &mut Vec<i64>,
-    ) -> std::io::Result<()> {
-        DirectColumns::read(self, column, first, len, out)
-    }
-
-    fn error(&self, e: std::io::Error) -> Error {
-        DirectColumns::error(self, e)
-    }
 }
