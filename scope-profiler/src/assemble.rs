@@ -37,7 +37,9 @@ use crate::sync::lock;
 /// and the cut of every lane, walked when the file is written.
 pub(crate) struct Plan {
     pub metadata: Vec<(String, MetaValue)>,
-    pub region_names: Vec<String>,
+    /// The file's region names, one per row (the names interned for the
+    /// process: no copy).
+    pub region_names: Vec<&'static str>,
     pub threads: Vec<ThreadInfo>,
     pub tasks: Vec<TaskInfo>,
     /// Rows without their statistics and exclusive totals (set when the
@@ -63,7 +65,7 @@ struct WalkInput {
     /// First slot of each region's row, by session region id.
     row_offset: Vec<u64>,
     /// Names by session region id.
-    names: Vec<String>,
+    names: Vec<&'static str>,
     /// Bytes the placement may hold in memory.
     budget: usize,
     dir: PathBuf,
@@ -111,8 +113,8 @@ impl Plan {
             Buckets::new(self.total, self.walk.budget, &self.walk.dir).map_err(&io)?;
         let summary = self.place(&mut placement).map_err(&io)?;
         placement.flush_all().map_err(&io)?;
-        let mut rows = self.rows.clone();
-        let mut stats = RowStats::new(&rows);
+        let mut rows = std::mem::take(&mut self.rows);
+        let mut stats = RowStats::new(&mut rows);
         let mut placed = Vec::new();
         let mut cols = Columns::default();
         for bucket in 0..placement.buckets() {
@@ -127,7 +129,7 @@ impl Plan {
             }
             sink.events(range.start, &cols.slice(self.with_task_ids))?;
         }
-        stats.finish(&mut rows);
+        stats.finish();
         Ok((rows, summary))
     }
 
@@ -148,8 +150,8 @@ impl Plan {
         };
         let summary = self.place(&mut direct).map_err(|e| columns.error(e))?;
         direct.flush_all().map_err(|e| columns.error(e))?;
-        let mut rows = self.rows.clone();
-        let mut stats = RowStats::new(&rows);
+        let mut rows = std::mem::take(&mut self.rows);
+        let mut stats = RowStats::new(&mut rows);
         let (mut starts, mut durations) = (Vec::new(), Vec::new());
         let step = (budget / 24).clamp(4096, 1 << 20);
         let mut first = 0usize;
@@ -166,7 +168,7 @@ impl Plan {
                 .map_err(|e| columns.error(e))?;
             first += len;
         }
-        stats.finish(&mut rows);
+        stats.finish();
         Ok((rows, summary))
     }
 
@@ -204,51 +206,70 @@ impl Plan {
         for (row, &region) in self.rows.iter_mut().zip(region_ids(&self.counts).iter()) {
             row.exclusive_total = exclusive[region];
         }
-        Ok(summary.finish(&input.names))
+        Ok(summary.finish(|region| {
+            std::borrow::Cow::Borrowed(input.names.get(region as usize).copied().unwrap_or(""))
+        }))
     }
 }
 
-/// Per-row statistics and start deltas, fed one event at a time in file order.
-struct RowStats {
-    /// `(first slot, end slot)` of each row.
-    bounds: Vec<(u64, u64)>,
-    stats: Vec<StatsAccumulator>,
+/// Per-row statistics and start deltas, fed one event at a time in file
+/// order: one accumulator, for the row being filled, whose statistics go to
+/// the row when its last event has been added.
+struct RowStats<'a> {
+    rows: &'a mut [RegionRow],
     row: usize,
+    acc: StatsAccumulator,
     previous_start: i64,
 }
 
-impl RowStats {
-    fn new(rows: &[RegionRow]) -> RowStats {
+impl<'a> RowStats<'a> {
+    fn new(rows: &'a mut [RegionRow]) -> RowStats<'a> {
         RowStats {
-            bounds: rows
-                .iter()
-                .map(|r| (r.event_offset, r.event_offset + r.event_count))
-                .collect(),
-            stats: vec![StatsAccumulator::default(); rows.len()],
+            rows,
             row: 0,
+            acc: StatsAccumulator::default(),
             previous_start: 0,
         }
     }
 
-    /// Adds the event at `slot`; returns its start as the file stores it:
+    /// Adds the event at `slot` (slots come in ascending order, each row's
+    /// events back to back); returns its start as the file stores it:
     /// absolute for a row's first event, else the gap to the previous one.
     fn add(&mut self, slot: u64, start: i64, duration: i64) -> i64 {
-        while slot >= self.bounds[self.row].1 {
-            self.row += 1;
+        while self
+            .rows
+            .get(self.row)
+            .is_some_and(|r| slot >= r.event_offset + r.event_count)
+        {
+            self.close_row();
         }
-        let delta = if slot == self.bounds[self.row].0 {
+        let first = self
+            .rows
+            .get(self.row)
+            .is_none_or(|r| slot == r.event_offset);
+        let delta = if first {
             start
         } else {
             start.wrapping_sub(self.previous_start)
         };
         self.previous_start = start;
-        self.stats[self.row].add(start, duration);
+        self.acc.add(start, duration);
         delta
     }
 
-    fn finish(self, rows: &mut [RegionRow]) {
-        for (row, acc) in rows.iter_mut().zip(self.stats) {
+    /// Gives the row being filled its statistics and moves to the next.
+    fn close_row(&mut self) {
+        let acc = std::mem::take(&mut self.acc);
+        if let Some(row) = self.rows.get_mut(self.row) {
             row.stats = acc.finish();
+        }
+        self.row += 1;
+    }
+
+    /// Closes the rows left (the last one, after its last event).
+    fn finish(mut self) {
+        while self.row < self.rows.len() {
+            self.close_row();
         }
     }
 }
@@ -362,7 +383,7 @@ pub(crate) fn plan(
 
     let (rows, row_offset, region_names) = layout(&regions, &counts);
     let total = rows.iter().map(|r| r.event_count as usize).sum::<usize>();
-    let names: Vec<String> = regions.iter().map(|r| r.entry.name.to_owned()).collect();
+    let names: Vec<&'static str> = regions.iter().map(|r| r.entry.name).collect();
     let origin = span.start.ns;
     let health = RecordingHealth {
         spilled_bytes: store.spilled_bytes(),
@@ -373,7 +394,7 @@ pub(crate) fn plan(
             .enumerate()
             .filter(|(_, (n, _))| **n > 0)
             .map(|(region, (&calls, &ticks))| DroppedCalls {
-                name: names[region].clone(),
+                name: names[region].to_owned(),
                 calls,
                 // Durations add up on the linear tick-to-ns map.
                 total_ns: conv.ns(span.start.ticks + ticks) - origin,
@@ -391,7 +412,7 @@ pub(crate) fn plan(
         tasks: tasks
             .iter()
             .enumerate()
-            .map(|(i, t)| task_info(i, t, &conv, origin, &names[t.region as usize]))
+            .map(|(i, t)| task_info(i, t, &conv, origin, names[t.region as usize]))
             .collect(),
         with_task_ids: !tasks.is_empty(),
         region_names,
@@ -471,10 +492,11 @@ fn region_ids(counts: &[u64]) -> Vec<usize> {
 
 /// The rows (regions with calls, in registration order), each region's
 /// first slot (by session id), and the file's region names.
-fn layout(regions: &[RegionInfo], counts: &[u64]) -> (Vec<RegionRow>, Vec<u64>, Vec<String>) {
-    let mut rows = Vec::new();
+fn layout(regions: &[RegionInfo], counts: &[u64]) -> (Vec<RegionRow>, Vec<u64>, Vec<&'static str>) {
+    let used = counts.iter().filter(|&&n| n > 0).count();
+    let mut rows = Vec::with_capacity(used);
     let mut row_offset = vec![0u64; regions.len()];
-    let mut names = Vec::new();
+    let mut names = Vec::with_capacity(used);
     let mut offset = 0u64;
     for region in region_ids(counts) {
         let info = &regions[region];
@@ -493,7 +515,7 @@ fn layout(regions: &[RegionInfo], counts: &[u64]) -> (Vec<RegionRow>, Vec<u64>, 
             exclusive_total: 0,
             stats: SummaryStatistics::default(),
         });
-        names.push(info.entry.name.to_owned());
+        names.push(info.entry.name);
         offset += counts[region];
     }
     (rows, row_offset, names)

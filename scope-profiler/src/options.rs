@@ -210,10 +210,10 @@ impl Options {
     ///
     /// The limit counts recorded calls. Region names and per-region state
     /// are outside it: about 150 bytes per distinct region plus its name
-    /// while recording, and about 1.2 KB per region with calls during
-    /// `finalize` (rows, statistics, string columns, the summary tree), so a
-    /// session with a million distinct regions needs about 1.2 GB more at
-    /// `finalize`.
+    /// while recording, and about 500 bytes in all per region with calls at
+    /// the peak of `finalize` (the rows and their statistics, the summary
+    /// tree, the names), so a session with a million distinct regions needs
+    /// about 500 MB more at `finalize`.
     ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);

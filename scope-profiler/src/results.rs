@@ -97,7 +97,7 @@ impl Results {
                 let (rows, summary) = plan.emit(&mut sink)?;
                 let profile = Profile {
                     metadata: plan.metadata,
-                    region_names: plan.region_names,
+                    region_names: plan.region_names.iter().map(|&n| n.to_owned()).collect(),
                     rows,
                     events: sink.events,
                     threads: plan.threads,

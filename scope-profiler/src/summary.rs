@@ -1,5 +1,6 @@
 //! The summary tree printed at `finalize`: regions nested under their callers.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -13,8 +14,10 @@ use crate::profile::Profile;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SummaryNode {
-    /// The region.
-    pub name: String,
+    /// The region: borrowed from the names interned for the process when
+    /// the tree comes from `finalize` (no copy per node), owned when it is
+    /// built from a profile read back.
+    pub name: Cow<'static, str>,
     /// Completed calls along this path.
     pub calls: u64,
     /// Time in these calls, ns.
@@ -40,9 +43,9 @@ pub struct SummaryNode {
 /// let results = sp::finalize().unwrap();
 /// let summary = results.summary();
 /// let step = &summary.nodes()[summary.roots()[0]];
-/// assert_eq!((step.name.as_str(), step.calls), ("step", 3));
+/// assert_eq!((&*step.name, step.calls), ("step", 3));
 /// let rhs = &summary.nodes()[step.children[0]];
-/// assert_eq!((rhs.name.as_str(), rhs.calls), ("rhs", 3));
+/// assert_eq!((&*rhs.name, rhs.calls), ("rhs", 3));
 /// assert_eq!(step.own_ns, step.total_ns - rhs.total_ns);
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -103,7 +106,10 @@ impl Summary {
                 ev.durations[slot],
             );
         }
-        tree.finish(&profile.region_names)
+        tree.finish(|region| {
+            let name = profile.region_names.get(region as usize);
+            Cow::Owned(name.cloned().unwrap_or_default())
+        })
     }
 
     /// All nodes; [`Summary::roots`] and [`SummaryNode::children`] index into it.
@@ -242,7 +248,7 @@ impl SummaryBuilder {
             Some(&node) => node,
             None => {
                 let node = self.nodes.len() as u32;
-                self.nodes.push(SummaryNode::new(String::new()));
+                self.nodes.push(SummaryNode::new(Cow::Borrowed("")));
                 self.regions.push(region);
                 self.first_start.push(start);
                 match parent {
@@ -262,11 +268,11 @@ impl SummaryBuilder {
         node
     }
 
-    /// The tree, with `names[region]` as each node's name.
-    pub(crate) fn finish(mut self, names: &[String]) -> Summary {
+    /// The tree, with `name(region)` as each node's name.
+    pub(crate) fn finish(mut self, name: impl Fn(u32) -> Cow<'static, str>) -> Summary {
         let first = &self.first_start;
         for (node, &region) in self.nodes.iter_mut().zip(&self.regions) {
-            node.name = names.get(region as usize).cloned().unwrap_or_default();
+            node.name = name(region);
             node.children.sort_by_key(|&c| first[c]);
         }
         self.roots.sort_by_key(|&r| first[r]);
@@ -278,7 +284,7 @@ impl SummaryBuilder {
 }
 
 impl SummaryNode {
-    fn new(name: String) -> Self {
+    fn new(name: Cow<'static, str>) -> Self {
         SummaryNode {
             name,
             calls: 0,

@@ -353,14 +353,21 @@ pub fn deep_chain(depth: u64, dir: &Path) -> Outcome {
     Ok(())
 }
 
-/// `many-names N DIR`: one call each of N distinct regions, finalized to a
-/// file (compression off); prints the peak RSS growth over the baseline
-/// before the names were made, the bytes of the names, and checks the file
-/// has N rows.
-pub fn many_names(n: u64, dir: &Path) -> Outcome {
+/// `many-names distinct|one N DIR`: N calls, each of its own region
+/// (`distinct`) or all of one region (`one`, the same calls without the
+/// names: the difference between the two is the cost of the names),
+/// finalized to a file (compression off); prints the peak RSS growth over
+/// the baseline before the session, the bytes of the names, and checks the
+/// file has the rows it should.
+pub fn many_names(how: &str, n: u64, dir: &Path) -> Outcome {
     let path = dir.join("names.h5");
-    let names: Vec<String> = (0..n).map(|i| format!("region/{i:08}")).collect();
+    let names: Vec<String> = match how {
+        "distinct" => (0..n).map(|i| format!("region/{i:08}")).collect(),
+        "one" => vec!["region/00000000".to_string(); n as usize],
+        _ => return Err(format!("many-names {how}: distinct or one").into()),
+    };
     let name_bytes: u64 = names.iter().map(|s| s.len() as u64).sum();
+    let name_bytes = if how == "one" { 15 } else { name_bytes };
     sp::setup(Options::new().file_path(&path).verbose(false)).map_err(|e| format!("setup: {e}"))?;
     let baseline = peak_rss();
     for name in &names {
@@ -372,8 +379,9 @@ pub fn many_names(n: u64, dir: &Path) -> Outcome {
     let finalize = t0.elapsed();
     let peak = peak_rss();
     let profile = sp::read_profile(&path).map_err(|e| format!("read: {e}"))?;
-    ensure(profile.rows.len() as u64 == n, || {
-        format!("{} rows", profile.rows.len())
+    let rows = if how == "one" { 1 } else { n };
+    ensure(profile.rows.len() as u64 == rows, || {
+        format!("{} rows, {rows} expected", profile.rows.len())
     })?;
     say(&format!(
         "names {n} name_bytes {name_bytes} recording_growth {} peak_growth {} finalize_ms {}",

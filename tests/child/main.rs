@@ -71,7 +71,7 @@ fn main() -> ExitCode {
         }
         ["disk-limit", dir, n] => faults::disk_limit(Path::new(dir), num(n)),
         ["deep-chain", depth, dir] => faults::deep_chain(num(depth), Path::new(dir)),
-        ["many-names", n, dir] => faults::many_names(num(n), Path::new(dir)),
+        ["many-names", how, n, dir] => faults::many_names(how, num(n), Path::new(dir)),
         ["fork", dir] => faults::fork(Path::new(dir)),
         ["failed-finalize-while-recording", dir] => {
             faults::failed_finalize_while_recording(Path::new(dir))
@@ -81,7 +81,7 @@ fn main() -> ExitCode {
                 "usage: sp-child record-and-finalize PATH N [MEMORY_LIMIT] | fsize-limit PATH OTHER N LIMIT \
                  | disk-full DIR N | no-permission DIR | nul-name DIR \
                  | spill-fail keep|drop removed-dir|fsize DIR N | disk-limit DIR N | fork DIR \
-                 | failed-finalize-while-recording DIR | deep-chain DEPTH DIR | many-names N DIR"
+                 | failed-finalize-while-recording DIR | deep-chain DEPTH DIR | many-names distinct|one N DIR"
             );
             return ExitCode::from(2);
         }

@@ -619,41 +619,63 @@ impl Group {
         })
     }
 
-    /// A contiguous dataset `name` holding `values`.
-    pub(super) fn write_column<T: H5Type>(&self, name: &str, values: &[T]) -> Result<()> {
-        let dataset = self.create_dataset::<T>(name, values.len(), Layout::Contiguous)?;
-        dataset.write(0, values)
-    }
-
     /// A contiguous dataset `name` of variable-length UTF-8 strings.
     pub(super) fn write_strings<'a>(
         &self,
         name: &str,
-        values: impl Iterator<Item = &'a str>,
+        values: impl ExactSizeIterator<Item = &'a str>,
     ) -> Result<()> {
-        let strings = values.map(stored_string).collect::<Result<Vec<_>>>()?;
-        let pointers: Vec<*const c_char> = strings.iter().map(|s| s.as_ptr()).collect();
         let dtype = Datatype::var_string(H5T_cset_t::H5T_CSET_UTF8)?;
-        let dataset = self.create_typed(name, &dtype, pointers.len(), Layout::Contiguous)?;
-        if pointers.is_empty() {
-            return Ok(());
+        let len = values.len();
+        let dataset = self.create_typed(name, &dtype, len, Layout::Contiguous)?;
+        // In batches, so that a table of a million names never holds a C
+        // string per name at once; a value equal to the one before it
+        // shares its C string (constant and repeated columns).
+        let mut values = values.peekable();
+        let mut offset = 0;
+        let mut strings: Vec<CString> = Vec::new();
+        let mut pointers: Vec<*const c_char> = Vec::new();
+        while values.peek().is_some() {
+            strings.clear();
+            pointers.clear();
+            let mut previous: Option<&str> = None;
+            for value in values.by_ref().take(STRING_BATCH) {
+                if previous != Some(value) {
+                    strings.push(stored_string(value)?);
+                    previous = Some(value);
+                }
+                // A CString's bytes stay where they are when `strings` grows.
+                pointers.push(strings.last().map_or(ptr::null(), |s| s.as_ptr()));
+            }
+            if offset + pointers.len() > len {
+                return Err(H5Error(format!(
+                    "write dataset {name}: more values than the {len} announced"
+                )));
+            }
+            locked(|| {
+                let memory = Dataspace::simple(pointers.len())?;
+                let file = dataset.space()?;
+                file.select(offset, pointers.len())?;
+                // SAFETY: `pointers` holds one pointer to a NUL-terminated
+                // string (kept alive by `strings`) per element of `memory`,
+                // the layout of the variable-length string type `dtype`; the
+                // file selection has as many elements, inside the extent
+                // (checked above).
+                let status = unsafe {
+                    H5Dwrite(
+                        dataset.0,
+                        dtype.0,
+                        memory.0,
+                        file.0,
+                        H5P_DEFAULT,
+                        pointers.as_ptr().cast(),
+                    )
+                };
+                check(status, format_args!("write dataset {name}")).map(drop)
+            })?;
+            offset += pointers.len();
         }
-        locked(|| {
-            // SAFETY: `pointers` holds one pointer to a NUL-terminated string
-            // (kept alive by `strings`) per element of the dataset, the
-            // layout of the variable-length string type `dtype`.
-            let status = unsafe {
-                H5Dwrite(
-                    dataset.0,
-                    dtype.0,
-                    H5S_ALL,
-                    H5S_ALL,
-                    H5P_DEFAULT,
-                    pointers.as_ptr().cast(),
-                )
-            };
-            check(status, format_args!("write dataset {name}")).map(drop)
-        })
+        Ok(())
     }
 
     /// Opens the dataset `name`.
@@ -1048,6 +1070,9 @@ fn decode(s: &str) -> String {
 }
 
 /// `s` encoded as a C string.
+/// Strings written to a dataset per `H5Dwrite`.
+const STRING_BATCH: usize = 16 * 1024;
+
 fn stored_string(s: &str) -> Result<CString> {
     // `encode` leaves no NUL: the error is never returned.
     CString::new(encode(s).into_owned()).map_err(|_| H5Error("a string kept a NUL".into()))

@@ -53,9 +53,10 @@ pub fn write_profile(
 ) -> std::result::Result<(), Error> {
     let path = path.as_ref();
     check_profile(profile).map_err(|e| Error::hdf5(path, format!("invalid profile: {e}")))?;
+    let region_names: Vec<&str> = profile.region_names.iter().map(String::as_str).collect();
     let header = Header {
         metadata: &profile.metadata,
-        region_names: &profile.region_names,
+        region_names: &region_names,
         threads: &profile.threads,
         tasks: &profile.tasks,
         events: profile.events.len(),
@@ -83,7 +84,7 @@ pub fn write_profile(
 /// the events are assembled.
 pub(crate) struct Header<'a> {
     pub metadata: &'a [(String, MetaValue)],
-    pub region_names: &'a [String],
+    pub region_names: &'a [&'a str],
     pub threads: &'a [ThreadInfo],
     pub tasks: &'a [TaskInfo],
     /// Number of events.
@@ -282,9 +283,9 @@ fn write_metadata(root: &Group, metadata: &[(String, MetaValue)]) -> Result<()> 
 }
 
 /// `/region_table/names`.
-fn write_region_table(root: &Group, names: &[String]) -> Result<()> {
+fn write_region_table(root: &Group, names: &[&str]) -> Result<()> {
     let group = root.create_group(schema::REGION_TABLE, false)?;
-    group.write_strings("names", names.iter().map(String::as_str))
+    group.write_strings("names", names.iter().copied())
 }
 
 /// `/rank_region_index`: one row per (rank, region).
@@ -454,6 +455,14 @@ fn write_small<S, T: H5Type>(
     items: &[S],
     field: impl Fn(&S) -> T,
 ) -> Result<()> {
-    let values: Vec<T> = items.iter().map(field).collect();
-    group.write_column(name, &values)
+    // In batches: a field of a million rows never needs a copy of them all.
+    const BATCH: usize = 16 * 1024;
+    let dataset = group.create_dataset::<T>(name, items.len(), Layout::Contiguous)?;
+    let mut values = Vec::with_capacity(items.len().min(BATCH));
+    for (i, batch) in items.chunks(BATCH).enumerate() {
+        values.clear();
+        values.extend(batch.iter().map(&field));
+        dataset.write(i * BATCH, &values)?;
+    }
+    Ok(())
 }
