@@ -41,7 +41,33 @@ pub(crate) const fn pack(generation: u32, id: u32) -> u64 {
     (generation as u64) << 32 | id as u64
 }
 
-type Names = DashMap<&'static str, &'static Entry, BuildHasherDefault<FxHasher>>;
+/// An interned entry as a key of the map: hashed and compared by its name,
+/// so the map finds it by `&str` and stores one pointer per name.
+#[derive(Clone, Copy)]
+struct Key(&'static Entry);
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As `str` hashes: `Borrow<str>` requires the same hash.
+        self.0.name.hash(state);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for Key {}
+
+impl std::borrow::Borrow<str> for Key {
+    fn borrow(&self) -> &str {
+        self.0.name
+    }
+}
+
+type Names = DashMap<Key, (), BuildHasherDefault<FxHasher>>;
 
 static NAMES: LazyLock<Names> = LazyLock::new(Names::default);
 static INTERN: Mutex<()> = Mutex::new(());
@@ -65,7 +91,7 @@ pub(crate) fn intern(name: &str) -> &'static Entry {
         return entry;
     }
     let entry = match NAMES.get(name) {
-        Some(entry) => *entry,
+        Some(found) => found.key().0,
         None => intern_new(name),
     };
     let _ = RECENT.try_with(|r| r[slot].set(Some(entry)));
@@ -74,14 +100,14 @@ pub(crate) fn intern(name: &str) -> &'static Entry {
 
 /// The entry for `name` if it was ever interned.
 pub(crate) fn lookup(name: &str) -> Option<&'static Entry> {
-    NAMES.get(name).map(|e| *e)
+    NAMES.get(name).map(|found| found.key().0)
 }
 
 #[cold]
 fn intern_new(name: &str) -> &'static Entry {
     let _serial = lock(&INTERN);
-    if let Some(entry) = NAMES.get(name) {
-        return *entry;
+    if let Some(found) = NAMES.get(name) {
+        return found.key().0;
     }
     // Interned names live for the process: a program has finitely many region
     // names, and handles and call sites hold `&'static` references to them.
@@ -90,7 +116,7 @@ fn intern_new(name: &str) -> &'static Entry {
         name,
         state: AtomicU64::new(0),
     }));
-    NAMES.insert(name, entry);
+    NAMES.insert(Key(entry), ());
     entry
 }
 
