@@ -1440,5 +1440,5 @@ fn many_distinct_names_finalize_within_a_known_cost_per_region() {
         "{n} names: {per_region} bytes per region at the finalize peak \
          ({name_bytes} of them the name's own bytes)"
     );
-    assert!(per_region < 600, "{per_region} bytes per region");
+    assert!(per_region < 420, "{per_region} bytes per region");
 }

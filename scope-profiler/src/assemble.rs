@@ -23,12 +23,11 @@ use crate::lane::{Lane, LaneCut, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
 use crate::placement::{Buckets, DirectRuns, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
-    DroppedCalls, MetaValue, RecordingHealth, RegionRow, StatsAccumulator, SummaryStatistics,
-    TaskInfo, ThreadInfo,
+    DroppedCalls, MetaValue, RecordingHealth, StatsAccumulator, TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
-use crate::sink::{ColumnStore, DURATIONS, EventSink, EventSlice, START_DELTAS};
+use crate::sink::{ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, START_DELTAS};
 use crate::store::Store;
 use crate::summary::{Summary, SummaryBuilder};
 use crate::sync::lock;
@@ -42,9 +41,13 @@ pub(crate) struct Plan {
     pub region_names: Vec<&'static str>,
     pub threads: Vec<ThreadInfo>,
     pub tasks: Vec<TaskInfo>,
-    /// Rows without their statistics and exclusive totals (set when the
-    /// events are written).
-    pub rows: Vec<RegionRow>,
+    /// The session region id of each index row (regions with calls, in
+    /// registration order); see [`Plan::index_row`].
+    row_regions: Vec<u32>,
+    /// Where each region is defined, by session region id.
+    regions: Vec<RegionInfo>,
+    /// Exclusive ns per session region id (set by the walk).
+    exclusive: Vec<i64>,
     /// Recorded calls per region, by session region id.
     pub counts: Vec<u64>,
     /// Spilling and dropped calls, as of the cut.
@@ -81,6 +84,32 @@ impl Plan {
         counts
     }
 
+    /// Number of index rows.
+    pub(crate) fn rows(&self) -> usize {
+        self.row_regions.len()
+    }
+
+    /// Index row `row`, but its statistics (the sink receives them while
+    /// the events are written); the exclusive total is known once the
+    /// events are written.
+    pub(crate) fn index_row(&self, row: usize) -> IndexRow<'static> {
+        let region = self.row_regions.get(row).map_or(0, |&r| r as usize);
+        let info = self.regions.get(region);
+        let file = info.map_or("", |i| i.file);
+        IndexRow {
+            region_id: row as u32,
+            rank: 0,
+            event_offset: self.walk.row_offset.get(region).copied().unwrap_or(0),
+            event_count: self.counts.get(region).copied().unwrap_or(0),
+            source_file: file,
+            source_line: match info {
+                Some(i) if !file.is_empty() => i.line as i64,
+                _ => -1,
+            },
+            exclusive_total: self.exclusive.get(region).copied().unwrap_or(0),
+        }
+    }
+
     /// Whether [`Plan::emit`] goes through a scratch file.
     pub(crate) fn buckets_need_scratch(&self) -> bool {
         Buckets::needs_scratch(self.total, self.walk.budget)
@@ -103,18 +132,15 @@ impl Plan {
 
     /// Hands every event to `sink` in file order, through buckets of
     /// consecutive slots (in memory, or a scratch file past the budget);
-    /// returns the rows with their statistics, and the summary tree.
-    pub(crate) fn emit(
-        &mut self,
-        sink: &mut dyn EventSink,
-    ) -> Result<(Vec<RegionRow>, Summary), Error> {
+    /// the rows' statistics go to the sink as each row is completed;
+    /// returns the summary tree.
+    pub(crate) fn emit(&mut self, sink: &mut dyn EventSink) -> Result<Summary, Error> {
         let io = self.io_error();
         let mut placement =
             Buckets::new(self.total, self.walk.budget, &self.walk.dir).map_err(&io)?;
         let summary = self.place(&mut placement).map_err(&io)?;
         placement.flush_all().map_err(&io)?;
-        let mut rows = std::mem::take(&mut self.rows);
-        let mut stats = RowStats::new(&mut rows);
+        let mut stats = RowStats::new(self);
         let mut placed = Vec::new();
         let mut cols = Columns::default();
         for bucket in 0..placement.buckets() {
@@ -125,23 +151,26 @@ impl Plan {
                 cols.put(p.slot as usize - range.start, p);
             }
             for (i, slot) in range.clone().enumerate() {
-                cols.start_deltas[i] = stats.add(slot as u64, cols.start_ns[i], cols.durations[i]);
+                cols.start_deltas[i] =
+                    stats.add(sink, slot as u64, cols.start_ns[i], cols.durations[i])?;
             }
             sink.events(range.start, &cols.slice(self.with_task_ids))?;
         }
-        stats.finish();
-        Ok((rows, summary))
+        stats.finish(sink)?;
+        Ok(summary)
     }
 
     /// Writes every event straight into the columns of an uncompressed file
     /// (no scratch round trip), then turns the starts into per-row deltas
-    /// and computes the statistics in one pass over the written columns.
+    /// and computes the statistics (handed to `stats_sink` row by row) in
+    /// one pass over the written columns.
     pub(crate) fn write_direct(
         &mut self,
         columns: &dyn ColumnStore,
-    ) -> Result<(Vec<RegionRow>, Summary), Error> {
+        stats_sink: &mut dyn EventSink,
+    ) -> Result<Summary, Error> {
         let budget = self.walk.budget;
-        let active_regions = self.rows.len().max(1);
+        let active_regions = self.rows().max(1);
         let mut direct = DirectRuns {
             columns,
             runs: vec![SlotRun::default(); self.walk.names.len()],
@@ -150,8 +179,7 @@ impl Plan {
         };
         let summary = self.place(&mut direct).map_err(|e| columns.error(e))?;
         direct.flush_all().map_err(|e| columns.error(e))?;
-        let mut rows = std::mem::take(&mut self.rows);
-        let mut stats = RowStats::new(&mut rows);
+        let mut stats = RowStats::new(self);
         let (mut starts, mut durations) = (Vec::new(), Vec::new());
         let step = (budget / 24).clamp(4096, 1 << 20);
         let mut first = 0usize;
@@ -161,15 +189,15 @@ impl Plan {
             read(START_DELTAS, &mut starts).map_err(|e| columns.error(e))?;
             read(DURATIONS, &mut durations).map_err(|e| columns.error(e))?;
             for i in 0..len {
-                starts[i] = stats.add((first + i) as u64, starts[i], durations[i]);
+                starts[i] = stats.add(stats_sink, (first + i) as u64, starts[i], durations[i])?;
             }
             columns
                 .write(START_DELTAS, first, &starts)
                 .map_err(|e| columns.error(e))?;
             first += len;
         }
-        stats.finish();
-        Ok((rows, summary))
+        stats.finish(stats_sink)?;
+        Ok(summary)
     }
 
     /// The backward walk over every lane, then the async calls: every call
@@ -203,9 +231,7 @@ impl Plan {
         let Walk {
             summary, exclusive, ..
         } = walk;
-        for (row, &region) in self.rows.iter_mut().zip(region_ids(&self.counts).iter()) {
-            row.exclusive_total = exclusive[region];
-        }
+        self.exclusive = exclusive;
         Ok(summary.finish(|region| {
             std::borrow::Cow::Borrowed(input.names.get(region as usize).copied().unwrap_or(""))
         }))
@@ -214,63 +240,75 @@ impl Plan {
 
 /// Per-row statistics and start deltas, fed one event at a time in file
 /// order: one accumulator, for the row being filled, whose statistics go to
-/// the row when its last event has been added.
+/// the sink when the row's last event has been added.
 struct RowStats<'a> {
-    rows: &'a mut [RegionRow],
+    plan: &'a Plan,
+    /// `(first slot, end slot)` of the row being filled.
+    bounds: (u64, u64),
     row: usize,
     acc: StatsAccumulator,
     previous_start: i64,
 }
 
 impl<'a> RowStats<'a> {
-    fn new(rows: &'a mut [RegionRow]) -> RowStats<'a> {
+    fn new(plan: &'a Plan) -> RowStats<'a> {
         RowStats {
-            rows,
+            plan,
+            bounds: Self::bounds(plan, 0),
             row: 0,
             acc: StatsAccumulator::default(),
             previous_start: 0,
         }
     }
 
+    /// `(first slot, end slot)` of `row`; past the last row, none.
+    fn bounds(plan: &Plan, row: usize) -> (u64, u64) {
+        if row >= plan.rows() {
+            return (u64::MAX, u64::MAX);
+        }
+        let r = plan.index_row(row);
+        (r.event_offset, r.event_offset + r.event_count)
+    }
+
     /// Adds the event at `slot` (slots come in ascending order, each row's
     /// events back to back); returns its start as the file stores it:
     /// absolute for a row's first event, else the gap to the previous one.
-    fn add(&mut self, slot: u64, start: i64, duration: i64) -> i64 {
-        while self
-            .rows
-            .get(self.row)
-            .is_some_and(|r| slot >= r.event_offset + r.event_count)
-        {
-            self.close_row();
+    fn add(
+        &mut self,
+        sink: &mut dyn EventSink,
+        slot: u64,
+        start: i64,
+        duration: i64,
+    ) -> Result<i64, Error> {
+        while slot >= self.bounds.1 && self.row < self.plan.rows() {
+            self.close_row(sink)?;
         }
-        let first = self
-            .rows
-            .get(self.row)
-            .is_none_or(|r| slot == r.event_offset);
-        let delta = if first {
+        let delta = if slot == self.bounds.0 {
             start
         } else {
             start.wrapping_sub(self.previous_start)
         };
         self.previous_start = start;
         self.acc.add(start, duration);
-        delta
+        Ok(delta)
     }
 
-    /// Gives the row being filled its statistics and moves to the next.
-    fn close_row(&mut self) {
+    /// Hands the statistics of the row being filled to the sink and moves
+    /// to the next row.
+    fn close_row(&mut self, sink: &mut dyn EventSink) -> Result<(), Error> {
         let acc = std::mem::take(&mut self.acc);
-        if let Some(row) = self.rows.get_mut(self.row) {
-            row.stats = acc.finish();
-        }
+        sink.row_stats(&acc.finish())?;
         self.row += 1;
+        self.bounds = Self::bounds(self.plan, self.row);
+        Ok(())
     }
 
     /// Closes the rows left (the last one, after its last event).
-    fn finish(mut self) {
-        while self.row < self.rows.len() {
-            self.close_row();
+    fn finish(mut self, sink: &mut dyn EventSink) -> Result<(), Error> {
+        while self.row < self.plan.rows() {
+            self.close_row(sink)?;
         }
+        Ok(())
     }
 }
 
@@ -381,8 +419,8 @@ pub(crate) fn plan(
     let regions = complete_regions(table, used);
     counts.resize(regions.len(), 0);
 
-    let (rows, row_offset, region_names) = layout(&regions, &counts);
-    let total = rows.iter().map(|r| r.event_count as usize).sum::<usize>();
+    let (row_regions, row_offset, region_names) = layout(&regions, &counts);
+    let total = counts.iter().sum::<u64>() as usize;
     let names: Vec<&'static str> = regions.iter().map(|r| r.entry.name).collect();
     let origin = span.start.ns;
     let health = RecordingHealth {
@@ -416,7 +454,9 @@ pub(crate) fn plan(
             .collect(),
         with_task_ids: !tasks.is_empty(),
         region_names,
-        rows,
+        row_regions,
+        regions,
+        exclusive: Vec::new(),
         counts,
         health,
         dropped,
@@ -485,38 +525,24 @@ fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(String, Met
     out
 }
 
-/// Session region ids of the regions with calls, in registration order.
-fn region_ids(counts: &[u64]) -> Vec<usize> {
-    (0..counts.len()).filter(|&r| counts[r] > 0).collect()
-}
-
-/// The rows (regions with calls, in registration order), each region's
-/// first slot (by session id), and the file's region names.
-fn layout(regions: &[RegionInfo], counts: &[u64]) -> (Vec<RegionRow>, Vec<u64>, Vec<&'static str>) {
+/// The rows (the session region ids of the regions with calls, in
+/// registration order), each region's first slot (by session id), and the
+/// file's region names (one per row).
+fn layout(regions: &[RegionInfo], counts: &[u64]) -> (Vec<u32>, Vec<u64>, Vec<&'static str>) {
     let used = counts.iter().filter(|&&n| n > 0).count();
     let mut rows = Vec::with_capacity(used);
     let mut row_offset = vec![0u64; regions.len()];
     let mut names = Vec::with_capacity(used);
     let mut offset = 0u64;
-    for region in region_ids(counts) {
-        let info = &regions[region];
+    for (region, info) in regions.iter().enumerate() {
+        let count = counts.get(region).copied().unwrap_or(0);
+        if count == 0 {
+            continue;
+        }
         row_offset[region] = offset;
-        rows.push(RegionRow {
-            region_id: rows.len() as u32,
-            rank: 0,
-            event_offset: offset,
-            event_count: counts[region],
-            source_file: info.file.to_owned(),
-            source_line: if info.file.is_empty() {
-                -1
-            } else {
-                info.line as i64
-            },
-            exclusive_total: 0,
-            stats: SummaryStatistics::default(),
-        });
+        rows.push(region as u32);
         names.push(info.entry.name);
-        offset += counts[region];
+        offset += count;
     }
     (rows, row_offset, names)
 }

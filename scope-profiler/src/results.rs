@@ -72,13 +72,14 @@ impl Results {
                         threads: &plan.threads,
                         tasks: &plan.tasks,
                         events: plan.len(),
+                        rows: plan.rows(),
                         with_task_ids: plan.with_task_ids(),
                     };
                     let mut sink = FileSink::create(temp, path, &header, options.compression)?;
-                    let (rows, tree) = match sink.direct()? {
+                    let tree = match sink.direct()? {
                         Some(columns) => {
                             write_path = WritePath::Direct;
-                            plan.write_direct(&columns)?
+                            plan.write_direct(&columns, &mut sink)?
                         }
                         None => {
                             write_path = WritePath::Buckets {
@@ -88,13 +89,17 @@ impl Results {
                         }
                     };
                     summary = Some(tree);
-                    sink.finish(&rows)
+                    sink.finish(plan.rows(), &|i| plan.index_row(i))
                 })?;
                 (None, summary.unwrap_or_default(), Some(path.clone()))
             }
             Output::Memory => {
                 let mut sink = MemorySink::new(plan.len(), plan.with_task_ids());
-                let (rows, summary) = plan.emit(&mut sink)?;
+                let summary = plan.emit(&mut sink)?;
+                let rows = (0..plan.rows())
+                    .zip(sink.stats)
+                    .map(|(i, stats)| plan.index_row(i).with_stats(stats))
+                    .collect();
                 let profile = Profile {
                     metadata: plan.metadata,
                     region_names: plan.region_names.iter().map(|&n| n.to_owned()).collect(),

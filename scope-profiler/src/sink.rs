@@ -1,8 +1,52 @@
 //! Where assembled events go: slices of the `/events` columns, handed over
-//! in order, to a file or to memory.
+//! in order, and the statistics of each row as it is completed, to a file or
+//! to memory.
 
 use crate::error::Error;
-use crate::profile::Events;
+use crate::profile::{Events, RegionRow, SummaryStatistics};
+
+/// One row of the index as the file stores it, but its statistics (which a
+/// sink receives one row at a time, see [`EventSink::row_stats`]): made on
+/// demand, so that a million rows are never all in memory at once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IndexRow<'a> {
+    pub region_id: u32,
+    pub rank: u32,
+    pub event_offset: u64,
+    pub event_count: u64,
+    pub source_file: &'a str,
+    pub source_line: i64,
+    pub exclusive_total: i64,
+}
+
+impl<'a> IndexRow<'a> {
+    /// The row of a profile in memory.
+    pub(crate) fn of(row: &'a RegionRow) -> IndexRow<'a> {
+        IndexRow {
+            region_id: row.region_id,
+            rank: row.rank,
+            event_offset: row.event_offset,
+            event_count: row.event_count,
+            source_file: &row.source_file,
+            source_line: row.source_line,
+            exclusive_total: row.exclusive_total,
+        }
+    }
+
+    /// The row of a profile in memory, with its statistics.
+    pub(crate) fn with_stats(self, stats: SummaryStatistics) -> RegionRow {
+        RegionRow {
+            region_id: self.region_id,
+            rank: self.rank,
+            event_offset: self.event_offset,
+            event_count: self.event_count,
+            source_file: self.source_file.to_owned(),
+            source_line: self.source_line,
+            exclusive_total: self.exclusive_total,
+            stats,
+        }
+    }
+}
 
 /// Consecutive events `[offset, offset + len)` of every column.
 pub(crate) struct EventSlice<'a> {
@@ -18,11 +62,16 @@ pub(crate) struct EventSlice<'a> {
     pub task_ids: Option<&'a [i64]>,
 }
 
-/// Receives the events of a profile, slice after slice, in order.
+/// Receives the events of a profile, slice after slice, in order, and the
+/// statistics of its rows, row after row.
 pub(crate) trait EventSink {
     /// Takes the events starting at `offset`; offsets come in increasing
     /// order and leave no gap.
     fn events(&mut self, offset: usize, slice: &EventSlice<'_>) -> Result<(), Error>;
+
+    /// Takes the statistics of the next row (rows in index order, each
+    /// once).
+    fn row_stats(&mut self, stats: &SummaryStatistics) -> Result<(), Error>;
 }
 
 /// Event columns written and read back in place, at any position: the
@@ -53,9 +102,10 @@ pub(crate) const PARENT_IDS: usize = 3;
 pub(crate) const THREAD_IDS: usize = 4;
 pub(crate) const TASK_IDS: usize = 5;
 
-/// Collects the events in memory (in-memory sessions, `write_profile`'s tests).
+/// Collects the events and row statistics in memory (in-memory sessions).
 pub(crate) struct MemorySink {
     pub events: Events,
+    pub stats: Vec<SummaryStatistics>,
 }
 
 impl MemorySink {
@@ -70,6 +120,7 @@ impl MemorySink {
                 thread_ids: column(),
                 task_ids: with_tasks.then(column),
             },
+            stats: Vec::new(),
         }
     }
 }
@@ -85,6 +136,11 @@ impl EventSink for MemorySink {
         if let (Some(all), Some(part)) = (&mut e.task_ids, s.task_ids) {
             all.extend_from_slice(part);
         }
+        Ok(())
+    }
+
+    fn row_stats(&mut self, stats: &SummaryStatistics) -> Result<(), Error> {
+        self.stats.push(*stats);
         Ok(())
     }
 }

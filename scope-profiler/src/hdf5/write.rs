@@ -12,8 +12,10 @@ use super::publish::publish_atomically;
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::options::Compression;
-use crate::profile::{Events, MetaValue, Profile, RegionRow, TaskInfo, ThreadInfo};
-use crate::sink::{EventSink, EventSlice};
+use crate::profile::{
+    Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
+};
+use crate::sink::{EventSink, EventSlice, IndexRow};
 
 /// Writes `profile` to `path` in the schema-3 layout, atomically: the file
 /// is built beside `path` and renamed over it only when complete.
@@ -60,6 +62,7 @@ pub fn write_profile(
         threads: &profile.threads,
         tasks: &profile.tasks,
         events: profile.events.len(),
+        rows: profile.rows.len(),
         with_task_ids: profile.events.task_ids.is_some(),
     };
     let events = &profile.events;
@@ -76,7 +79,10 @@ pub fn write_profile(
     publish_atomically(path, |temp| {
         let mut sink = FileSink::create(temp, path, &header, compression)?;
         sink.events(0, &slice)?;
-        sink.finish(&profile.rows)
+        for row in &profile.rows {
+            sink.row_stats(&row.stats)?;
+        }
+        sink.finish(profile.rows.len(), &|i| IndexRow::of(&profile.rows[i]))
     })
 }
 
@@ -89,6 +95,8 @@ pub(crate) struct Header<'a> {
     pub tasks: &'a [TaskInfo],
     /// Number of events.
     pub events: usize,
+    /// Number of index rows.
+    pub rows: usize,
     /// Whether the `task_ids` column is written.
     pub with_task_ids: bool,
 }
@@ -101,6 +109,12 @@ pub(crate) struct FileSink {
     /// `start_deltas`, `durations`, `call_ids`, `parent_ids`, `thread_ids`.
     columns: [Dataset; 5],
     task_ids: Option<Dataset>,
+    /// `/rank_region_index`, and its `summary_statistics`, filled as rows
+    /// are completed, through a buffer of `ROW_BATCH` rows.
+    index: Group,
+    stats: Dataset,
+    stats_buffer: Vec<SummaryRecord>,
+    stats_written: usize,
     /// The file being written (the temporary sibling of `target`).
     path: PathBuf,
     /// The path errors name: the target, not the temporary file.
@@ -186,10 +200,20 @@ impl FileSink {
                 true => Some(column("task_ids")?),
                 false => None,
             };
+            let index = root.create_group(schema::INDEX, false)?;
+            let stats = index.create_dataset::<SummaryRecord>(
+                "summary_statistics",
+                header.rows,
+                Layout::Contiguous,
+            )?;
             Ok(FileSink {
                 file,
                 columns,
                 task_ids,
+                index,
+                stats,
+                stats_buffer: Vec::new(),
+                stats_written: 0,
                 path: path.to_path_buf(),
                 target: target.to_path_buf(),
             })
@@ -219,21 +243,42 @@ impl FileSink {
         }))
     }
 
-    /// Writes the index rows and closes the file.
-    pub(crate) fn finish(self, rows: &[RegionRow]) -> std::result::Result<(), Error> {
+    /// Writes the rest of the index, `row(i)` for each of its `rows` rows
+    /// (whose statistics it has all received), and closes the file.
+    pub(crate) fn finish<'a>(
+        mut self,
+        rows: usize,
+        row: &dyn Fn(usize) -> IndexRow<'a>,
+    ) -> std::result::Result<(), Error> {
+        self.flush_stats()?;
         let FileSink {
             file,
             columns,
             task_ids,
+            index,
+            stats,
+            stats_written,
             target,
             ..
         } = self;
-        drop((columns, task_ids));
+        drop((columns, task_ids, stats));
         let finish = || -> Result<()> {
-            write_index(&file.root()?, rows)?;
+            if stats_written != rows {
+                return Err(format!("statistics of {stats_written} rows for {rows} rows").into());
+            }
+            write_index(&index, rows, row)?;
+            drop(index);
             file.close()
         };
         finish().map_err(|e| Error::hdf5(&target, e))
+    }
+
+    fn flush_stats(&mut self) -> std::result::Result<(), Error> {
+        let write = || self.stats.write(self.stats_written, &self.stats_buffer);
+        write().map_err(|e| Error::hdf5(&self.target, e))?;
+        self.stats_written += self.stats_buffer.len();
+        self.stats_buffer.clear();
+        Ok(())
     }
 }
 
@@ -261,7 +306,18 @@ impl EventSink for FileSink {
         };
         write().map_err(|e| Error::hdf5(&self.target, e))
     }
+
+    fn row_stats(&mut self, stats: &SummaryStatistics) -> std::result::Result<(), Error> {
+        self.stats_buffer.push(SummaryRecord::from(stats));
+        if self.stats_buffer.len() >= ROW_BATCH {
+            self.flush_stats()?;
+        }
+        Ok(())
+    }
 }
+
+/// Index rows made and written at a time.
+const ROW_BATCH: usize = 16 * 1024;
 
 /// `scope_profiler_schema` = 3 and `storage_layout` = "columnar", both scalars.
 fn write_root_attrs(root: &Group) -> Result<()> {
@@ -288,25 +344,40 @@ fn write_region_table(root: &Group, names: &[&str]) -> Result<()> {
     group.write_strings("names", names.iter().copied())
 }
 
-/// `/rank_region_index`: one row per (rank, region).
-fn write_index(root: &Group, rows: &[RegionRow]) -> Result<()> {
-    let group = root.create_group(schema::INDEX, false)?;
-    write_small(&group, "region_ids", rows, |r| r.region_id)?;
-    write_small(&group, "ranks", rows, |r| r.rank)?;
-    write_small(&group, "event_offsets", rows, |r| r.event_offset)?;
-    write_small(&group, "event_counts", rows, |r| r.event_count)?;
-    write_small(&group, "source_lines", rows, |r| r.source_line)?;
-    group.write_strings("source_files", rows.iter().map(|r| r.source_file.as_str()))?;
-    group.write_strings("source_texts", rows.iter().map(|_| ""))?;
-    group.write_strings("tags", rows.iter().map(|_| schema::EMPTY_JSON_LIST))?;
-    group.write_strings(
-        "event_metadata",
-        rows.iter().map(|_| schema::EMPTY_JSON_LIST),
-    )?;
-    write_small(&group, "exclusive_totals", rows, |r| r.exclusive_total)?;
-    write_small(&group, "summary_statistics", rows, |r| {
-        SummaryRecord::from(&r.stats)
-    })
+/// `/rank_region_index`, one row per (rank, region), but the statistics
+/// (written as rows are completed): `row(i)` for each of `rows` rows.
+fn write_index<'a>(group: &Group, rows: usize, row: &dyn Fn(usize) -> IndexRow<'a>) -> Result<()> {
+    write_rows(group, "region_ids", rows, row, |r| r.region_id)?;
+    write_rows(group, "ranks", rows, row, |r| r.rank)?;
+    write_rows(group, "event_offsets", rows, row, |r| r.event_offset)?;
+    write_rows(group, "event_counts", rows, row, |r| r.event_count)?;
+    write_rows(group, "source_lines", rows, row, |r| r.source_line)?;
+    group.write_strings("source_files", (0..rows).map(|i| row(i).source_file))?;
+    group.write_strings("source_texts", (0..rows).map(|_| ""))?;
+    group.write_strings("tags", (0..rows).map(|_| schema::EMPTY_JSON_LIST))?;
+    group.write_strings("event_metadata", (0..rows).map(|_| schema::EMPTY_JSON_LIST))?;
+    write_rows(group, "exclusive_totals", rows, row, |r| r.exclusive_total)
+}
+
+/// A contiguous dataset of one field of each index row, written in batches.
+fn write_rows<'a, T: H5Type>(
+    group: &Group,
+    name: &str,
+    rows: usize,
+    row: &dyn Fn(usize) -> IndexRow<'a>,
+    field: impl Fn(&IndexRow<'a>) -> T,
+) -> Result<()> {
+    let dataset = group.create_dataset::<T>(name, rows, Layout::Contiguous)?;
+    let mut values = Vec::with_capacity(rows.min(ROW_BATCH));
+    let mut first = 0;
+    while first < rows {
+        let end = (first + ROW_BATCH).min(rows);
+        values.clear();
+        values.extend((first..end).map(|i| field(&row(i))));
+        dataset.write(first, &values)?;
+        first = end;
+    }
+    Ok(())
 }
 
 /// `/thread_table`, rank 0 for every thread (a serial run).
