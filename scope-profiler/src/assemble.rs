@@ -36,9 +36,6 @@ use crate::sync::lock;
 /// and the cut of every lane, walked when the file is written.
 pub(crate) struct Plan {
     pub metadata: Vec<(String, MetaValue)>,
-    /// The file's region names, one per row (the names interned for the
-    /// process: no copy).
-    pub region_names: Vec<&'static str>,
     pub threads: Vec<ThreadInfo>,
     pub tasks: Vec<TaskInfo>,
     /// The session region id of each index row (regions with calls, in
@@ -67,8 +64,6 @@ struct WalkInput {
     tasks: Vec<TaskRecord>,
     /// First slot of each region's row, by session region id.
     row_offset: Vec<u64>,
-    /// Names by session region id.
-    names: Vec<&'static str>,
     /// Bytes the placement may hold in memory.
     budget: usize,
     dir: PathBuf,
@@ -87,6 +82,16 @@ impl Plan {
     /// Number of index rows.
     pub(crate) fn rows(&self) -> usize {
         self.row_regions.len()
+    }
+
+    /// The name of the region of index row `row`: the file's region name
+    /// `row` (the name the process interned: no copy).
+    pub(crate) fn region_name(&self, row: usize) -> &'static str {
+        let region = self
+            .row_regions
+            .get(row)
+            .map_or(usize::MAX, |&r| r as usize);
+        self.regions.get(region).map_or("", |r| r.entry.name)
     }
 
     /// Index row `row`, but its statistics (the sink receives them while
@@ -173,7 +178,7 @@ impl Plan {
         let active_regions = self.rows().max(1);
         let mut direct = DirectRuns {
             columns,
-            runs: vec![SlotRun::default(); self.walk.names.len()],
+            runs: vec![SlotRun::default(); self.regions.len()],
             run_len: (budget / PLACED_BYTES / active_regions).clamp(64, 8192),
             with_tasks: self.with_task_ids,
         };
@@ -208,23 +213,28 @@ impl Plan {
         let mut walk = Walk {
             conv: &input.conv,
             store: &input.store,
-            summary: SummaryBuilder::default(),
-            exclusive: vec![0i64; input.names.len()],
+            // Every region with calls has a node at least.
+            summary: SummaryBuilder::with_capacity(self.row_regions.len()),
+            exclusive: vec![0i64; self.regions.len()],
             placer,
         };
-        // Each lane's calls of a region fill its part of the row backwards.
-        let mut lane_end = input.row_offset.clone();
+        // Each lane's calls of a region fill its part of the row backwards:
+        // `cursor` goes from the end of the lane's part to its start, then
+        // past it to the end (the next lane's start).
+        let mut cursor = input.row_offset.clone();
+        let past_lane = |cursor: &mut [u64], lane: &LaneCut| {
+            for (region, at) in cursor.iter_mut().enumerate() {
+                *at += lane.counts.get(region).copied().unwrap_or(0);
+            }
+        };
         let mut call_base = 0i64;
         for lane in &input.lanes {
-            for (region, end) in lane_end.iter_mut().enumerate() {
-                *end += lane.counts.get(region).copied().unwrap_or(0);
-            }
-            let mut cursor = lane_end.clone();
+            past_lane(&mut cursor, lane);
             walk.lane(lane, call_base, &mut cursor)?;
+            past_lane(&mut cursor, lane);
             call_base += lane.len as i64;
         }
         // Async calls follow the thread calls of their row, in start order.
-        let mut cursor = lane_end;
         for (index, t) in input.tasks.iter().enumerate() {
             walk.task(index, t, call_base + index as i64, &mut cursor)?;
         }
@@ -232,9 +242,7 @@ impl Plan {
             summary, exclusive, ..
         } = walk;
         self.exclusive = exclusive;
-        Ok(summary.finish(|region| {
-            std::borrow::Cow::Borrowed(input.names.get(region as usize).copied().unwrap_or(""))
-        }))
+        Ok(summary.finish(self.regions.iter().map(|r| r.entry).collect()))
     }
 }
 
@@ -419,9 +427,9 @@ pub(crate) fn plan(
     let regions = complete_regions(table, used);
     counts.resize(regions.len(), 0);
 
-    let (row_regions, row_offset, region_names) = layout(&regions, &counts);
+    let (row_regions, row_offset) = layout(regions.len(), &counts);
     let total = counts.iter().sum::<u64>() as usize;
-    let names: Vec<&'static str> = regions.iter().map(|r| r.entry.name).collect();
+    let name = |region: usize| regions.get(region).map_or("", |r| r.entry.name);
     let origin = span.start.ns;
     let health = RecordingHealth {
         spilled_bytes: store.spilled_bytes(),
@@ -432,7 +440,7 @@ pub(crate) fn plan(
             .enumerate()
             .filter(|(_, (n, _))| **n > 0)
             .map(|(region, (&calls, &ticks))| DroppedCalls {
-                name: names[region].to_owned(),
+                name: name(region).to_owned(),
                 calls,
                 // Durations add up on the linear tick-to-ns map.
                 total_ns: conv.ns(span.start.ticks + ticks) - origin,
@@ -450,10 +458,9 @@ pub(crate) fn plan(
         tasks: tasks
             .iter()
             .enumerate()
-            .map(|(i, t)| task_info(i, t, &conv, origin, names[t.region as usize]))
+            .map(|(i, t)| task_info(i, t, &conv, origin, name(t.region as usize)))
             .collect(),
         with_task_ids: !tasks.is_empty(),
-        region_names,
         row_regions,
         regions,
         exclusive: Vec::new(),
@@ -467,7 +474,6 @@ pub(crate) fn plan(
             lanes,
             tasks,
             row_offset,
-            names,
             budget,
             dir,
         },
@@ -526,25 +532,20 @@ fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(String, Met
 }
 
 /// The rows (the session region ids of the regions with calls, in
-/// registration order), each region's first slot (by session id), and the
-/// file's region names (one per row).
-fn layout(regions: &[RegionInfo], counts: &[u64]) -> (Vec<u32>, Vec<u64>, Vec<&'static str>) {
+/// registration order) and each region's first slot (by session id).
+fn layout(regions: usize, counts: &[u64]) -> (Vec<u32>, Vec<u64>) {
     let used = counts.iter().filter(|&&n| n > 0).count();
     let mut rows = Vec::with_capacity(used);
-    let mut row_offset = vec![0u64; regions.len()];
-    let mut names = Vec::with_capacity(used);
+    let mut row_offset = vec![0u64; regions];
     let mut offset = 0u64;
-    for (region, info) in regions.iter().enumerate() {
-        let count = counts.get(region).copied().unwrap_or(0);
-        if count == 0 {
-            continue;
+    for (region, (&count, first)) in counts.iter().zip(&mut row_offset).enumerate() {
+        if count > 0 {
+            *first = offset;
+            rows.push(region as u32);
+            offset += count;
         }
-        row_offset[region] = offset;
-        rows.push(region as u32);
-        names.push(info.entry.name);
-        offset += count;
     }
-    (rows, row_offset, names)
+    (rows, row_offset)
 }
 
 /// The state of the backward walk over every lane.

@@ -68,7 +68,8 @@ impl Results {
                 hdf5::publish_atomically(path, |temp| {
                     let header = Header {
                         metadata: &plan.metadata,
-                        region_names: &plan.region_names,
+                        names: plan.rows(),
+                        region_name: &|row| plan.region_name(row),
                         threads: &plan.threads,
                         tasks: &plan.tasks,
                         events: plan.len(),
@@ -100,9 +101,12 @@ impl Results {
                     .zip(sink.stats)
                     .map(|(i, stats)| plan.index_row(i).with_stats(stats))
                     .collect();
+                let region_names = (0..plan.rows())
+                    .map(|row| plan.region_name(row).to_owned())
+                    .collect();
                 let profile = Profile {
                     metadata: plan.metadata,
-                    region_names: plan.region_names.iter().map(|&n| n.to_owned()).collect(),
+                    region_names,
                     rows,
                     events: sink.events,
                     threads: plan.threads,
@@ -168,7 +172,7 @@ impl Results {
     /// sp::region("a").run(|| sp::region("b").run(|| ()));
     /// let results = sp::finalize().unwrap();
     /// let tree = results.summary();
-    /// assert_eq!(tree.nodes()[tree.roots()[0]].children.len(), 1);
+    /// assert_eq!(tree.roots().next().unwrap().children().len(), 1);
     /// ```
     pub fn summary(&self) -> &Summary {
         &self.summary

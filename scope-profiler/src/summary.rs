@@ -1,38 +1,20 @@
 //! The summary tree printed at `finalize`: regions nested under their callers.
+//!
+//! A tree of a million nodes is held in about 50 bytes a node: compact
+//! nodes, the children of every node in one array, and the names the
+//! process interned (not copied) when the tree comes from `finalize`.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use crate::fxhash::FxHasher;
 use crate::profile::Profile;
+use crate::registry::Entry;
 
-/// One node of the call tree: a region reached through one call path.
-///
-/// Direct self-recursion is pooled into one node (marked `recursive`): its
-/// `calls` count every level, its `total_ns` only the outermost calls.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SummaryNode {
-    /// The region: borrowed from the names interned for the process when
-    /// the tree comes from `finalize` (no copy per node), owned when it is
-    /// built from a profile read back.
-    pub name: Cow<'static, str>,
-    /// Completed calls along this path.
-    pub calls: u64,
-    /// Time in these calls, ns.
-    pub total_ns: i64,
-    /// Time in these calls outside their child calls, ns.
-    pub own_ns: i64,
-    /// Whether the region called itself directly.
-    pub recursive: bool,
-    /// Child nodes, in the order they were first called.
-    pub children: Vec<usize>,
-}
-
-/// The call tree of a profile; `Display` prints it as a table, in memory
-/// linear in its lines, folding what lies deeper than 24 levels into one
-/// line per subtree (the nodes keep everything).
+/// The call tree of a profile: each node a region reached through one call
+/// path. `Display` prints it as a table, in memory linear in its lines,
+/// folding what lies deeper than 24 levels into one line per subtree (the
+/// nodes keep everything).
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
@@ -42,16 +24,145 @@ pub struct SummaryNode {
 /// }
 /// let results = sp::finalize().unwrap();
 /// let summary = results.summary();
-/// let step = &summary.nodes()[summary.roots()[0]];
-/// assert_eq!((&*step.name, step.calls), ("step", 3));
-/// let rhs = &summary.nodes()[step.children[0]];
-/// assert_eq!((&*rhs.name, rhs.calls), ("rhs", 3));
-/// assert_eq!(step.own_ns, step.total_ns - rhs.total_ns);
+/// let step = summary.roots().next().unwrap();
+/// assert_eq!((step.name(), step.calls()), ("step", 3));
+/// let rhs = step.children().next().unwrap();
+/// assert_eq!((rhs.name(), rhs.calls()), ("rhs", 3));
+/// assert_eq!(step.own_ns(), step.total_ns() - rhs.total_ns());
+/// assert_eq!(summary.len(), 2);
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
-    nodes: Vec<SummaryNode>,
-    roots: Vec<usize>,
+    nodes: Vec<Node>,
+    /// The children of every node, back to back (see `Node::children`).
+    children: Vec<u32>,
+    roots: Vec<u32>,
+    names: Names,
+}
+
+/// A node as stored: 40 bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Node {
+    calls: u64,
+    total_ns: i64,
+    own_ns: i64,
+    region: u32,
+    /// The node's children are `Summary::children[children..children + len]`.
+    children: u32,
+    len: u32,
+    recursive: bool,
+}
+
+/// Region names by region id.
+#[derive(Clone, Debug)]
+enum Names {
+    /// The regions the process interned (a tree from `finalize`).
+    Interned(Vec<&'static Entry>),
+    /// Names read from a file.
+    Owned(Vec<String>),
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        Names::Interned(Vec::new())
+    }
+}
+
+impl Names {
+    fn get(&self, region: u32) -> &str {
+        let region = region as usize;
+        match self {
+            Names::Interned(entries) => entries.get(region).map_or("", |e| e.name),
+            Names::Owned(names) => names.get(region).map_or("", String::as_str),
+        }
+    }
+}
+
+/// One node of a [`Summary`]: a region reached through one call path.
+///
+/// Direct self-recursion is pooled into one node (marked `recursive`): its
+/// `calls` count every level, its `total_ns` only the outermost calls.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// fn fact(n: u64) -> u64 {
+///     let _g = sp::region("fact").enter();
+///     if n == 0 { 1 } else { n * fact(n - 1) }
+/// }
+/// fact(4);
+/// let results = sp::finalize().unwrap();
+/// let fact = results.summary().roots().next().unwrap();
+/// assert!(fact.recursive());
+/// assert_eq!(fact.calls(), 5);
+/// assert_eq!(fact.children().len(), 0);
+/// ```
+#[derive(Clone, Copy)]
+pub struct SummaryNode<'a> {
+    summary: &'a Summary,
+    index: u32,
+}
+
+impl<'a> SummaryNode<'a> {
+    fn node(&self) -> &'a Node {
+        &self.summary.nodes[self.index as usize]
+    }
+
+    /// The node's position in [`Summary::node`].
+    pub fn index(&self) -> usize {
+        self.index as usize
+    }
+
+    /// The region's name.
+    pub fn name(&self) -> &'a str {
+        self.summary.names.get(self.node().region)
+    }
+
+    /// Completed calls along this path.
+    pub fn calls(&self) -> u64 {
+        self.node().calls
+    }
+
+    /// Time in these calls, ns.
+    pub fn total_ns(&self) -> i64 {
+        self.node().total_ns
+    }
+
+    /// Time in these calls outside their child calls, ns.
+    pub fn own_ns(&self) -> i64 {
+        self.node().own_ns
+    }
+
+    /// Whether the region called itself directly.
+    pub fn recursive(&self) -> bool {
+        self.node().recursive
+    }
+
+    /// Child nodes, in the order they were first called.
+    pub fn children(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = SummaryNode<'a>> + ExactSizeIterator + 'a {
+        let n = self.node();
+        let summary = self.summary;
+        let start = n.children as usize;
+        summary.children[start..start + n.len as usize]
+            .iter()
+            .map(move |&index| SummaryNode { summary, index })
+    }
+}
+
+impl std::fmt::Debug for SummaryNode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SummaryNode")
+            .field("index", &self.index)
+            .field("name", &self.name())
+            .field("calls", &self.calls())
+            .field("total_ns", &self.total_ns())
+            .field("own_ns", &self.own_ns())
+            .field("recursive", &self.recursive())
+            .field("children", &self.children().len())
+            .finish()
+    }
 }
 
 impl Summary {
@@ -66,7 +177,7 @@ impl Summary {
     /// broken.events.call_ids = vec![0, 1];
     /// broken.rows.push(Default::default());
     /// broken.rows[0].event_count = 99;
-    /// assert!(Summary::from_profile(&broken).roots().is_empty());
+    /// assert!(Summary::from_profile(&broken).is_empty());
     /// ```
     pub fn from_profile(profile: &Profile) -> Summary {
         let ev = &profile.events;
@@ -106,52 +217,107 @@ impl Summary {
                 ev.durations[slot],
             );
         }
-        tree.finish(|region| {
-            let name = profile.region_names.get(region as usize);
-            Cow::Owned(name.cloned().unwrap_or_default())
+        tree.finish_owned(profile.region_names.clone())
+    }
+
+    /// Number of nodes.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::Summary::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree has no node (no call was recorded).
+    ///
+    /// ```
+    /// assert!(scope_profiler::Summary::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Node `index` (`0..len()`), if there is one.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| ());
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert_eq!(results.summary().node(a.index()).unwrap().name(), "a");
+    /// assert!(results.summary().node(1).is_none());
+    /// ```
+    pub fn node(&self, index: usize) -> Option<SummaryNode<'_>> {
+        (index < self.nodes.len()).then_some(SummaryNode {
+            summary: self,
+            index: index as u32,
         })
     }
 
-    /// All nodes; [`Summary::roots`] and [`SummaryNode::children`] index into it.
-    pub fn nodes(&self) -> &[SummaryNode] {
-        &self.nodes
+    /// Every node, in no particular order.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let calls: u64 = results.summary().nodes().map(|n| n.calls()).sum();
+    /// assert_eq!(calls, 2);
+    /// ```
+    pub fn nodes(&self) -> impl DoubleEndedIterator<Item = SummaryNode<'_>> + ExactSizeIterator {
+        (0..self.nodes.len() as u32).map(move |index| SummaryNode {
+            summary: self,
+            index,
+        })
     }
 
     /// Top-level nodes, in the order first called.
-    pub fn roots(&self) -> &[usize] {
-        &self.roots
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("first").run(|| ());
+    /// sp::region("second").run(|| ());
+    /// let results = sp::finalize().unwrap();
+    /// let names: Vec<&str> = results.summary().roots().map(|n| n.name()).collect();
+    /// assert_eq!(names, ["first", "second"]);
+    /// ```
+    pub fn roots(&self) -> impl DoubleEndedIterator<Item = SummaryNode<'_>> + ExactSizeIterator {
+        self.roots.iter().map(move |&index| SummaryNode {
+            summary: self,
+            index,
+        })
     }
 
     /// The printed lines in order, each a node at its depth, or a fold
     /// of the subtree below [`MAX_PRINTED_DEPTH`]; visited without building
     /// them, in memory linear in the number of nodes.
     fn for_each_line(&self, mut f: impl FnMut(Line<'_>)) {
-        let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
+        let mut stack: Vec<(SummaryNode<'_>, usize)> = self.roots().rev().map(|r| (r, 0)).collect();
         while let Some((node, depth)) = stack.pop() {
-            let n = &self.nodes[node];
-            f(Line::Node(n, depth));
-            if n.children.is_empty() {
+            f(Line::Node(node, depth));
+            if node.children().len() == 0 {
                 continue;
             }
             if depth + 1 >= MAX_PRINTED_DEPTH {
-                let (nodes, calls) = self.subtree_below(node);
+                let (nodes, calls) = Self::subtree_below(node);
                 f(Line::Folded { nodes, calls });
                 continue;
             }
-            for &c in n.children.iter().rev() {
-                stack.push((c, depth + 1));
-            }
+            stack.extend(node.children().rev().map(|c| (c, depth + 1)));
         }
     }
 
     /// Nodes and calls strictly below `node`.
-    fn subtree_below(&self, node: usize) -> (usize, u64) {
+    fn subtree_below(node: SummaryNode<'_>) -> (usize, u64) {
         let (mut nodes, mut calls) = (0, 0);
-        let mut stack = self.nodes[node].children.clone();
+        let mut stack: Vec<SummaryNode<'_>> = node.children().collect();
         while let Some(c) = stack.pop() {
             nodes += 1;
-            calls += self.nodes[c].calls;
-            stack.extend_from_slice(&self.nodes[c].children);
+            calls += c.calls();
+            stack.extend(c.children());
         }
         (nodes, calls)
     }
@@ -164,7 +330,7 @@ pub(crate) const MAX_PRINTED_DEPTH: usize = 24;
 
 /// One line of the printed tree.
 enum Line<'a> {
-    Node(&'a SummaryNode, usize),
+    Node(SummaryNode<'a>, usize),
     Folded { nodes: usize, calls: u64 },
 }
 
@@ -189,7 +355,7 @@ impl Line<'_> {
     /// The label without the prefix.
     fn label(&self) -> String {
         match self {
-            Line::Node(n, _) => format!("{}{}", n.name, if n.recursive { " ↻" } else { "" }),
+            Line::Node(n, _) => format!("{}{}", n.name(), if n.recursive() { " ↻" } else { "" }),
             Line::Folded { nodes, calls, .. } => {
                 format!("… {nodes} deeper nodes ({calls} calls) folded")
             }
@@ -211,16 +377,26 @@ const NO_NODE: u32 = u32::MAX;
 /// Builds a [`Summary`] one call at a time, each call after its parent.
 #[derive(Default)]
 pub(crate) struct SummaryBuilder {
-    nodes: Vec<SummaryNode>,
-    /// Region of each node (index into the names given to `finish`).
-    regions: Vec<u32>,
+    nodes: Vec<Node>,
+    /// Parent of each node (`NO_NODE` for a root).
+    parents: Vec<u32>,
     /// Earliest start of each node's calls: the order nodes are shown in.
     first_start: Vec<i64>,
-    roots: Vec<usize>,
+    /// The node of each `(parent, region)`.
     children: HashMap<(u32, u32), u32, BuildHasherDefault<FxHasher>>,
 }
 
 impl SummaryBuilder {
+    /// A builder for a tree of at least `nodes` nodes.
+    pub(crate) fn with_capacity(nodes: usize) -> SummaryBuilder {
+        SummaryBuilder {
+            nodes: Vec::with_capacity(nodes),
+            parents: Vec::with_capacity(nodes),
+            first_start: Vec::with_capacity(nodes),
+            children: HashMap::with_capacity_and_hasher(nodes, Default::default()),
+        }
+    }
+
     /// Adds a call of `region` from `start` lasting `duration` ns under the
     /// call whose node is `parent`; returns this call's node (for its
     /// children). Calls may come in any order, as long as each comes after
@@ -233,32 +409,26 @@ impl SummaryBuilder {
         duration: i64,
     ) -> u32 {
         if let Some(p) = parent {
-            if self.regions[p as usize] == region {
+            let node = &mut self.nodes[p as usize];
+            if node.region == region {
                 // Direct self-recursion pools into the caller's node: count
                 // the call; its time is already inside the outer call.
-                let node = &mut self.nodes[p as usize];
                 node.recursive = true;
                 node.calls += 1;
                 return p;
             }
-            self.nodes[p as usize].own_ns -= duration;
+            node.own_ns -= duration;
         }
         let key = (parent.unwrap_or(NO_NODE), region);
-        let node = match self.children.get(&key) {
-            Some(&node) => node,
-            None => {
-                let node = self.nodes.len() as u32;
-                self.nodes.push(SummaryNode::new(Cow::Borrowed("")));
-                self.regions.push(region);
-                self.first_start.push(start);
-                match parent {
-                    Some(p) => self.nodes[p as usize].children.push(node as usize),
-                    None => self.roots.push(node as usize),
-                }
-                self.children.insert(key, node);
-                node
-            }
-        };
+        let node = *self.children.entry(key).or_insert_with(|| {
+            self.nodes.push(Node {
+                region,
+                ..Node::default()
+            });
+            self.parents.push(key.0);
+            self.first_start.push(start);
+            self.nodes.len() as u32 - 1
+        });
         let first = &mut self.first_start[node as usize];
         *first = (*first).min(start);
         let n = &mut self.nodes[node as usize];
@@ -268,30 +438,60 @@ impl SummaryBuilder {
         node
     }
 
-    /// The tree, with `name(region)` as each node's name.
-    pub(crate) fn finish(mut self, name: impl Fn(u32) -> Cow<'static, str>) -> Summary {
-        let first = &self.first_start;
-        for (node, &region) in self.nodes.iter_mut().zip(&self.regions) {
-            node.name = name(region);
-            node.children.sort_by_key(|&c| first[c]);
-        }
-        self.roots.sort_by_key(|&r| first[r]);
-        Summary {
-            nodes: self.nodes,
-            roots: self.roots,
-        }
+    /// The tree, named by the names the process interned (by region id).
+    pub(crate) fn finish(self, names: Vec<&'static Entry>) -> Summary {
+        self.build(Names::Interned(names))
     }
-}
 
-impl SummaryNode {
-    fn new(name: Cow<'static, str>) -> Self {
-        SummaryNode {
-            name,
-            calls: 0,
-            total_ns: 0,
-            own_ns: 0,
-            recursive: false,
-            children: Vec::new(),
+    /// The tree, with names of its own (by region id).
+    pub(crate) fn finish_owned(self, names: Vec<String>) -> Summary {
+        self.build(Names::Owned(names))
+    }
+
+    fn build(self, names: Names) -> Summary {
+        let SummaryBuilder {
+            mut nodes,
+            parents,
+            first_start,
+            children,
+        } = self;
+        drop(children);
+        // Each node's children, back to back, in node order; then each
+        // node's slice (and the roots) sorted by first call.
+        for &p in &parents {
+            if let Some(parent) = nodes.get_mut(p as usize) {
+                parent.len += 1;
+            }
+        }
+        let mut next = 0u32;
+        for node in &mut nodes {
+            node.children = next;
+            next += node.len;
+        }
+        let mut filled: Vec<u32> = nodes.iter().map(|n| n.children).collect();
+        let mut child_list = vec![0u32; next as usize];
+        let mut roots = Vec::new();
+        for (child, &p) in parents.iter().enumerate() {
+            match filled.get_mut(p as usize) {
+                Some(at) => {
+                    child_list[*at as usize] = child as u32;
+                    *at += 1;
+                }
+                None => roots.push(child as u32),
+            }
+        }
+        drop(filled);
+        let by_first = |&c: &u32| first_start[c as usize];
+        for node in &nodes {
+            let start = node.children as usize;
+            child_list[start..start + node.len as usize].sort_by_key(by_first);
+        }
+        roots.sort_by_key(by_first);
+        Summary {
+            nodes,
+            children: child_list,
+            roots,
+            names,
         }
     }
 }
@@ -329,9 +529,9 @@ impl std::fmt::Display for Summary {
                     f,
                     "  │ {label}{:pad$}{:>14}{:>14.6}{:>14.6} │",
                     "",
-                    n.calls,
-                    n.total_ns as f64 * 1e-9,
-                    n.own_ns as f64 * 1e-9
+                    n.calls(),
+                    n.total_ns() as f64 * 1e-9,
+                    n.own_ns() as f64 * 1e-9
                 ),
                 Line::Folded { .. } => writeln!(f, "  │ {label}{:pad$}{:>42} │", "", ""),
             };

@@ -55,10 +55,10 @@ pub fn write_profile(
 ) -> std::result::Result<(), Error> {
     let path = path.as_ref();
     check_profile(profile).map_err(|e| Error::hdf5(path, format!("invalid profile: {e}")))?;
-    let region_names: Vec<&str> = profile.region_names.iter().map(String::as_str).collect();
     let header = Header {
         metadata: &profile.metadata,
-        region_names: &region_names,
+        names: profile.region_names.len(),
+        region_name: &|i| &profile.region_names[i],
         threads: &profile.threads,
         tasks: &profile.tasks,
         events: profile.events.len(),
@@ -90,7 +90,9 @@ pub fn write_profile(
 /// the events are assembled.
 pub(crate) struct Header<'a> {
     pub metadata: &'a [(String, MetaValue)],
-    pub region_names: &'a [&'a str],
+    /// Number of region names, and name `i` for each.
+    pub names: usize,
+    pub region_name: &'a dyn Fn(usize) -> &'a str,
     pub threads: &'a [ThreadInfo],
     pub tasks: &'a [TaskInfo],
     /// Number of events.
@@ -180,7 +182,7 @@ impl FileSink {
             let root = file.root()?;
             write_root_attrs(&root)?;
             write_metadata(&root, header.metadata)?;
-            write_region_table(&root, header.region_names)?;
+            write_region_table(&root, header.names, header.region_name)?;
             if !header.threads.is_empty() {
                 write_thread_table(&root, header.threads)?;
             }
@@ -339,9 +341,13 @@ fn write_metadata(root: &Group, metadata: &[(String, MetaValue)]) -> Result<()> 
 }
 
 /// `/region_table/names`.
-fn write_region_table(root: &Group, names: &[&str]) -> Result<()> {
+fn write_region_table<'a>(
+    root: &Group,
+    names: usize,
+    name: &dyn Fn(usize) -> &'a str,
+) -> Result<()> {
     let group = root.create_group(schema::REGION_TABLE, false)?;
-    group.write_strings("names", names.iter().copied())
+    group.write_strings("names", (0..names).map(name))
 }
 
 /// `/rank_region_index`, one row per (rank, region), but the statistics
