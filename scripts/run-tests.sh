@@ -15,4 +15,4 @@ scripts/memcheck.sh
 # A real crate's own test suite (semver 1.0.28), every module file instrumented.
 scripts/real-crate-test.sh
 # The 200M-call bounded-memory run (about 2.5 minutes in release).
-cargo test --release -p integration-tests --test scale -- --ignored two_hundred_million_calls_under_a_64_mib_limit
+cargo test --release -p integration-tests --test scale -- --ignored --nocapture two_hundred_million_calls_under_a_64_mib_limit

@@ -43,6 +43,8 @@ pub(crate) struct Plan {
     row_regions: Vec<u32>,
     /// Where each region is defined, by session region id.
     regions: Vec<RegionInfo>,
+    /// The source files of [`RegionInfo::file`].
+    files: Vec<&'static str>,
     /// Exclusive ns per session region id (set by the walk).
     exclusive: Vec<i64>,
     /// Recorded calls per region, by session region id.
@@ -100,7 +102,9 @@ impl Plan {
     pub(crate) fn index_row(&self, row: usize) -> IndexRow<'static> {
         let region = self.row_regions.get(row).map_or(0, |&r| r as usize);
         let info = self.regions.get(region);
-        let file = info.map_or("", |i| i.file);
+        let file = info.map_or("", |i| {
+            self.files.get(i.file as usize).copied().unwrap_or("")
+        });
         IndexRow {
             region_id: row as u32,
             rank: 0,
@@ -463,6 +467,7 @@ pub(crate) fn plan(
         with_task_ids: !tasks.is_empty(),
         row_regions,
         regions,
+        files: registry::files(),
         exclusive: Vec::new(),
         counts,
         health,
@@ -486,11 +491,8 @@ pub(crate) fn plan(
 fn complete_regions(table: &RegionTable, used: usize) -> Vec<RegionInfo> {
     let mut regions = table.snapshot();
     for id in regions.len()..used {
-        regions.push(RegionInfo {
-            entry: registry::intern(&format!("<unregistered region {id}>")),
-            file: "",
-            line: 0,
-        });
+        let entry = registry::intern(&format!("<unregistered region {id}>"));
+        regions.push(RegionInfo::new(entry, "", 0));
     }
     regions
 }

@@ -209,11 +209,12 @@ impl Options {
     /// [`Options::disk_limit`], calls are dropped and counted.
     ///
     /// The limit counts recorded calls. Region names and per-region state
-    /// are outside it: about 120 bytes per distinct region plus its name
-    /// while recording, and about 350 bytes in all per region with calls at
-    /// the peak of `finalize` (mostly the summary tree; index rows are made
-    /// and written 16k at a time), so a session with a million distinct
-    /// regions needs about 350 MB more at `finalize`.
+    /// are outside it: about 75 bytes per distinct region plus its name
+    /// while recording, and about 200 bytes per region with calls plus its
+    /// name at the peak of `finalize` (the summary tree, the region table,
+    /// per-region counts; index rows are made and written 16k at a time),
+    /// so a session with a million distinct regions needs about 200 MB more
+    /// at `finalize`.
     ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);

@@ -8,7 +8,9 @@
 //! name with the Fx hash (names are the program's own, not hostile input).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
@@ -70,7 +72,55 @@ impl std::borrow::Borrow<str> for Key {
 type Names = DashMap<Key, (), BuildHasherDefault<FxHasher>>;
 
 static NAMES: LazyLock<Names> = LazyLock::new(Names::default);
-static INTERN: Mutex<()> = Mutex::new(());
+/// Serializes interning, and holds the memory interned names and entries
+/// are carved from.
+static INTERN: Mutex<Arena> = Mutex::new(Arena {
+    bytes: &mut [],
+    entries: &mut [],
+});
+
+/// Blocks of memory that live for the process, handed out in pieces: a
+/// name or an entry costs its own size, not a heap allocation's (a 15-byte
+/// name took a 32-byte block of its own, an entry 32 bytes for 24). The
+/// pieces never move and are never freed (see `intern_new`).
+struct Arena {
+    /// What is left of the current block for names.
+    bytes: &'static mut [u8],
+    /// What is left of the current block for entries.
+    entries: &'static mut [MaybeUninit<Entry>],
+}
+
+/// Bytes of a block for names; a name longer than an eighth of it gets a
+/// block of its own.
+const NAME_BLOCK: usize = 64 << 10;
+/// Entries per block.
+const ENTRY_BLOCK: usize = 1024;
+
+impl Arena {
+    fn name(&mut self, name: &str) -> &'static str {
+        let len = name.len();
+        if len > NAME_BLOCK / 8 {
+            return Box::leak(name.into());
+        }
+        if self.bytes.len() < len {
+            self.bytes = Box::leak(vec![0u8; NAME_BLOCK].into_boxed_slice());
+        }
+        let (piece, rest) = std::mem::take(&mut self.bytes).split_at_mut(len);
+        self.bytes = rest;
+        piece.copy_from_slice(name.as_bytes());
+        // The bytes of a `str`: valid UTF-8 (checked again, off the hot path).
+        std::str::from_utf8(piece).unwrap_or_default()
+    }
+
+    fn entry(&mut self, entry: Entry) -> &'static Entry {
+        if self.entries.is_empty() {
+            self.entries = Box::leak(Box::new_uninit_slice(ENTRY_BLOCK));
+        }
+        let (slot, rest) = std::mem::take(&mut self.entries).split_at_mut(1);
+        self.entries = rest;
+        slot[0].write(entry)
+    }
+}
 
 /// Entries this thread looked up last, by the address and length of the
 /// name it passed: a name written as a literal in a loop is found here with
@@ -105,28 +155,74 @@ pub(crate) fn lookup(name: &str) -> Option<&'static Entry> {
 
 #[cold]
 fn intern_new(name: &str) -> &'static Entry {
-    let _serial = lock(&INTERN);
+    let mut arena = lock(&INTERN);
     if let Some(found) = NAMES.get(name) {
         return found.key().0;
     }
     // Interned names live for the process: a program has finitely many region
     // names, and handles and call sites hold `&'static` references to them.
-    let name: &'static str = Box::leak(name.into());
-    let entry: &'static Entry = Box::leak(Box::new(Entry {
+    let name = arena.name(name);
+    let entry = arena.entry(Entry {
         name,
         state: AtomicU64::new(0),
-    }));
+    });
     NAMES.insert(Key(entry), ());
     entry
 }
 
-/// A region as registered in one session.
+/// A region as registered in one session: 16 bytes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RegionInfo {
     pub entry: &'static Entry,
-    /// Where the region was first defined; "" / 0 when unknown.
-    pub file: &'static str,
+    /// Where the region was first defined: an index into [`files`]
+    /// (0: unknown) and a line.
+    pub file: u32,
     pub line: u32,
+}
+
+impl RegionInfo {
+    /// `entry`, defined at `file`:`line` ("" / 0 when unknown).
+    pub(crate) fn new(entry: &'static Entry, file: &'static str, line: u32) -> RegionInfo {
+        RegionInfo {
+            entry,
+            file: file_id(file),
+            line,
+        }
+    }
+}
+
+/// The source files regions were defined in, interned: a region keeps the
+/// index of its file, not the file's name. Index 0 is "" (unknown).
+struct Files {
+    names: Vec<&'static str>,
+    ids: HashMap<&'static str, u32, BuildHasherDefault<FxHasher>>,
+}
+
+static FILES: LazyLock<Mutex<Files>> = LazyLock::new(|| {
+    Mutex::new(Files {
+        names: vec![""],
+        ids: HashMap::default(),
+    })
+});
+
+/// The index of `file` in [`files`].
+fn file_id(file: &'static str) -> u32 {
+    if file.is_empty() {
+        return 0;
+    }
+    let mut files = lock(&FILES);
+    if let Some(&id) = files.ids.get(file) {
+        return id;
+    }
+    let id = files.names.len() as u32;
+    files.names.push(file);
+    files.ids.insert(file, id);
+    id
+}
+
+/// Every source file interned so far, by index (see [`RegionInfo::file`]).
+pub(crate) fn files() -> Vec<&'static str> {
+    lock(&FILES).names.clone()
 }
 
 /// The regions of one session, in registration order; index = region id.
@@ -154,7 +250,7 @@ impl RegionTable {
             return id;
         }
         let id = regions.len() as u32;
-        regions.push(RegionInfo { entry, file, line });
+        regions.push(RegionInfo::new(entry, file, line));
         entry
             .state
             .store(pack(self.generation, id), Ordering::Release);
