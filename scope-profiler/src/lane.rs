@@ -181,7 +181,13 @@ impl Lane {
     /// Lets go of every record (the session ended): the lane may outlive
     /// the session in an idle thread's recorder.
     pub(crate) fn release(&self) {
-        *lock(&self.segments) = Vec::new();
+        for segment in std::mem::take(&mut *lock(&self.segments)) {
+            if let Segment::Memory(chunk) = segment {
+                // An idle thread may still hold its current chunk: its pages
+                // go back to the OS now, not when the thread records again.
+                chunk.discard();
+            }
+        }
         *lock(&self.spilled_counts) = Vec::new();
         *lock(&self.tasks) = Vec::new();
     }

@@ -148,6 +148,25 @@ impl Chunk {
         }
     }
 
+    /// Gives the pages of a chunk with pages of its own back to the OS: its
+    /// records are no longer needed (the session ended), though the thread
+    /// that fills it may still hold it, idle, until it records again or
+    /// exits. The memory stays mapped: a record pushed later lands on a
+    /// fresh zero page. Small chunks are left as they are.
+    pub(crate) fn discard(&self) {
+        if !self.slots.mapped {
+            return;
+        }
+        let bytes = self.slots.layout().size();
+        // SAFETY: the range is exactly this chunk's own mapping (made by
+        // `map_pages` for `bytes` bytes, unmapped only on drop, which cannot
+        // happen while `&self` is held). MADV_DONTNEED keeps it mapped and
+        // readable/writable, so every pointer into it stays valid; the
+        // slots are `MaybeUninit` bytes with no invariant to break, and no
+        // reader reads records of a discarded chunk (its lane was released).
+        unsafe { libc::madvise(self.slots.ptr.as_ptr().cast(), bytes, libc::MADV_DONTNEED) };
+    }
+
     /// Empties a chunk for reuse (it is not shared: `&mut self`).
     pub(crate) fn clear(&mut self) {
         *self.published.get_mut() = 0;
@@ -238,5 +257,44 @@ mod tests {
         let records = large.records();
         assert_eq!(records.len(), 64 * 1024);
         assert_eq!(records[65535], Record { start: 65535, ..r });
+    }
+
+    /// Pages of `chunk`'s slots resident in memory (mincore).
+    fn resident_pages(chunk: &Chunk) -> usize {
+        let page = 4096;
+        let bytes = chunk.slots.layout().size();
+        let mut vec = vec![0u8; bytes.div_ceil(page)];
+        // SAFETY: the range is the chunk's own page-aligned mapping; `vec`
+        // holds one byte per page of it.
+        let rc = unsafe { libc::mincore(chunk.slots.ptr.as_ptr().cast(), bytes, vec.as_mut_ptr()) };
+        assert_eq!(rc, 0);
+        vec.iter().filter(|&&b| b & 1 == 1).count()
+    }
+
+    #[test]
+    fn a_discarded_chunk_gives_its_pages_back_and_stays_writable() {
+        let chunk = Chunk::new(64 * 1024);
+        let r = Record {
+            start: 1,
+            end: 2,
+            region: 3,
+            depth: 0,
+        };
+        for i in 0..chunk.capacity() {
+            // SAFETY: this thread is the only writer; indices are in order.
+            unsafe { chunk.push(i, r) };
+        }
+        assert!(resident_pages(&chunk) >= 300, "the records are in memory");
+        chunk.discard();
+        assert_eq!(resident_pages(&chunk), 0, "discard kept pages");
+        let small = Chunk::new(16);
+        small.discard(); // not mapped: nothing to give back
+        let fresh = Chunk::new(64 * 1024);
+        // SAFETY: as above; a discarded chunk's memory stays mapped.
+        unsafe { fresh.push(0, r) };
+        fresh.discard();
+        // SAFETY: as above.
+        unsafe { fresh.push(0, r) };
+        assert_eq!(fresh.records(), [r]);
     }
 }
