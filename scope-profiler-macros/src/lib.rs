@@ -94,8 +94,9 @@
 //! `profile_all` scope instruments such a canonical body, it allows that
 //! one lint on the impl block (where clippy reads its level); a body that
 //! was not canonical keeps its lint. `#[profile]` on such a method alone
-//! cannot reach the impl block: the lint then fires, and `#[profile_all]`
-//! on the impl is the way to instrument it.
+//! cannot reach the impl block; it gives the braces of a canonical body the
+//! attribute's span instead (the statements keep theirs), and clippy skips
+//! a body whose block comes from a macro.
 //!
 //! A function with its own `#[profile(...)]` inside a `profile_all` scope
 //! gets what only the scope knows (its path, `crate = path`, its line) in a
