@@ -2,7 +2,8 @@
 # Runs every check CI runs: formatting, clippy, and the whole test suite
 # (unit, integration, doc tests, the macro compile-fail tests and the
 # interop test against the Python package from PyPI), valgrind memcheck on
-# the runtime's unit tests and a spilling test, then the 200M-call
+# the runtime's unit tests and a spilling test, a real crate's suite
+# instrumented, the packages and their docs, then the 200M-call
 # bounded-memory test in release mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +15,7 @@ cargo test
 scripts/memcheck.sh
 # A real crate's own test suite (semver 1.0.28), every module file instrumented.
 scripts/real-crate-test.sh
+# Every published crate packaged and verified, and its docs built as docs.rs does.
+scripts/check-package.sh --allow-dirty
 # The 200M-call bounded-memory run (about 2.5 minutes in release).
 cargo test --release -p integration-tests --test scale -- --ignored --nocapture two_hundred_million_calls_under_a_64_mib_limit

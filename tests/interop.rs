@@ -1,7 +1,7 @@
 //! The files we write open in the Python package's own reader and CLI.
 //!
 //! Makes (once, cached under the target directory) a venv with
-//! `scope-profiler==0.7.5` from PyPI, runs `examples/regions.rs` to write a
+//! `scope-profiler==0.7.5` from PyPI, runs `scope-profiler/examples/regions.rs` to write a
 //! file, and runs `tests/interop/check_regions.py` on it: region names, call
 //! counts and nesting through `scope_profiler.read_h5`, and
 //! `scope-profiler inspect | report | export speedscope | chrome-trace | prof`.
@@ -44,7 +44,7 @@ fn python_reader_opens_the_example_file() {
             ])
             .arg(&file),
         "run cargo",
-        "examples/regions.rs failed",
+        "scope-profiler/examples/regions.rs failed",
     );
     let stderr = String::from_utf8_lossy(&example.stderr);
     assert!(

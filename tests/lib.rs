@@ -236,3 +236,9 @@ pub fn python_names_and_counts(
         })
         .collect()
 }
+
+/// The workspace README's Rust examples, compiled and run as doc tests so
+/// that they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -326,3 +326,9 @@ pub fn profile_all_items(input: TokenStream) -> TokenStream {
 pub fn __profile_scope(_args: TokenStream, item: TokenStream) -> TokenStream {
     item
 }
+
+/// The examples of the crate's README (what crates.io shows), compiled as
+/// doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+struct ReadmeDoctests;

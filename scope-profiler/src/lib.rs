@@ -312,8 +312,9 @@ macro_rules! scope {
     };
 }
 
-/// The README's Rust examples, compiled and run as doc tests so that they
-/// stay true.
-#[doc = include_str!("../../README.md")]
+/// The examples of the crate's README (what crates.io shows), compiled as
+/// doc tests so that they stay true. (The workspace README's run as the
+/// integration-tests crate's doc tests.)
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
