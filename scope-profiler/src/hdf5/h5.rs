@@ -30,7 +30,7 @@ use hdf5_sys::h5a::{
 };
 use hdf5_sys::h5d::{
     H5D_alloc_time_t, H5D_fill_time_t, H5D_layout_t, H5Dclose, H5Dcreate2, H5Dget_offset,
-    H5Dget_space, H5Dget_type, H5Dopen2, H5Dread, H5Dwrite,
+    H5Dget_space, H5Dget_type, H5Dopen2, H5Dread, H5Dwrite, H5Dwrite_chunk,
 };
 use hdf5_sys::h5e::{H5E_DEFAULT, H5E_direction_t, H5E_error2_t, H5Eset_auto2, H5Ewalk2};
 use hdf5_sys::h5f::{
@@ -819,6 +819,31 @@ impl Dataset {
                 )
             };
             check(status, "write to a dataset").map(drop)
+        })
+    }
+
+    /// Writes one chunk of a chunked 1-D dataset, already filtered (every
+    /// filter of the dataset applied, in order): the chunk that starts at
+    /// element `first`.
+    pub(super) fn write_chunk(&self, first: usize, bytes: &[u8]) -> Result<()> {
+        locked(|| {
+            let offset = [first as hsize_t];
+            // SAFETY: `self.0` is an open dataset; `offset` holds one
+            // coordinate (its rank); `bytes` is `bytes.len()` readable
+            // bytes that HDF5 copies into the file; filter mask 0 says
+            // every filter was applied. HDF5 rejects an offset that is not
+            // on a chunk boundary or past the extent.
+            let status = unsafe {
+                H5Dwrite_chunk(
+                    self.0,
+                    H5P_DEFAULT,
+                    0,
+                    offset.as_ptr(),
+                    bytes.len(),
+                    bytes.as_ptr().cast(),
+                )
+            };
+            check(status, format_args!("write the chunk at element {first}")).map(drop)
         })
     }
 

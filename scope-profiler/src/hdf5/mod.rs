@@ -25,6 +25,7 @@
 //! /task_table/           when the profile has tasks
 //! ```
 
+mod chunks;
 mod h5;
 mod publish;
 mod read;

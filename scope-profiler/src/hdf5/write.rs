@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::chunks::ChunkWriter;
 use super::h5::{Dataset, File, Group, H5Type, Layout, Result};
 use super::publish::publish_atomically;
 use super::schema::{self, SummaryRecord};
@@ -111,6 +112,8 @@ pub(crate) struct FileSink {
     /// `start_deltas`, `durations`, `call_ids`, `parent_ids`, `thread_ids`.
     columns: [Dataset; 5],
     task_ids: Option<Dataset>,
+    /// For compressed columns: the chunks, filtered on every core.
+    chunks: Option<ChunkWriter>,
     /// `/rank_region_index`, and its `summary_statistics`, filled as rows
     /// are completed, through a buffer of `ROW_BATCH` rows.
     index: Group,
@@ -208,10 +211,20 @@ impl FileSink {
                 header.rows,
                 Layout::Contiguous,
             )?;
+            let chunks = match level {
+                Some(level) if header.events > 0 => Some(ChunkWriter::new(
+                    columns.len() + usize::from(task_ids.is_some()),
+                    header.events,
+                    chunk_len(header.events),
+                    level,
+                )?),
+                _ => None,
+            };
             Ok(FileSink {
                 file,
                 columns,
                 task_ids,
+                chunks,
                 index,
                 stats,
                 stats_buffer: Vec::new(),
@@ -253,6 +266,11 @@ impl FileSink {
         row: &dyn Fn(usize) -> IndexRow<'a>,
     ) -> std::result::Result<(), Error> {
         self.flush_stats()?;
+        if let Some(chunks) = &self.chunks {
+            chunks
+                .check_complete()
+                .map_err(|e| Error::hdf5(&self.target, e))?;
+        }
         let FileSink {
             file,
             columns,
@@ -297,7 +315,15 @@ impl EventSink for FileSink {
             s.parent_ids,
             s.thread_ids,
         ];
-        let write = || -> Result<()> {
+        let mut write = || -> Result<()> {
+            if let Some(chunks) = &mut self.chunks {
+                let datasets: Vec<&Dataset> = self.columns.iter().chain(&self.task_ids).collect();
+                let mut columns: Vec<(usize, &[i64])> = parts.into_iter().enumerate().collect();
+                if let Some(values) = s.task_ids.filter(|_| self.task_ids.is_some()) {
+                    columns.push((parts.len(), values));
+                }
+                return chunks.put(offset, &datasets, &columns);
+            }
             for (dataset, values) in self.columns.iter().zip(parts) {
                 dataset.write(offset, values)?;
             }
