@@ -53,7 +53,7 @@ const MERGE_BUFFER: usize = 1 << 14;
 ///
 /// ```
 /// let lane = scope_profiler::export::Lane::default();
-/// assert_eq!((lane.rank, lane.thread, lane.task), (0, 0, -1));
+/// assert_eq!((lane.rank, lane.thread, lane.task), (0, 0, 0));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
