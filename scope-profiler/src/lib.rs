@@ -73,7 +73,8 @@ mod placement;
 mod sink;
 mod summary;
 
-// 7. Output: the HDF5 file, the results.
+// 7. Output: the HDF5 file, the results, the exports.
+pub mod export;
 mod hdf5;
 mod results;
 
@@ -81,7 +82,7 @@ mod results;
 mod session;
 
 pub use error::Error;
-pub use hdf5::{read_profile, write_profile};
+pub use hdf5::{AggregateRow, EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 pub use options::{Compression, OnSpillFailure, Options};
 pub use profile::{
     DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow, SummaryStatistics,

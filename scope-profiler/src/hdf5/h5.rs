@@ -889,6 +889,41 @@ impl Dataset {
         Ok(values)
     }
 
+    /// Number of elements of a 1-D dataset.
+    pub(super) fn len(&self) -> Result<usize> {
+        self.space()?.len()
+    }
+
+    /// Elements `offset..offset + values.len()` of a 1-D dataset, converted
+    /// to `T` into `values` (a slice read: the rest of the dataset is not
+    /// touched).
+    pub(super) fn read_into<T: H5Type>(&self, offset: usize, values: &mut [T]) -> Result<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let dtype = T::datatype()?;
+        locked(|| {
+            let memory = Dataspace::simple(values.len())?;
+            let file = self.space()?;
+            file.select(offset, values.len())?;
+            // SAFETY: `values` holds `memory`'s element count of `T`, laid
+            // out as `dtype` says (the `H5Type` contract), initialized (the
+            // background a conversion may read); the file selection has as
+            // many elements (HDF5 checks that it fits the extent).
+            let status = unsafe {
+                H5Dread(
+                    self.0,
+                    dtype.0,
+                    memory.0,
+                    file.0,
+                    H5P_DEFAULT,
+                    values.as_mut_ptr().cast(),
+                )
+            };
+            check(status, "read part of a dataset").map(drop)
+        })
+    }
+
     /// Every element of a string dataset (variable-length or fixed, ASCII
     /// or UTF-8).
     pub(super) fn read_strings(&self) -> Result<Vec<String>> {

@@ -29,10 +29,12 @@ mod chunks;
 mod h5;
 mod publish;
 mod read;
+mod reader;
 mod schema;
 mod write;
 
 pub(crate) use publish::publish_atomically;
 pub use read::read_profile;
+pub use reader::{AggregateRow, EventChunk, EventChunks, ProfileReader};
 pub use write::write_profile;
 pub(crate) use write::{FileSink, Header};

@@ -60,7 +60,7 @@ fn read_file(path: &Path) -> Result<Profile> {
 }
 
 /// The root `scope_profiler_schema` attribute must be a scalar integer 2 or 3.
-fn check_schema(root: &Group) -> Result<()> {
+pub(super) fn check_schema(root: &Group) -> Result<()> {
     let version = root.attr(schema::SCHEMA_ATTR)?.read_i64()?;
     if !(2..=3).contains(&version) {
         return Err(format!(
@@ -74,7 +74,7 @@ fn check_schema(root: &Group) -> Result<()> {
 
 /// `/metadata` attributes in creation order (name order for files whose
 /// writer did not track it).
-fn read_metadata(root: &Group) -> Result<Vec<(String, MetaValue)>> {
+pub(super) fn read_metadata(root: &Group) -> Result<Vec<(String, MetaValue)>> {
     if !root.contains(schema::METADATA)? {
         return Ok(Vec::new());
     }
@@ -248,7 +248,7 @@ fn row_calls(row: &RegionRow, events: &Events) -> Vec<(i64, i64)> {
 }
 
 /// `/thread_table` rows; empty without the group.
-fn read_threads(root: &Group) -> Result<Vec<ThreadInfo>> {
+pub(super) fn read_threads(root: &Group) -> Result<Vec<ThreadInfo>> {
     if !root.contains(schema::THREAD_TABLE)? {
         return Ok(Vec::new());
     }
@@ -280,7 +280,7 @@ fn read_threads(root: &Group) -> Result<Vec<ThreadInfo>> {
 }
 
 /// `/task_table` rows; empty without the group.
-fn read_tasks(root: &Group) -> Result<Vec<TaskInfo>> {
+pub(super) fn read_tasks(root: &Group) -> Result<Vec<TaskInfo>> {
     if !root.contains(schema::TASK_TABLE)? {
         return Ok(Vec::new());
     }
@@ -318,19 +318,19 @@ fn read_tasks(root: &Group) -> Result<Vec<TaskInfo>> {
 }
 
 /// A whole dataset in one read.
-fn read_column<T: H5Type>(group: &Group, name: &str) -> Result<Vec<T>> {
+pub(super) fn read_column<T: H5Type>(group: &Group, name: &str) -> Result<Vec<T>> {
     group.dataset(name)?.read::<T>()
 }
 
 /// A dataset that must have `len` values.
-fn read_sized<T: H5Type>(group: &Group, name: &str, len: usize) -> Result<Vec<T>> {
+pub(super) fn read_sized<T: H5Type>(group: &Group, name: &str, len: usize) -> Result<Vec<T>> {
     let values = read_column(group, name)?;
     check_len(name, values.len(), len)?;
     Ok(values)
 }
 
 /// A dataset that may be absent.
-fn read_optional<T: H5Type>(group: &Group, name: &str) -> Result<Option<Vec<T>>> {
+pub(super) fn read_optional<T: H5Type>(group: &Group, name: &str) -> Result<Option<Vec<T>>> {
     match group.contains(name)? {
         true => read_column(group, name).map(Some),
         false => Ok(None),
@@ -338,19 +338,24 @@ fn read_optional<T: H5Type>(group: &Group, name: &str) -> Result<Option<Vec<T>>>
 }
 
 /// A dataset of `len` values, or `len` copies of `missing` when absent.
-fn read_or_fill<T: H5Type>(group: &Group, name: &str, len: usize, missing: T) -> Result<Vec<T>> {
+pub(super) fn read_or_fill<T: H5Type>(
+    group: &Group,
+    name: &str,
+    len: usize,
+    missing: T,
+) -> Result<Vec<T>> {
     let values = read_optional(group, name)?.unwrap_or_else(|| vec![missing; len]);
     check_len(name, values.len(), len)?;
     Ok(values)
 }
 
 /// A dataset of strings (variable-length or fixed, ASCII or UTF-8).
-fn read_strings(group: &Group, name: &str) -> Result<Vec<String>> {
+pub(super) fn read_strings(group: &Group, name: &str) -> Result<Vec<String>> {
     group.dataset(name)?.read_strings()
 }
 
 /// Fails unless a column has the length its table implies.
-fn check_len(name: &str, len: usize, expected: usize) -> Result<()> {
+pub(super) fn check_len(name: &str, len: usize, expected: usize) -> Result<()> {
     if len != expected {
         return Err(format!("{name} has {len} values, expected {expected}").into());
     }

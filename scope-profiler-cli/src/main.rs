@@ -1,0 +1,384 @@
+//! `scope-prof`: look at scope-profiler HDF5 files from the command line.
+//!
+//! Commands: `inspect` (the call tree), `export` (Chrome trace, speedscope,
+//! folded stacks, flamegraph SVG, JSON statistics), `diff` and `check` (a
+//! CI regression budget). Exit codes: 0 success, 1 a `check` regression,
+//! 2 an unreadable input or any other error.
+
+mod stats;
+mod text;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use scope_profiler::ProfileReader;
+use scope_profiler::export::{self, Grouping};
+
+/// Inspect, export, diff and check scope-profiler HDF5 profiles.
+#[derive(Parser, Debug)]
+#[command(name = "scope-prof", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the call tree of one or more profiles: calls, total, own, mean,
+    /// p95 and % of the session per call path (several files side by side).
+    Inspect(InspectArgs),
+    /// Export a profile: Chrome trace (Perfetto), speedscope, folded
+    /// stacks, a flamegraph SVG or the statistics as JSON.
+    Export(ExportArgs),
+    /// Compare two profiles region by region: calls, total, own and mean.
+    Diff(DiffArgs),
+    /// Fail (exit code 1) when a region of NEW regressed past the budget.
+    Check(CheckArgs),
+}
+
+/// Ordering of the regions.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum SortKey {
+    /// Longest total time first.
+    Total,
+    /// Longest own (exclusive) time first.
+    Own,
+    /// Most calls first.
+    Calls,
+    /// By name.
+    Name,
+}
+
+#[derive(clap::Args, Debug)]
+struct InspectArgs {
+    /// Profile files (HDF5, schema 2 or 3).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Order of sibling regions.
+    #[arg(long, value_enum, default_value_t = SortKey::Total)]
+    sort: SortKey,
+    /// Show at most N children per node.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// One tree per thread or task lane.
+    #[arg(long, conflicts_with = "ranks")]
+    threads: bool,
+    /// One tree per MPI rank.
+    #[arg(long)]
+    ranks: bool,
+    /// Only regions with this tag (and the paths to them).
+    #[arg(long, value_name = "T")]
+    tag: Option<String>,
+    /// Only regions whose name matches this glob (`*`, `?`), and the paths to them.
+    #[arg(long, value_name = "GLOB")]
+    region: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Export formats.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum ExportKind {
+    /// Chrome trace event JSON: open in <https://ui.perfetto.dev> or chrome://tracing.
+    ChromeTrace,
+    /// speedscope JSON (evented profiles, one per lane): <https://www.speedscope.app>.
+    Speedscope,
+    /// Folded stacks, `a;b;c <own ns>` per call path.
+    Folded,
+    /// A flamegraph SVG (rendered by inferno).
+    Flamegraph,
+    /// The statistics (metadata, regions, call tree) as JSON.
+    Json,
+}
+
+impl ExportKind {
+    /// The Python CLI's file name for the kind.
+    fn default_output(self) -> &'static str {
+        match self {
+            ExportKind::ChromeTrace => "profile.trace.json",
+            ExportKind::Speedscope => "profile.speedscope.json",
+            ExportKind::Folded => "profile.folded",
+            ExportKind::Flamegraph => "flamegraph.svg",
+            ExportKind::Json => "profile.json",
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+struct ExportArgs {
+    /// What to write.
+    #[arg(value_enum)]
+    kind: ExportKind,
+    /// The profile file.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Output file (`-` for standard output); by default the Python CLI's
+    /// name in the current directory (profile.trace.json, ...).
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// Flamegraph title (default: the file name).
+    #[arg(long)]
+    title: Option<String>,
+    /// Flamegraph width in pixels.
+    #[arg(long, default_value_t = 1200)]
+    width: usize,
+}
+
+/// Statistic compared by `diff` and `check`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub(crate) enum Metric {
+    /// Summed duration.
+    Total,
+    /// Summed exclusive (own) time.
+    Own,
+    /// Mean duration per call.
+    Mean,
+}
+
+#[derive(clap::Args, Debug)]
+struct DiffArgs {
+    /// Baseline profile.
+    #[arg(value_name = "BASE")]
+    base: PathBuf,
+    /// Profile to compare with it.
+    #[arg(value_name = "NEW")]
+    new: PathBuf,
+    /// Statistic to order by.
+    #[arg(long, value_enum, default_value_t = Metric::Total)]
+    metric: Metric,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct CheckArgs {
+    /// Baseline profile.
+    #[arg(value_name = "BASE")]
+    base: PathBuf,
+    /// Candidate profile.
+    #[arg(value_name = "NEW")]
+    new: PathBuf,
+    /// Maximum allowed increase in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    max_regression: f64,
+    /// Treat regions absent from the baseline as failures.
+    #[arg(long)]
+    fail_on_new: bool,
+    /// Statistic to compare.
+    #[arg(long, value_enum, default_value_t = Metric::Total)]
+    metric: Metric,
+}
+
+/// An error for the user: the message, exit code 2.
+#[derive(Debug)]
+pub(crate) struct Failure(pub(crate) String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        // A closed pipe (`scope-prof inspect f.h5 | head`) is not an error.
+        Err(Failure(message)) if message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(Failure(message)) => {
+            eprintln!("scope-prof: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    match cli.command {
+        Command::Inspect(args) => inspect(args).map(|()| ExitCode::SUCCESS),
+        Command::Export(args) => export_cmd(args).map(|()| ExitCode::SUCCESS),
+        Command::Diff(args) => {
+            let (base, new) = (open(&args.base)?, open(&args.new)?);
+            let rows = stats::diff(&stats::region_stats(&base)?, &stats::region_stats(&new)?);
+            let mut out = std::io::stdout().lock();
+            if args.json {
+                let json = stats::diff_json(&rows);
+                writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+            } else {
+                text::print_diff(&mut out, &args.base, &args.new, &rows, args.metric)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check(args) => {
+            let (base, new) = (open(&args.base)?, open(&args.new)?);
+            let rows = stats::diff(&stats::region_stats(&base)?, &stats::region_stats(&new)?);
+            let failures = stats::check(&rows, args.metric, args.max_regression, args.fail_on_new);
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "Baseline: {}", args.base.display())?;
+            writeln!(out, "Candidate: {}", args.new.display())?;
+            writeln!(
+                out,
+                "Regression budget: +{}% ({})",
+                args.max_regression,
+                stats::metric_name(args.metric)
+            )?;
+            text::print_diff(&mut out, &args.base, &args.new, &rows, args.metric)?;
+            if failures.is_empty() {
+                writeln!(out, "Regression check: PASS")?;
+                Ok(ExitCode::SUCCESS)
+            } else {
+                writeln!(out, "Regression check: FAIL")?;
+                writeln!(out, "Budget violations: {}", failures.join(", "))?;
+                Ok(ExitCode::from(1))
+            }
+        }
+    }
+}
+
+/// Opens a profile; the error names the file and what is wrong.
+pub(crate) fn open(path: &Path) -> Result<ProfileReader, Failure> {
+    if let Err(e) = std::fs::metadata(path) {
+        return Err(Failure(format!("cannot read {}: {e}", path.display())));
+    }
+    ProfileReader::open(path).map_err(|e| {
+        Failure(format!(
+            "{} is not a readable scope-profiler profile ({e})",
+            path.display()
+        ))
+    })
+}
+
+fn inspect(args: InspectArgs) -> Result<(), Failure> {
+    let grouping = match (args.threads, args.ranks) {
+        (true, _) => Grouping::Lane,
+        (_, true) => Grouping::Rank,
+        _ => Grouping::All,
+    };
+    let mut files = Vec::new();
+    for path in &args.files {
+        let reader = open(path)?;
+        let tree = stats::file_tree(&reader, grouping)?;
+        files.push((path.clone(), reader, tree));
+    }
+    let filter = stats::Filter {
+        tag: args.tag.clone(),
+        region: args.region.clone(),
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let json: Vec<_> = files
+            .iter()
+            .map(|(path, reader, tree)| stats::tree_json(path, reader, tree, &filter))
+            .collect();
+        let json = match json.len() {
+            1 => json.into_iter().next().unwrap_or_default(),
+            _ => serde_json::Value::Array(json),
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        return Ok(());
+    }
+    let merged = stats::merge(&files, &filter);
+    text::print_tree(&mut out, &files, &merged, args.sort, args.top)?;
+    Ok(())
+}
+
+/// A progress bar on stderr for files over a million events, when stderr
+/// is a terminal.
+fn progress(reader: &mut ProfileReader) -> Option<indicatif::ProgressBar> {
+    let total = reader.event_count();
+    if total < 1_000_000 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:40}] {human_pos}/{human_len} events ({eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message("reading");
+    let b = bar.clone();
+    reader.set_progress(move |n| b.set_position(n));
+    Some(bar)
+}
+
+fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
+    let mut reader = open(&args.file)?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(args.kind.default_output()));
+    let to_stdout = output.as_os_str() == "-";
+    if reader.is_aggregate()
+        && matches!(args.kind, ExportKind::ChromeTrace | ExportKind::Speedscope)
+    {
+        return Err(Failure(format!(
+            "{} is an aggregate profile (totals only, no per-call events): it has no timeline to export",
+            args.file.display()
+        )));
+    }
+    let bar = progress(&mut reader);
+    let mut sink: Box<dyn Write> = if to_stdout {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    } else {
+        let file = std::fs::File::create(&output)
+            .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
+        Box::new(std::io::BufWriter::with_capacity(1 << 20, file))
+    };
+    let named = |e: scope_profiler::Error| match e {
+        scope_profiler::Error::Io { source, .. } => {
+            Failure(format!("cannot write {}: {source}", output.display()))
+        }
+        e => Failure(e.to_string()),
+    };
+    match args.kind {
+        ExportKind::ChromeTrace => {
+            export::chrome_trace(&reader, &mut sink).map_err(named)?;
+        }
+        ExportKind::Speedscope => {
+            export::speedscope(&reader, &mut sink).map_err(named)?;
+        }
+        ExportKind::Folded => {
+            export::folded(&reader, &mut sink).map_err(named)?;
+        }
+        ExportKind::Flamegraph => {
+            let mut folded = Vec::new();
+            export::folded(&reader, &mut folded).map_err(named)?;
+            let text = String::from_utf8_lossy(&folded);
+            let mut options = inferno::flamegraph::Options::default();
+            options.title = args.title.clone().unwrap_or_else(|| {
+                args.file
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            });
+            options.count_name = "ns".to_owned();
+            options.image_width = Some(args.width);
+            if text.trim().is_empty() {
+                return Err(Failure(format!(
+                    "{} has no recorded time to draw",
+                    args.file.display()
+                )));
+            }
+            inferno::flamegraph::from_lines(&mut options, text.lines(), &mut sink)
+                .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
+        }
+        ExportKind::Json => {
+            let tree = stats::file_tree(&reader, Grouping::All)?;
+            let json = stats::tree_json(&args.file, &reader, &tree, &stats::Filter::default());
+            serde_json::to_writer(&mut sink, &json)?;
+            writeln!(sink)?;
+        }
+    }
+    sink.flush()
+        .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if !to_stdout {
+        eprintln!("wrote {}", output.display());
+    }
+    Ok(())
+}

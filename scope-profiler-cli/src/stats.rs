@@ -1,0 +1,450 @@
+//! Statistics of a file: its call tree, per-region totals, diffs.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use scope_profiler::ProfileReader;
+use scope_profiler::export::{self, Grouping};
+use serde_json::{Value, json};
+
+use crate::{Failure, Metric};
+
+/// Statistics of one call path.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Stat {
+    pub calls: u64,
+    pub total: i64,
+    pub own: i64,
+    pub mean: f64,
+    pub p95: i64,
+    pub min: i64,
+    pub max: i64,
+}
+
+/// A node of a file's tree, by name.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Node {
+    pub name: String,
+    pub tags: Vec<String>,
+    pub stat: Stat,
+    pub children: Vec<Node>,
+}
+
+/// A file's trees, one per group, and the session's wall time.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FileTree {
+    pub groups: Vec<(String, Vec<Node>)>,
+    pub session_ns: i64,
+}
+
+/// Tags per region name, from the rows' JSON lists.
+fn region_tags(reader: &ProfileReader) -> HashMap<u32, Vec<String>> {
+    let mut tags: HashMap<u32, Vec<String>> = HashMap::new();
+    for (row, raw) in reader.rows().iter().zip(reader.row_tags()) {
+        let parsed: Vec<String> = serde_json::from_str(raw).unwrap_or_default();
+        let entry = tags.entry(row.region_id).or_default();
+        for t in parsed {
+            if !entry.contains(&t) {
+                entry.push(t);
+            }
+        }
+    }
+    tags
+}
+
+/// The call tree of a file (flat for an aggregate file).
+pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<FileTree, Failure> {
+    let names = reader.region_names();
+    let name = |id: u32| names.get(id as usize).cloned().unwrap_or_default();
+    if reader.is_aggregate() {
+        let mut by_region: Vec<(u32, Stat)> = Vec::new();
+        for row in reader.aggregates() {
+            let i = match by_region.iter().position(|(id, _)| *id == row.region_id) {
+                Some(i) => i,
+                None => {
+                    by_region.push((row.region_id, Stat::default()));
+                    by_region.len() - 1
+                }
+            };
+            let s = &mut by_region[i].1;
+            if s.calls == 0 {
+                (s.min, s.max) = (row.minimum, row.maximum);
+            }
+            s.calls += row.calls;
+            s.total += row.total;
+            s.own += row.exclusive;
+            s.min = s.min.min(row.minimum);
+            s.max = s.max.max(row.maximum);
+        }
+        let session_ns = by_region.iter().map(|(_, s)| s.total).max().unwrap_or(0);
+        let nodes = by_region
+            .into_iter()
+            .map(|(id, mut stat)| {
+                stat.mean = if stat.calls > 0 {
+                    stat.total as f64 / stat.calls as f64
+                } else {
+                    0.0
+                };
+                stat.p95 = -1; // unknown without events
+                Node {
+                    name: name(id),
+                    tags: Vec::new(),
+                    stat,
+                    children: Vec::new(),
+                }
+            })
+            .collect();
+        return Ok(FileTree {
+            groups: vec![("all".to_owned(), nodes)],
+            session_ns,
+        });
+    }
+    let tree = export::call_tree(reader, grouping).map_err(|e| Failure(e.to_string()))?;
+    let tags = region_tags(reader);
+    fn convert(
+        tree: &export::CallTree,
+        node: usize,
+        name: &dyn Fn(u32) -> String,
+        tags: &HashMap<u32, Vec<String>>,
+    ) -> Node {
+        let n = &tree.nodes[node];
+        let region = n.region.unwrap_or(u32::MAX);
+        Node {
+            name: name(region),
+            tags: tags.get(&region).cloned().unwrap_or_default(),
+            stat: Stat {
+                calls: n.calls,
+                total: n.total,
+                own: n.own,
+                mean: n.mean(),
+                p95: n.p95(),
+                min: n.min,
+                max: n.max,
+            },
+            children: n
+                .children
+                .iter()
+                .map(|&c| convert(tree, c, name, tags))
+                .collect(),
+        }
+    }
+    let groups = tree
+        .roots
+        .iter()
+        .map(|(root, label)| {
+            let nodes = tree.nodes[*root]
+                .children
+                .iter()
+                .map(|&c| convert(&tree, c, &name, &tags))
+                .collect();
+            (label.clone(), nodes)
+        })
+        .collect();
+    Ok(FileTree {
+        groups,
+        session_ns: tree.last_end.saturating_sub(tree.first_start),
+    })
+}
+
+/// Which regions `inspect` shows.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Filter {
+    pub tag: Option<String>,
+    pub region: Option<String>,
+}
+
+impl Filter {
+    fn matches(&self, node: &Node) -> bool {
+        self.tag.as_ref().is_none_or(|t| node.tags.contains(t))
+            && self.region.as_ref().is_none_or(|g| glob(g, &node.name))
+    }
+
+    fn active(&self) -> bool {
+        self.tag.is_some() || self.region.is_some()
+    }
+
+    /// The nodes kept: those that match and the paths to them.
+    pub(crate) fn apply(&self, nodes: &[Node]) -> Vec<Node> {
+        if !self.active() {
+            return nodes.to_vec();
+        }
+        nodes
+            .iter()
+            .filter_map(|n| {
+                let children = self.apply(&n.children);
+                (self.matches(n) || !children.is_empty()).then(|| Node {
+                    children,
+                    ..n.clone()
+                })
+            })
+            .collect()
+    }
+}
+
+/// Shell-style glob: `*` any run, `?` one character.
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+fn node_json(node: &Node) -> Value {
+    json!({
+        "name": node.name,
+        "calls": node.stat.calls,
+        "total_ns": node.stat.total,
+        "own_ns": node.stat.own,
+        "mean_ns": node.stat.mean,
+        "p95_ns": if node.stat.p95 < 0 { Value::Null } else { json!(node.stat.p95) },
+        "min_ns": node.stat.min,
+        "max_ns": node.stat.max,
+        "tags": node.tags,
+        "children": node.children.iter().map(node_json).collect::<Vec<_>>(),
+    })
+}
+
+/// A file's statistics as JSON: metadata, per-region totals, the tree.
+pub(crate) fn tree_json(
+    path: &Path,
+    reader: &ProfileReader,
+    tree: &FileTree,
+    filter: &Filter,
+) -> Value {
+    let metadata: serde_json::Map<String, Value> = reader
+        .metadata()
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                scope_profiler::MetaValue::Int(i) => json!(i),
+                scope_profiler::MetaValue::Str(s) => json!(s),
+                _ => Value::Null,
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    let regions: Vec<Value> = region_stats(reader)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, s)| {
+            json!({"name": name, "calls": s.calls, "total_ns": s.total, "own_ns": s.own, "mean_ns": s.mean})
+        })
+        .collect();
+    json!({
+        "file": path.display().to_string(),
+        "schema": reader.schema(),
+        "aggregate": reader.is_aggregate(),
+        "events": reader.event_count(),
+        "session_ns": tree.session_ns,
+        "metadata": metadata,
+        "regions": regions,
+        "groups": tree.groups.iter().map(|(label, nodes)| json!({
+            "label": label,
+            "tree": filter.apply(nodes).iter().map(node_json).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A node of the side-by-side tree of several files.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Merged {
+    pub name: String,
+    pub stats: Vec<Option<Stat>>,
+    pub children: Vec<Merged>,
+}
+
+/// Merges the files' trees by group label and call path.
+pub(crate) fn merge(
+    files: &[(std::path::PathBuf, ProfileReader, FileTree)],
+    filter: &Filter,
+) -> Vec<(String, Vec<Merged>)> {
+    let n = files.len();
+    let mut groups: Vec<(String, Vec<Merged>)> = Vec::new();
+    fn add(into: &mut Vec<Merged>, nodes: &[Node], file: usize, n: usize) {
+        for node in nodes {
+            let i = match into.iter().position(|m| m.name == node.name) {
+                Some(i) => i,
+                None => {
+                    into.push(Merged {
+                        name: node.name.clone(),
+                        stats: vec![None; n],
+                        children: Vec::new(),
+                    });
+                    into.len() - 1
+                }
+            };
+            into[i].stats[file] = Some(node.stat.clone());
+            add(&mut into[i].children, &node.children, file, n);
+        }
+    }
+    for (file, (_, _, tree)) in files.iter().enumerate() {
+        for (label, nodes) in &tree.groups {
+            let i = match groups.iter().position(|(l, _)| l == label) {
+                Some(i) => i,
+                None => {
+                    groups.push((label.clone(), Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            add(&mut groups[i].1, &filter.apply(nodes), file, n);
+        }
+    }
+    groups
+}
+
+/// Per-region totals (over every rank and call path), by name, in region order.
+pub(crate) fn region_stats(reader: &ProfileReader) -> Result<Vec<(String, Stat)>, Failure> {
+    let names = reader.region_names();
+    let mut stats: Vec<Option<Stat>> = vec![None; names.len()];
+    let mut add = |id: u32, calls: u64, total: i64, own: i64| {
+        if let Some(slot) = stats.get_mut(id as usize) {
+            let s = slot.get_or_insert_with(Stat::default);
+            s.calls += calls;
+            s.total += total;
+            s.own += own;
+        }
+    };
+    if reader.is_aggregate() {
+        for r in reader.aggregates() {
+            add(r.region_id, r.calls, r.total, r.exclusive);
+        }
+    } else if reader.has_summaries() && reader.rows().iter().all(|r| r.exclusive_total >= 0) {
+        for r in reader.rows() {
+            add(r.region_id, r.event_count, r.stats.total, r.exclusive_total);
+        }
+    } else {
+        let tree = export::call_tree(reader, Grouping::All).map_err(|e| Failure(e.to_string()))?;
+        for node in &tree.nodes {
+            if let Some(region) = node.region {
+                add(region, node.calls, node.total, node.own);
+            }
+        }
+    }
+    Ok(names
+        .iter()
+        .zip(stats)
+        .filter_map(|(name, s)| {
+            s.map(|mut s| {
+                s.mean = if s.calls > 0 {
+                    s.total as f64 / s.calls as f64
+                } else {
+                    0.0
+                };
+                (name.clone(), s)
+            })
+        })
+        .collect())
+}
+
+/// One region in a diff: its statistics in the base and the new file.
+#[derive(Clone, Debug)]
+pub(crate) struct DiffRow {
+    pub name: String,
+    pub base: Option<Stat>,
+    pub new: Option<Stat>,
+}
+
+/// Regions of both files, base order first.
+pub(crate) fn diff(base: &[(String, Stat)], new: &[(String, Stat)]) -> Vec<DiffRow> {
+    let new_by: HashMap<&str, &Stat> = new.iter().map(|(n, s)| (n.as_str(), s)).collect();
+    let base_by: HashMap<&str, &Stat> = base.iter().map(|(n, s)| (n.as_str(), s)).collect();
+    let mut rows: Vec<DiffRow> = base
+        .iter()
+        .map(|(name, s)| DiffRow {
+            name: name.clone(),
+            base: Some(s.clone()),
+            new: new_by.get(name.as_str()).map(|s| (*s).clone()),
+        })
+        .collect();
+    rows.extend(
+        new.iter()
+            .filter(|(n, _)| !base_by.contains_key(n.as_str()))
+            .map(|(name, s)| DiffRow {
+                name: name.clone(),
+                base: None,
+                new: Some(s.clone()),
+            }),
+    );
+    rows
+}
+
+pub(crate) fn metric_name(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Total => "total",
+        Metric::Own => "own",
+        Metric::Mean => "mean",
+    }
+}
+
+pub(crate) fn metric_value(stat: &Stat, metric: Metric) -> f64 {
+    match metric {
+        Metric::Total => stat.total as f64,
+        Metric::Own => stat.own as f64,
+        Metric::Mean => stat.mean,
+    }
+}
+
+/// Percent change of `metric` from base to new; `None` without both or
+/// with a zero base.
+pub(crate) fn change_pct(row: &DiffRow, metric: Metric) -> Option<f64> {
+    let (b, n) = (row.base.as_ref()?, row.new.as_ref()?);
+    let (b, n) = (metric_value(b, metric), metric_value(n, metric));
+    (b != 0.0).then(|| (n - b) / b * 100.0)
+}
+
+/// The regions over budget (and, with `fail_on_new`, the new ones).
+pub(crate) fn check(
+    rows: &[DiffRow],
+    metric: Metric,
+    max_regression: f64,
+    fail_on_new: bool,
+) -> Vec<String> {
+    rows.iter()
+        .filter(|r| match (&r.base, &r.new) {
+            (None, Some(_)) => fail_on_new,
+            (Some(_), Some(_)) => change_pct(r, metric).is_some_and(|p| p > max_regression),
+            _ => false,
+        })
+        .map(|r| r.name.clone())
+        .collect()
+}
+
+pub(crate) fn diff_json(rows: &[DiffRow]) -> Value {
+    let stat = |s: &Option<Stat>| match s {
+        Some(s) => {
+            json!({"calls": s.calls, "total_ns": s.total, "own_ns": s.own, "mean_ns": s.mean})
+        }
+        None => Value::Null,
+    };
+    Value::Array(
+        rows.iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "base": stat(&r.base),
+                    "new": stat(&r.new),
+                    "total_pct": change_pct(r, Metric::Total),
+                    "own_pct": change_pct(r, Metric::Own),
+                    "mean_pct": change_pct(r, Metric::Mean),
+                })
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,235 @@
+//! Plain-text tables that fit 100 columns.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use scope_profiler::ProfileReader;
+
+use crate::stats::{self, DiffRow, FileTree, Merged, Stat};
+use crate::{Metric, SortKey};
+
+/// Width of the output.
+const WIDTH: usize = 100;
+
+/// A duration in ns as 3-4 significant digits with a unit.
+pub(crate) fn duration(ns: f64) -> String {
+    let a = ns.abs();
+    let (v, unit) = if a >= 1e9 {
+        (ns / 1e9, "s")
+    } else if a >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if a >= 1e3 {
+        (ns / 1e3, "us")
+    } else {
+        return format!("{ns:.0} ns");
+    };
+    if v.abs() >= 100.0 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.2} {unit}")
+    }
+}
+
+/// `text` cut to `width` characters (with an ellipsis), padded.
+fn fit(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        format!("{text:<width$}")
+    } else {
+        let cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+fn sort(nodes: &mut [Merged], key: SortKey) {
+    let first = |m: &Merged| m.stats.iter().flatten().next().cloned().unwrap_or_default();
+    match key {
+        SortKey::Name => nodes.sort_by(|a, b| a.name.cmp(&b.name)),
+        SortKey::Total => nodes.sort_by_key(|m| std::cmp::Reverse(first(m).total)),
+        SortKey::Own => nodes.sort_by_key(|m| std::cmp::Reverse(first(m).own)),
+        SortKey::Calls => nodes.sort_by_key(|m| std::cmp::Reverse(first(m).calls)),
+    }
+}
+
+/// The call tree of one or more files (side by side).
+pub(crate) fn print_tree(
+    out: &mut impl Write,
+    files: &[(PathBuf, ProfileReader, FileTree)],
+    groups: &[(String, Vec<Merged>)],
+    key: SortKey,
+    top: Option<usize>,
+) -> io::Result<()> {
+    let single = files.len() == 1;
+    // Per file: calls total own mean p95 % (one file), or calls total % (several).
+    let per_file = if single { 9 * 5 + 7 } else { 9 * 2 + 7 };
+    let name_width = WIDTH.saturating_sub(per_file * files.len()).max(24);
+    for (i, (path, reader, tree)) in files.iter().enumerate() {
+        writeln!(
+            out,
+            "[{}] {}  (schema {}, {} calls, session {}{})",
+            i + 1,
+            path.display(),
+            reader.schema(),
+            reader.event_count(),
+            duration(tree.session_ns as f64),
+            if reader.is_aggregate() {
+                ", aggregate: totals only"
+            } else {
+                ""
+            }
+        )?;
+    }
+    let mut header = fit("region", name_width);
+    for i in 0..files.len() {
+        if single {
+            header.push_str(&format!(
+                "{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
+                "calls", "total", "own", "mean", "p95", "%"
+            ));
+        } else {
+            header.push_str(&format!(
+                "{:>9}{:>9}{:>7}",
+                format!("calls[{}]", i + 1),
+                format!("total[{}]", i + 1),
+                "%"
+            ));
+        }
+    }
+    for (label, nodes) in groups {
+        writeln!(out)?;
+        if groups.len() > 1 || label != "all" {
+            writeln!(out, "== {label}")?;
+        }
+        writeln!(out, "{}", header.trim_end())?;
+        let mut nodes = nodes.clone();
+        print_nodes(out, files, &mut nodes, 0, name_width, key, top)?;
+    }
+    Ok(())
+}
+
+fn print_nodes(
+    out: &mut impl Write,
+    files: &[(PathBuf, ProfileReader, FileTree)],
+    nodes: &mut [Merged],
+    depth: usize,
+    name_width: usize,
+    key: SortKey,
+    top: Option<usize>,
+) -> io::Result<()> {
+    sort(nodes, key);
+    let shown = top.unwrap_or(usize::MAX).min(nodes.len());
+    let single = files.len() == 1;
+    for node in nodes[..shown].iter_mut() {
+        let indent = "  ".repeat(depth.min(20));
+        let mut line = fit(&format!("{indent}{}", node.name), name_width);
+        for (i, stat) in node.stats.iter().enumerate() {
+            let session = files[i].2.session_ns.max(1) as f64;
+            match stat {
+                Some(s) => {
+                    let pct = format!("{:.1}", s.total as f64 / session * 100.0);
+                    if single {
+                        let p95 = if s.p95 < 0 {
+                            "-".to_owned()
+                        } else {
+                            duration(s.p95 as f64)
+                        };
+                        line.push_str(&format!(
+                            "{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
+                            s.calls,
+                            duration(s.total as f64),
+                            duration(s.own as f64),
+                            duration(s.mean),
+                            p95,
+                            pct
+                        ));
+                    } else {
+                        line.push_str(&format!(
+                            "{:>9}{:>9}{:>7}",
+                            s.calls,
+                            duration(s.total as f64),
+                            pct
+                        ));
+                    }
+                }
+                None => line.push_str(&" ".repeat(if single { 52 } else { 25 })),
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+        print_nodes(
+            out,
+            files,
+            &mut node.children,
+            depth + 1,
+            name_width,
+            key,
+            top,
+        )?;
+    }
+    if shown < nodes.len() {
+        let indent = "  ".repeat(depth.min(20));
+        writeln!(out, "{indent}... {} more", nodes.len() - shown)?;
+    }
+    Ok(())
+}
+
+fn signed_pct(p: Option<f64>) -> String {
+    match p {
+        Some(p) => format!("{p:+.1}%"),
+        None => "-".to_owned(),
+    }
+}
+
+fn cell(s: &Option<Stat>, f: impl Fn(&Stat) -> String) -> String {
+    s.as_ref().map_or_else(|| "-".to_owned(), f)
+}
+
+/// The per-region diff table, largest absolute change of `metric` first.
+pub(crate) fn print_diff(
+    out: &mut impl Write,
+    base: &Path,
+    new: &Path,
+    rows: &[DiffRow],
+    metric: Metric,
+) -> io::Result<()> {
+    writeln!(out, "base: {}   new: {}", base.display(), new.display())?;
+    let name_width = 28;
+    writeln!(
+        out,
+        "{}{:>15}{:>19}{:>19}{:>19}",
+        fit("region", name_width),
+        "calls",
+        "total",
+        "own",
+        "mean"
+    )?;
+    let mut rows: Vec<&DiffRow> = rows.iter().collect();
+    let delta = |r: &DiffRow| {
+        let v = |s: &Option<Stat>| s.as_ref().map_or(0.0, |s| stats::metric_value(s, metric));
+        (v(&r.new) - v(&r.base)).abs()
+    };
+    rows.sort_by(|a, b| delta(b).total_cmp(&delta(a)));
+    for r in rows {
+        let calls = format!(
+            "{}->{}",
+            cell(&r.base, |s| s.calls.to_string()),
+            cell(&r.new, |s| s.calls.to_string())
+        );
+        let col = |m: Metric, get: fn(&Stat) -> f64| {
+            format!(
+                "{} {}",
+                cell(&r.new, |s| duration(get(s))),
+                signed_pct(stats::change_pct(r, m))
+            )
+        };
+        writeln!(
+            out,
+            "{}{:>15}{:>19}{:>19}{:>19}",
+            fit(&r.name, name_width),
+            calls,
+            col(Metric::Total, |s| s.total as f64),
+            col(Metric::Own, |s| s.own as f64),
+            col(Metric::Mean, |s| s.mean),
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,443 @@
+//! `scope-prof` on files of this crate, on the Python package's reference
+//! files, and on broken files.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use integration_tests::{made_reader_python, serial, temp_dir};
+use scope_profiler::{self as sp, Compression, Options, Profile, RegionRow, SummaryStatistics};
+use serde_json::Value;
+
+const REFERENCE: &str = "/work/shared/reference";
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_scope-prof"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run scope-prof")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "scope-prof {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// A file of this crate: nested and recursive regions on two named threads.
+fn our_file(dir: &Path) -> PathBuf {
+    let _guard = serial();
+    let path = dir.join("ours.h5");
+    let run = sp::setup(Options::new().file_path(&path).verbose(false)).expect("setup");
+    fn fib(n: u32) -> u32 {
+        sp::region("fib").run(|| if n < 2 { n } else { fib(n - 1) + fib(n - 2) })
+    }
+    std::thread::scope(|s| {
+        for name in ["worker-a", "worker-b"] {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn_scoped(s, || {
+                    for _ in 0..5 {
+                        sp::region("step").run(|| {
+                            sp::region("rhs").run(|| std::hint::black_box(fib(6)));
+                            sp::region("update").run(|| ());
+                        });
+                    }
+                })
+                .expect("spawn");
+        }
+    });
+    run.finalize().expect("finalize");
+    path
+}
+
+fn reference(name: &str) -> Option<PathBuf> {
+    let path = Path::new(REFERENCE).join(name);
+    if path.exists() {
+        Some(path)
+    } else {
+        integration_tests::prerequisite_missing(&format!("{} is missing", path.display()));
+        None
+    }
+}
+
+fn json_file(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("read")).expect("valid JSON")
+}
+
+#[test]
+fn every_command_has_help() {
+    for args in [
+        &["--help"][..],
+        &["inspect", "--help"],
+        &["export", "--help"],
+        &["diff", "--help"],
+        &["check", "--help"],
+    ] {
+        let out = ok(args);
+        assert!(out.contains("Usage"), "{args:?}: {out}");
+    }
+}
+
+#[test]
+fn chrome_trace_has_one_complete_event_per_call_with_lane_parent_and_duration() {
+    let dir = temp_dir("cli-chrome");
+    let file = our_file(&dir);
+    let out = dir.join("trace.json");
+    ok(&[
+        "export",
+        "chrome-trace",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let profile = sp::read_profile(&file).expect("read");
+    let doc = json_file(&out);
+    let events: Vec<&Value> = doc["traceEvents"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    assert_eq!(events.len(), profile.events.len());
+    // Each call, by call id: its duration, parent and thread in the file.
+    let mut by_id = HashMap::new();
+    for row in &profile.rows {
+        for i in row.events() {
+            let e = &profile.events;
+            let name = &profile.region_names[row.region_id as usize];
+            by_id.insert(
+                e.call_ids[i],
+                (
+                    name.clone(),
+                    e.durations[i],
+                    e.parent_ids[i],
+                    e.thread_ids[i],
+                ),
+            );
+        }
+    }
+    let thread_names: HashMap<i64, String> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| {
+            (
+                e["tid"].as_i64().unwrap(),
+                e["args"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for e in events {
+        let id = e["args"]["call_id"].as_i64().expect("call id");
+        let (name, duration, parent, thread) = &by_id[&id];
+        assert_eq!(e["name"].as_str(), Some(name.as_str()));
+        assert_eq!(e["args"]["parent_id"].as_i64(), Some(*parent));
+        let dur_ns = (e["dur"].as_f64().unwrap() * 1000.0).round() as i64;
+        assert_eq!(dur_ns, *duration);
+        let lane = &thread_names[&e["tid"].as_i64().unwrap()];
+        let expected = &profile.threads[*thread as usize].name;
+        assert_eq!(lane, &format!("thread {expected}"));
+    }
+}
+
+#[test]
+fn speedscope_is_balanced_per_lane_with_one_open_per_call() {
+    let dir = temp_dir("cli-speedscope");
+    let file = our_file(&dir);
+    let out = dir.join("s.json");
+    ok(&[
+        "export",
+        "speedscope",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let profile = sp::read_profile(&file).expect("read");
+    let doc = json_file(&out);
+    let frames: Vec<&str> = doc["shared"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let profiles = doc["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 2, "one profile per thread lane");
+    let mut opens: BTreeMap<String, u64> = BTreeMap::new();
+    for p in profiles {
+        let mut stack = Vec::new();
+        let mut last = i64::MIN;
+        for e in p["events"].as_array().unwrap() {
+            let at = e["at"].as_i64().unwrap();
+            assert!(at >= last, "time goes forward");
+            last = at;
+            let frame = e["frame"].as_u64().unwrap();
+            match e["type"].as_str().unwrap() {
+                "O" => {
+                    stack.push(frame);
+                    *opens.entry(frames[frame as usize].to_owned()).or_default() += 1;
+                }
+                _ => assert_eq!(stack.pop(), Some(frame), "balanced"),
+            }
+        }
+        assert!(stack.is_empty());
+    }
+    assert_eq!(opens, integration_tests::calls_per_region(&profile));
+}
+
+#[test]
+fn folded_totals_equal_the_exclusive_totals() {
+    let dir = temp_dir("cli-folded");
+    let file = our_file(&dir);
+    let folded = ok(&["export", "folded", file.to_str().unwrap(), "-o", "-"]);
+    let mut by_leaf: BTreeMap<String, i64> = BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, ns) = line.rsplit_once(' ').expect("a;b ns");
+        let leaf = stack.rsplit(';').next().unwrap();
+        *by_leaf.entry(leaf.to_owned()).or_default() += ns.parse::<i64>().unwrap();
+    }
+    assert!(folded.contains("step;rhs;fib;fib"), "{folded}");
+    let profile = sp::read_profile(&file).expect("read");
+    let mut exclusive: BTreeMap<String, i64> = BTreeMap::new();
+    for row in &profile.rows {
+        *exclusive
+            .entry(profile.region_names[row.region_id as usize].clone())
+            .or_default() += row.exclusive_total;
+    }
+    exclusive.retain(|_, v| *v > 0);
+    assert_eq!(by_leaf, exclusive);
+}
+
+#[test]
+fn inspect_shows_the_tree_in_100_columns_and_as_json() {
+    let dir = temp_dir("cli-inspect");
+    let file = our_file(&dir);
+    let f = file.to_str().unwrap();
+    let text = ok(&["inspect", f]);
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(
+        text.contains("\nstep ") && text.contains("\n  rhs ") && text.contains("\n    fib "),
+        "{text}"
+    );
+    let threads = ok(&["inspect", f, "--threads", "--sort", "name"]);
+    assert!(
+        threads.contains("thread worker-a") && threads.contains("thread worker-b"),
+        "{threads}"
+    );
+    let only = ok(&["inspect", f, "--region", "upd*"]);
+    assert!(only.contains("update") && !only.contains("rhs"), "{only}");
+    let two = ok(&["inspect", f, f]);
+    assert!(
+        two.contains("calls[2]") && two.lines().all(|l| l.chars().count() <= 100),
+        "{two}"
+    );
+    let json: Value = serde_json::from_str(&ok(&["inspect", f, "--json"])).expect("json");
+    let tree = &json["groups"][0]["tree"];
+    let step = tree
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "step")
+        .unwrap();
+    assert_eq!(step["calls"], 10);
+    let stats = dir.join("stats.json");
+    ok(&["export", "json", f, "-o", stats.to_str().unwrap()]);
+    assert_eq!(json_file(&stats)["regions"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn the_reference_files_inspect_and_export() {
+    let dir = temp_dir("cli-reference");
+    for name in [
+        "python_schema3.h5",
+        "python_features.h5",
+        "c_schema2.h5",
+        "python_aggregate.h5",
+    ] {
+        let Some(file) = reference(name) else { return };
+        let f = file.to_str().unwrap();
+        ok(&["inspect", f]);
+        serde_json::from_str::<Value>(&ok(&["inspect", f, "--json"])).expect("json");
+        for kind in ["folded", "flamegraph", "json"] {
+            let out = dir.join(format!("{name}.{kind}"));
+            ok(&["export", kind, f, "-o", out.to_str().unwrap()]);
+        }
+        let aggregate = name == "python_aggregate.h5";
+        for kind in ["chrome-trace", "speedscope"] {
+            let out = dir.join(format!("{name}.{kind}.json"));
+            let result = run(&["export", kind, f, "-o", out.to_str().unwrap()]);
+            if aggregate {
+                assert_eq!(result.status.code(), Some(2));
+                assert!(String::from_utf8_lossy(&result.stderr).contains("aggregate"));
+            } else {
+                assert!(result.status.success(), "{name} {kind}");
+                json_file(&out);
+            }
+        }
+    }
+    let Some(features) = reference("python_features.h5") else {
+        return;
+    };
+    let tagged = ok(&["inspect", features.to_str().unwrap(), "--tag", "io"]);
+    assert!(
+        tagged.contains("io.load") && !tagged.contains("mylib.solve"),
+        "{tagged}"
+    );
+}
+
+/// A file with one region of the given total over 10 calls.
+fn synthetic(path: &Path, names: &[(&str, i64)]) {
+    let mut profile = Profile::default();
+    let mut start = 1_000;
+    for (id, (name, total)) in names.iter().enumerate() {
+        profile.region_names.push((*name).to_owned());
+        let mut row = RegionRow::default();
+        row.region_id = id as u32;
+        row.event_offset = profile.events.len() as u64;
+        row.event_count = 10;
+        let mut calls = Vec::new();
+        for i in 0..10 {
+            let d = total / 10;
+            calls.push((start, d));
+            profile.events.start_ns.push(start);
+            profile.events.durations.push(d);
+            profile.events.call_ids.push((id * 10 + i) as i64);
+            profile.events.parent_ids.push(-1);
+            profile.events.thread_ids.push(0);
+            start += d + 10;
+        }
+        row.exclusive_total = *total;
+        row.stats = SummaryStatistics::from_calls(&calls);
+        profile.rows.push(row);
+    }
+    sp::write_profile(&profile, path, Compression::None).expect("write");
+}
+
+#[test]
+fn check_exit_codes_on_a_20_percent_regression() {
+    let dir = temp_dir("cli-check");
+    let (base, new) = (dir.join("base.h5"), dir.join("new.h5"));
+    synthetic(&base, &[("solve", 100_000), ("io", 50_000)]);
+    synthetic(
+        &new,
+        &[("solve", 120_000), ("io", 50_000), ("extra", 1_000)],
+    );
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let code = |args: &[&str]| run(args).status.code();
+    assert_eq!(code(&["check", b, n, "--max-regression", "10"]), Some(1));
+    assert_eq!(code(&["check", b, n, "--max-regression", "25"]), Some(0));
+    assert_eq!(
+        code(&["check", b, n, "--max-regression", "25", "--fail-on-new"]),
+        Some(1)
+    );
+    assert_eq!(
+        code(&["check", b, n, "--max-regression", "10", "--metric", "mean"]),
+        Some(1)
+    );
+    assert_eq!(code(&["check", b, b, "--metric", "own"]), Some(0));
+    let out = ok(&["check", b, n, "--max-regression", "25"]);
+    assert!(out.contains("PASS") && out.contains("+20.0%"), "{out}");
+    let diff = ok(&["diff", b, n]);
+    assert!(
+        diff.contains("solve") && diff.contains("+20.0%") && diff.contains("extra"),
+        "{diff}"
+    );
+    let json: Value = serde_json::from_str(&ok(&["diff", b, n, "--json"])).expect("json");
+    assert_eq!(json[0]["total_pct"].as_f64().map(f64::round), Some(20.0));
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_files_exit_2_naming_the_file() {
+    let dir = temp_dir("cli-corrupt");
+    let good = dir.join("good.h5");
+    synthetic(&good, &[("a", 1_000)]);
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.join("truncated.h5");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+    let text = dir.join("text.h5");
+    std::fs::write(&text, "not hdf5").unwrap();
+    let mut flipped = bytes.clone();
+    for b in flipped.iter_mut().skip(600).take(2000) {
+        *b ^= 0x5a;
+    }
+    let corrupt = dir.join("corrupt.h5");
+    std::fs::write(&corrupt, &flipped).unwrap();
+    let missing = dir.join("missing.h5");
+    for file in [&truncated, &text, &corrupt, &missing] {
+        let f = file.to_str().unwrap();
+        for args in [
+            vec!["inspect", f],
+            vec!["export", "folded", f, "-o", "-"],
+            vec!["export", "chrome-trace", f, "-o", "-"],
+            vec!["check", f, good.to_str().unwrap()],
+        ] {
+            let out = run(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(f) && !stderr.contains("panicked"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+}
+
+/// The Python package's `export speedscope` and ours agree on frame names
+/// and the number of calls per frame.
+#[test]
+fn speedscope_agrees_with_the_python_package() {
+    let Some(python) = made_reader_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let dir = temp_dir("cli-interop");
+    let ours = our_file(&dir);
+    let mut files = vec![ours];
+    files.extend(reference("python_schema3.h5"));
+    for file in files {
+        let py_dir = dir.join("py");
+        let out = Command::new(&python)
+            .args(["-m", "scope_profiler", "export", "speedscope"])
+            .arg(&file)
+            .arg("-o")
+            .arg(&py_dir)
+            .output()
+            .expect("run python");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs = json_file(&py_dir.join("profile.speedscope.json"));
+        let mine_path = dir.join("mine.json");
+        ok(&[
+            "export",
+            "speedscope",
+            file.to_str().unwrap(),
+            "-o",
+            mine_path.to_str().unwrap(),
+        ]);
+        let mine = json_file(&mine_path);
+        let opens = |doc: &Value| {
+            let frames = doc["shared"]["frames"].as_array().unwrap();
+            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+            for p in doc["profiles"].as_array().unwrap() {
+                for e in p["events"].as_array().unwrap() {
+                    if e["type"] == "O" {
+                        let f = e["frame"].as_u64().unwrap() as usize;
+                        *counts
+                            .entry(frames[f]["name"].as_str().unwrap().to_owned())
+                            .or_default() += 1;
+                    }
+                }
+            }
+            counts
+        };
+        assert_eq!(opens(&mine), opens(&theirs), "{}", file.display());
+    }
+}

@@ -1,0 +1,1030 @@
+//! Streaming exports of a profile file: Chrome trace event JSON (Perfetto,
+//! chrome://tracing), speedscope JSON, folded stacks, and the call tree.
+//!
+//! Every export reads the file through a [`ProfileReader`] in bounded
+//! chunks, never the whole event table: the Chrome trace in file order, the
+//! others through an external sort of the calls by (lane, start) in runs of
+//! [`SORT_RUN`] calls spilled to unlinked scratch files and merged. The
+//! peak memory is a run plus one buffer per run, whatever the file's size.
+//!
+//! JSON is written by hand (names escaped here), so the runtime needs no
+//! JSON crate: see ARCHITECTURE.md, "Dependencies".
+//!
+//! A lane is what records calls one after another: a thread of a rank, or
+//! an async task (calls with a `task_id`). The call tree of a lane follows
+//! from `parent_ids` when the file has them, from time containment
+//! otherwise (schema-2 files).
+//!
+//! ```
+//! use scope_profiler::{self as sp, Options, ProfileReader, export};
+//! # let dir = std::env::temp_dir().join(format!("sp-export-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("export.h5");
+//! sp::setup(Options::new().file_path(&path).verbose(false))?;
+//! sp::region("outer").run(|| sp::region("inner").run(|| ()));
+//! sp::finalize()?;
+//! let reader = ProfileReader::open(&path)?;
+//! let mut folded = Vec::new();
+//! export::folded(&reader, &mut folded)?;
+//! assert!(String::from_utf8(folded).unwrap().contains("outer;inner "));
+//! # Ok::<(), sp::Error>(())
+//! ```
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::hdf5::ProfileReader;
+use crate::scratch::{self, Plain};
+
+/// Calls sorted in memory at once before a run is spilled to disk.
+pub const SORT_RUN: usize = 2 << 20;
+
+/// Events read from the file per chunk.
+const CHUNK: usize = 1 << 18;
+
+/// Calls read back per merge buffer.
+const MERGE_BUFFER: usize = 1 << 14;
+
+/// One lane of a profile: a thread of a rank, or an async task.
+///
+/// ```
+/// let lane = scope_profiler::export::Lane::default();
+/// assert_eq!((lane.rank, lane.thread, lane.task), (0, 0, 0));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Lane {
+    /// MPI rank.
+    pub rank: u32,
+    /// Index into the thread table, -1 when the file has no thread ids.
+    pub thread: i64,
+    /// Index into the task table, -1 for a thread lane.
+    pub task: i64,
+    /// A label: "thread NAME" or "task NAME" (or "main" without threads).
+    pub name: String,
+}
+
+/// One node of a [`CallTree`]: the calls of one call path (the regions
+/// from a root down to this one) in one group.
+///
+/// ```
+/// let node = scope_profiler::export::TreeNode::default();
+/// assert_eq!(node.p95(), 0);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TreeNode {
+    /// The enclosing node; `None` for a group's root.
+    pub parent: Option<usize>,
+    /// The region (index into the region names); `None` for a group's root.
+    pub region: Option<u32>,
+    /// Children, in order of first call.
+    pub children: Vec<usize>,
+    /// Calls.
+    pub calls: u64,
+    /// Summed durations, ns.
+    pub total: i64,
+    /// Summed time outside direct child calls, ns.
+    pub own: i64,
+    /// Shortest call, ns.
+    pub min: i64,
+    /// Longest call, ns.
+    pub max: i64,
+    hist: Vec<u64>,
+}
+
+/// Sub-buckets per power of two of the duration histogram (about 3%).
+const HIST_SUB: u32 = 16;
+
+impl TreeNode {
+    /// Mean duration, ns (0 without calls).
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::export::TreeNode::default().mean(), 0.0);
+    /// ```
+    pub fn mean(&self) -> f64 {
+        match self.calls {
+            0 => 0.0,
+            n => self.total as f64 / n as f64,
+        }
+    }
+
+    /// The 95th percentile of the durations, ns, from a log histogram with
+    /// 16 buckets per power of two (within about 3%, clamped to min..max).
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::export::TreeNode::default().p95(), 0);
+    /// ```
+    pub fn p95(&self) -> i64 {
+        self.quantile(0.95)
+    }
+
+    /// The `q` quantile (0..=1) of the durations, as [`Self::p95`].
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::export::TreeNode::default().quantile(0.5), 0);
+    /// ```
+    pub fn quantile(&self, q: f64) -> i64 {
+        if self.calls == 0 {
+            return 0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.calls as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (bucket, &n) in self.hist.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return bucket_mid(bucket).clamp(self.min, self.max);
+            }
+        }
+        self.max
+    }
+
+    fn add(&mut self, duration: i64, own: i64) {
+        if self.calls == 0 {
+            (self.min, self.max) = (duration, duration);
+        }
+        self.calls += 1;
+        self.total = self.total.wrapping_add(duration);
+        self.own = self.own.wrapping_add(own);
+        self.min = self.min.min(duration);
+        self.max = self.max.max(duration);
+        let bucket = bucket_of(duration);
+        if self.hist.len() <= bucket {
+            self.hist.resize(bucket + 1, 0);
+        }
+        self.hist[bucket] += 1;
+    }
+}
+
+/// The histogram bucket of a duration.
+fn bucket_of(duration: i64) -> usize {
+    let d = duration.max(0) as u64;
+    if d < HIST_SUB as u64 {
+        return d as usize;
+    }
+    let log = 63 - d.leading_zeros(); // >= 4
+    let shift = log - HIST_SUB.trailing_zeros();
+    let sub = ((d >> shift) as u32) - HIST_SUB; // 0..16
+    ((log - HIST_SUB.trailing_zeros() + 1) * HIST_SUB + sub) as usize
+}
+
+/// The middle of a bucket's range of durations.
+fn bucket_mid(bucket: usize) -> i64 {
+    let bucket = bucket as u32;
+    if bucket < HIST_SUB {
+        return bucket as i64;
+    }
+    let shift = bucket / HIST_SUB - 1;
+    let sub = bucket % HIST_SUB + HIST_SUB;
+    let low = (sub as u64) << shift;
+    (low + ((1u64 << shift) >> 1)) as i64
+}
+
+/// How [`call_tree`] groups the calls: one tree per group.
+///
+/// ```
+/// assert_eq!(scope_profiler::export::Grouping::default(), scope_profiler::export::Grouping::All);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Grouping {
+    /// Every lane of every rank in one tree.
+    #[default]
+    All,
+    /// One tree per rank.
+    Rank,
+    /// One tree per lane (thread or task of a rank).
+    Lane,
+}
+
+/// The call tree of a file: per group (see [`Grouping`]) a root node whose
+/// descendants are the call paths, with calls, total and own time.
+///
+/// ```
+/// let tree = scope_profiler::export::CallTree::default();
+/// assert!(tree.roots.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CallTree {
+    /// Every node; children refer to them by index.
+    pub nodes: Vec<TreeNode>,
+    /// One root per group, with its label ("all", "rank 0", "rank 0 - thread main").
+    pub roots: Vec<(usize, String)>,
+    /// The lanes of the file.
+    pub lanes: Vec<Lane>,
+    /// Earliest start of any call, ns.
+    pub first_start: i64,
+    /// Latest end of any call, ns.
+    pub last_end: i64,
+}
+
+/// One call in the external sort (all integers: written to scratch files
+/// as is).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+struct Call {
+    lane: u64,
+    start: i64,
+    duration: i64,
+    call_id: i64,
+    parent_id: i64,
+    region: u64,
+}
+
+// SAFETY: repr(C), six 8-byte integer fields, no padding.
+unsafe impl Plain for Call {}
+
+/// The sort order of calls: lane, start, longest first, call id.
+type CallKey = (u64, i64, Reverse<i64>, i64);
+
+impl Call {
+    fn key(&self) -> CallKey {
+        (self.lane, self.start, Reverse(self.duration), self.call_id)
+    }
+
+    fn end(&self) -> i64 {
+        self.start.wrapping_add(self.duration)
+    }
+}
+
+/// Maps (rank, thread, task) to dense lane numbers as events come.
+struct LaneMap<'r> {
+    reader: &'r ProfileReader,
+    ids: HashMap<(u32, i64, i64), u64>,
+    lanes: Vec<Lane>,
+    last: Option<((u32, i64, i64), u64)>,
+}
+
+impl<'r> LaneMap<'r> {
+    fn new(reader: &'r ProfileReader) -> Self {
+        LaneMap {
+            reader,
+            ids: HashMap::new(),
+            lanes: Vec::new(),
+            last: None,
+        }
+    }
+
+    fn lane(&mut self, rank: u32, thread: i64, task: i64) -> u64 {
+        let thread = if task >= 0 { -1 } else { thread };
+        let key = (rank, thread, task);
+        if let Some((k, id)) = self.last
+            && k == key
+        {
+            return id;
+        }
+        let next = self.lanes.len() as u64;
+        let id = *self.ids.entry(key).or_insert(next);
+        if id == next {
+            self.lanes.push(Lane {
+                rank,
+                thread,
+                task,
+                name: lane_name(self.reader, thread, task),
+            });
+        }
+        self.last = Some((key, id));
+        id
+    }
+}
+
+/// "thread NAME", "task NAME" or "main".
+fn lane_name(reader: &ProfileReader, thread: i64, task: i64) -> String {
+    if task >= 0 {
+        let name = reader.tasks().iter().find(|t| t.index == task);
+        return match name {
+            Some(t) => format!("task {} ({})", task, t.name),
+            None => format!("task {task}"),
+        };
+    }
+    if thread < 0 {
+        return "main".to_owned();
+    }
+    match reader.threads().iter().find(|t| t.index == thread) {
+        Some(t) => format!("thread {}", t.name),
+        None => format!("thread {thread}"),
+    }
+}
+
+/// An I/O error on the export's output.
+fn out_err(e: io::Error) -> Error {
+    Error::io(PathBuf::from("<export output>"), e)
+}
+
+/// The sorted calls: in memory, or runs on disk merged.
+struct Sorted {
+    memory: std::vec::IntoIter<Call>,
+    runs: Vec<Run>,
+    heap: BinaryHeap<Reverse<(CallKey, usize)>>,
+}
+
+/// A sorted run in a scratch file, read back a buffer at a time.
+struct Run {
+    file: File,
+    next: u64,
+    end: u64,
+    buffer: Vec<Call>,
+    at: usize,
+}
+
+impl Run {
+    fn peek(&mut self) -> io::Result<Option<Call>> {
+        if self.at >= self.buffer.len() {
+            if self.next >= self.end {
+                return Ok(None);
+            }
+            let len = (self.end - self.next).min(MERGE_BUFFER as u64) as usize;
+            let size = std::mem::size_of::<Call>() as u64;
+            scratch::read_at(&self.file, self.next * size, len, &mut self.buffer)?;
+            self.next += len as u64;
+            self.at = 0;
+        }
+        Ok(self.buffer.get(self.at).copied())
+    }
+}
+
+impl Sorted {
+    fn next_call(&mut self, path: &Path) -> Result<Option<Call>, Error> {
+        if self.runs.is_empty() {
+            return Ok(self.memory.next());
+        }
+        let Some(Reverse((_, run))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let r = &mut self.runs[run];
+        let call = r.buffer[r.at];
+        r.at += 1;
+        if let Some(next) = r.peek().map_err(|e| Error::io(path, e))? {
+            self.heap.push(Reverse((next.key(), run)));
+        }
+        Ok(Some(call))
+    }
+}
+
+/// Reads every call of the file and sorts them by (lane, start, longest
+/// first, call id), spilling sorted runs of [`SORT_RUN`] calls.
+fn sort_calls(reader: &ProfileReader) -> Result<(Sorted, Vec<Lane>), Error> {
+    let path = reader.path();
+    let mut lanes = LaneMap::new(reader);
+    let mut buffer: Vec<Call> = Vec::new();
+    let mut runs = Vec::new();
+    let dir = scratch::dir_of(path);
+    let spill = |buffer: &mut Vec<Call>, runs: &mut Vec<Run>| -> Result<(), Error> {
+        buffer.sort_unstable_by_key(Call::key);
+        let tmp = std::env::temp_dir();
+        let file = scratch::create(&tmp, "export-sort")
+            .or_else(|_| scratch::create(&dir, "export-sort"))
+            .map_err(|e| Error::io(&tmp, e))?;
+        scratch::write_at(&file, buffer, 0).map_err(|e| Error::io(&tmp, e))?;
+        runs.push(Run {
+            file,
+            next: 0,
+            end: buffer.len() as u64,
+            buffer: Vec::new(),
+            at: 0,
+        });
+        buffer.clear();
+        Ok(())
+    };
+    for chunk in reader.chunks(CHUNK) {
+        let chunk = chunk?;
+        let row = &reader.rows()[chunk.row];
+        let e = &chunk.events;
+        for i in 0..e.len() {
+            let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
+            buffer.push(Call {
+                lane: lanes.lane(row.rank, e.thread_ids[i], task),
+                start: e.start_ns[i],
+                duration: e.durations[i],
+                call_id: e.call_ids[i],
+                parent_id: e.parent_ids[i],
+                region: row.region_id as u64,
+            });
+        }
+        if buffer.len() >= SORT_RUN {
+            spill(&mut buffer, &mut runs)?;
+        }
+    }
+    if !runs.is_empty() && !buffer.is_empty() {
+        spill(&mut buffer, &mut runs)?;
+    }
+    buffer.sort_unstable_by_key(Call::key);
+    let mut heap = BinaryHeap::new();
+    for (i, run) in runs.iter_mut().enumerate() {
+        if let Some(call) = run.peek().map_err(|e| Error::io(path, e))? {
+            heap.push(Reverse((call.key(), i)));
+        }
+    }
+    let sorted = Sorted {
+        memory: buffer.into_iter(),
+        runs,
+        heap,
+    };
+    Ok((sorted, lanes.lanes))
+}
+
+/// Receives the calls of each lane in tree order.
+trait Visitor {
+    /// A call opens at `depth` (0 for a root), under the open calls given.
+    fn open(&mut self, call: &Call, depth: usize) -> Result<(), Error>;
+    /// The call opened last at `depth` closes; `children` is the summed
+    /// duration of its direct children.
+    fn close(&mut self, call: &Call, depth: usize, children: i64) -> Result<(), Error>;
+    /// A lane begins (its calls follow) or ends.
+    fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error>;
+    /// The lanes, before any call.
+    fn lanes(&mut self, lanes: &[Lane]);
+}
+
+/// Walks the sorted calls lane by lane with a stack of open calls.
+fn walk(reader: &ProfileReader, visitor: &mut impl Visitor) -> Result<Vec<Lane>, Error> {
+    let (mut sorted, lanes) = sort_calls(reader)?;
+    visitor.lanes(&lanes);
+    let by_ids = reader.has_parents();
+    let mut stack: Vec<(Call, i64)> = Vec::new();
+    let mut lane: Option<u64> = None;
+    let close_all = |stack: &mut Vec<(Call, i64)>,
+                     visitor: &mut dyn FnMut(&Call, usize, i64) -> Result<(), Error>|
+     -> Result<(), Error> {
+        while let Some((call, children)) = stack.pop() {
+            visitor(&call, stack.len(), children)?;
+            if let Some(parent) = stack.last_mut() {
+                parent.1 = parent.1.wrapping_add(call.duration);
+            }
+        }
+        Ok(())
+    };
+    while let Some(call) = sorted.next_call(reader.path())? {
+        if lane != Some(call.lane) {
+            close_all(&mut stack, &mut |c, d, ch| visitor.close(c, d, ch))?;
+            if let Some(previous) = lane {
+                visitor.lane(previous, false)?;
+            }
+            visitor.lane(call.lane, true)?;
+            lane = Some(call.lane);
+        }
+        // Pop the open calls that are not this call's parent.
+        while let Some((top, _)) = stack.last() {
+            let parent = match by_ids {
+                true => top.call_id == call.parent_id && call.parent_id >= 0,
+                false => top.start <= call.start && call.end() <= top.end(),
+            };
+            if parent {
+                break;
+            }
+            let (done, children) = stack.pop().unwrap_or_default();
+            visitor.close(&done, stack.len(), children)?;
+            if let Some(p) = stack.last_mut() {
+                p.1 = p.1.wrapping_add(done.duration);
+            }
+        }
+        visitor.open(&call, stack.len())?;
+        stack.push((call, 0));
+    }
+    close_all(&mut stack, &mut |c, d, ch| visitor.close(c, d, ch))?;
+    if let Some(previous) = lane {
+        visitor.lane(previous, false)?;
+    }
+    Ok(lanes)
+}
+
+/// Builds the call tree of a file, grouped as `grouping` says.
+///
+/// # Errors
+///
+/// [`Error::Hdf5`] if the events cannot be read, [`Error::Io`] if the
+/// scratch files of the sort cannot be written.
+///
+/// ```no_run
+/// use scope_profiler::{ProfileReader, export};
+/// let reader = ProfileReader::open("profiling_data.h5")?;
+/// let tree = export::call_tree(&reader, export::Grouping::All)?;
+/// for &child in &tree.nodes[tree.roots[0].0].children {
+///     let node = &tree.nodes[child];
+///     println!("{} {} calls", reader.region_names()[node.region.unwrap() as usize], node.calls);
+/// }
+/// # Ok::<(), scope_profiler::Error>(())
+/// ```
+pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree, Error> {
+    let mut builder = TreeBuilder {
+        grouping,
+        tree: CallTree {
+            first_start: i64::MAX,
+            last_end: i64::MIN,
+            ..CallTree::default()
+        },
+        index: HashMap::new(),
+        group_roots: HashMap::new(),
+        lane_root: 0,
+        stack: Vec::new(),
+        lanes: Vec::new(),
+    };
+    let lanes = walk(reader, &mut builder)?;
+    let mut tree = builder.tree;
+    if tree.first_start == i64::MAX {
+        (tree.first_start, tree.last_end) = (0, 0);
+    }
+    tree.lanes = lanes;
+    Ok(tree)
+}
+
+struct TreeBuilder {
+    grouping: Grouping,
+    tree: CallTree,
+    index: HashMap<(usize, u32), usize>,
+    group_roots: HashMap<String, usize>,
+    lane_root: usize,
+    stack: Vec<usize>,
+    lanes: Vec<Lane>,
+}
+
+impl TreeBuilder {
+    fn root(&mut self, label: String) -> usize {
+        if let Some(&root) = self.group_roots.get(&label) {
+            return root;
+        }
+        let root = self.tree.nodes.len();
+        self.tree.nodes.push(TreeNode::default());
+        self.tree.roots.push((root, label.clone()));
+        self.group_roots.insert(label, root);
+        root
+    }
+}
+
+impl Visitor for TreeBuilder {
+    fn open(&mut self, call: &Call, depth: usize) -> Result<(), Error> {
+        let parent = match depth {
+            0 => self.lane_root,
+            _ => self.stack[depth - 1],
+        };
+        self.stack.truncate(depth);
+        let region = call.region as u32;
+        let next = self.tree.nodes.len();
+        let node = *self.index.entry((parent, region)).or_insert(next);
+        if node == next {
+            self.tree.nodes.push(TreeNode {
+                parent: Some(parent),
+                region: Some(region),
+                ..TreeNode::default()
+            });
+            self.tree.nodes[parent].children.push(node);
+        }
+        self.stack.push(node);
+        self.tree.first_start = self.tree.first_start.min(call.start);
+        self.tree.last_end = self.tree.last_end.max(call.end());
+        Ok(())
+    }
+
+    fn close(&mut self, call: &Call, depth: usize, children: i64) -> Result<(), Error> {
+        let node = self.stack[depth];
+        self.tree.nodes[node].add(call.duration, call.duration.wrapping_sub(children));
+        let root = self.tree.nodes[node].parent;
+        if depth == 0
+            && let Some(root) = root
+        {
+            let r = &mut self.tree.nodes[root];
+            r.calls += 1;
+            r.total = r.total.wrapping_add(call.duration);
+        }
+        Ok(())
+    }
+
+    fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error> {
+        if begin {
+            let label = match self.grouping {
+                Grouping::All => "all".to_owned(),
+                Grouping::Rank => format!(
+                    "rank {}",
+                    self.lanes.get(lane as usize).map_or(0, |l| l.rank)
+                ),
+                Grouping::Lane => match self.lanes.get(lane as usize) {
+                    Some(l) => format!("rank {} - {}", l.rank, l.name),
+                    None => format!("lane {lane}"),
+                },
+            };
+            self.lane_root = self.root(label);
+            self.stack.clear();
+        }
+        Ok(())
+    }
+
+    fn lanes(&mut self, lanes: &[Lane]) {
+        self.lanes = lanes.to_vec();
+    }
+}
+
+/// Writes the folded stacks of a file: one line `a;b;c <ns>` per call path
+/// with the time spent in `c` itself (outside its child calls) on that
+/// path, summed over every lane and rank; paths with no own time are left
+/// out. Names have `;` replaced by `:`. An aggregate file (no per-call
+/// events) gives one line per region with its exclusive total.
+///
+/// Returns the number of lines written.
+///
+/// # Errors
+///
+/// As [`call_tree`], and [`Error::Io`] if `out` fails.
+///
+/// ```no_run
+/// use scope_profiler::{ProfileReader, export};
+/// let reader = ProfileReader::open("profiling_data.h5")?;
+/// let mut out = std::io::BufWriter::new(std::fs::File::create("profile.folded").unwrap());
+/// export::folded(&reader, &mut out)?;
+/// # Ok::<(), scope_profiler::Error>(())
+/// ```
+pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error> {
+    let names: Vec<String> = reader
+        .region_names()
+        .iter()
+        .map(|n| n.replace(';', ":"))
+        .collect();
+    let name = |id: u32| names.get(id as usize).map_or("?", String::as_str);
+    let mut lines = 0;
+    if reader.is_aggregate() {
+        let mut own: Vec<i64> = vec![0; names.len()];
+        for row in reader.aggregates() {
+            if let Some(o) = own.get_mut(row.region_id as usize) {
+                *o += row.exclusive.max(0);
+            }
+        }
+        for (id, own) in own.iter().enumerate() {
+            if *own > 0 {
+                writeln!(out, "{} {own}", name(id as u32)).map_err(out_err)?;
+                lines += 1;
+            }
+        }
+        out.flush().map_err(out_err)?;
+        return Ok(lines);
+    }
+    let tree = call_tree(reader, Grouping::All)?;
+    let mut path: Vec<&str> = Vec::new();
+    // Depth-first, children in order of first call.
+    let mut todo: Vec<(usize, usize)> = tree
+        .roots
+        .iter()
+        .rev()
+        .flat_map(|(root, _)| tree.nodes[*root].children.iter().rev().map(|&c| (c, 0)))
+        .collect();
+    let mut line = String::new();
+    while let Some((node, depth)) = todo.pop() {
+        let n = &tree.nodes[node];
+        path.truncate(depth);
+        path.push(name(n.region.unwrap_or(u32::MAX)));
+        if n.own > 0 {
+            line.clear();
+            for (i, part) in path.iter().enumerate() {
+                if i > 0 {
+                    line.push(';');
+                }
+                line.push_str(part);
+            }
+            writeln!(out, "{line} {}", n.own).map_err(out_err)?;
+            lines += 1;
+        }
+        todo.extend(n.children.iter().rev().map(|&c| (c, depth + 1)));
+    }
+    out.flush().map_err(out_err)?;
+    Ok(lines)
+}
+
+/// Appends `s` as a JSON string (quoted, escaped).
+pub(crate) fn json_string(buf: &mut Vec<u8>, s: &str) {
+    buf.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => buf.extend_from_slice(b"\\\""),
+            '\\' => buf.extend_from_slice(b"\\\\"),
+            '\n' => buf.extend_from_slice(b"\\n"),
+            '\r' => buf.extend_from_slice(b"\\r"),
+            '\t' => buf.extend_from_slice(b"\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(buf, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let mut tmp = [0u8; 4];
+                buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+            }
+        }
+    }
+    buf.push(b'"');
+}
+
+/// Appends an integer.
+fn push_int(buf: &mut Vec<u8>, v: i64) {
+    let mut tmp = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        buf.push(b'-');
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+/// Appends nanoseconds as microseconds with three decimals (exact).
+fn push_micros(buf: &mut Vec<u8>, ns: i64) {
+    if ns < 0 {
+        buf.push(b'-');
+    }
+    let n = ns.unsigned_abs();
+    push_int(buf, (n / 1000) as i64);
+    let frac = n % 1000;
+    buf.extend_from_slice(&[
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ]);
+}
+
+/// The earliest start in the file, from the rows' statistics when the file
+/// has them (0 otherwise: timestamps stay absolute).
+fn origin(reader: &ProfileReader) -> i64 {
+    if !reader.has_summaries() {
+        return 0;
+    }
+    reader
+        .rows()
+        .iter()
+        .filter(|r| r.event_count > 0)
+        .map(|r| r.stats.start_minimum)
+        .min()
+        .unwrap_or(0)
+}
+
+/// Writes a Chrome trace event JSON document (the format of Perfetto and
+/// chrome://tracing): one complete (`"ph":"X"`) event per call with its
+/// region as name, `pid` = rank, `tid` = lane (thread or task, named by
+/// metadata events), `ts`/`dur` in microseconds from the earliest call,
+/// and `call_id`/`parent_id` in `args`. Events come in file order.
+///
+/// Returns the number of calls written.
+///
+/// # Errors
+///
+/// [`Error::Hdf5`] if the events cannot be read, [`Error::Io`] if `out`
+/// fails.
+///
+/// ```no_run
+/// use scope_profiler::{ProfileReader, export};
+/// let reader = ProfileReader::open("profiling_data.h5")?;
+/// let out = std::io::BufWriter::new(std::fs::File::create("trace.json").unwrap());
+/// let calls = export::chrome_trace(&reader, out)?;
+/// # Ok::<(), scope_profiler::Error>(())
+/// ```
+pub fn chrome_trace(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error> {
+    let origin = origin(reader);
+    let names: Vec<Vec<u8>> = reader
+        .region_names()
+        .iter()
+        .map(|n| {
+            let mut b = Vec::new();
+            json_string(&mut b, n);
+            b
+        })
+        .collect();
+    let mut lanes = LaneMap::new(reader);
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+    buf.extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"metadata\":{\"exporter\":\"scope-profiler-rs\"},\"traceEvents\":[\n");
+    let mut first = true;
+    let mut calls = 0u64;
+    for chunk in reader.chunks(CHUNK) {
+        let chunk = chunk?;
+        let row = &reader.rows()[chunk.row];
+        let name = &names[row.region_id as usize];
+        let e = &chunk.events;
+        for i in 0..e.len() {
+            let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
+            let lane = lanes.lane(row.rank, e.thread_ids[i], task);
+            if !first {
+                buf.extend_from_slice(b",\n");
+            }
+            first = false;
+            buf.extend_from_slice(b"{\"name\":");
+            buf.extend_from_slice(name);
+            buf.extend_from_slice(b",\"cat\":\"scope-profiler\",\"ph\":\"X\",\"ts\":");
+            push_micros(&mut buf, e.start_ns[i].wrapping_sub(origin));
+            buf.extend_from_slice(b",\"dur\":");
+            push_micros(&mut buf, e.durations[i]);
+            buf.extend_from_slice(b",\"pid\":");
+            push_int(&mut buf, row.rank as i64);
+            buf.extend_from_slice(b",\"tid\":");
+            push_int(&mut buf, lane as i64);
+            buf.extend_from_slice(b",\"args\":{\"call_id\":");
+            push_int(&mut buf, e.call_ids[i]);
+            buf.extend_from_slice(b",\"parent_id\":");
+            push_int(&mut buf, e.parent_ids[i]);
+            buf.extend_from_slice(b"}}");
+            calls += 1;
+            if buf.len() > (1 << 20) {
+                out.write_all(&buf).map_err(out_err)?;
+                buf.clear();
+            }
+        }
+    }
+    let mut ranks: Vec<u32> = lanes.lanes.iter().map(|l| l.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    for rank in ranks {
+        if !first {
+            buf.extend_from_slice(b",\n");
+        }
+        first = false;
+        let _ = write!(
+            buf,
+            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{rank},\"tid\":0,\"args\":{{\"name\":\"rank {rank}\"}}}}"
+        );
+    }
+    for (id, lane) in lanes.lanes.iter().enumerate() {
+        if !first {
+            buf.extend_from_slice(b",\n");
+        }
+        first = false;
+        let _ = write!(
+            buf,
+            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{id},\"args\":{{\"name\":",
+            lane.rank
+        );
+        json_string(&mut buf, &lane.name);
+        buf.extend_from_slice(b"}}");
+    }
+    buf.extend_from_slice(b"\n]}\n");
+    out.write_all(&buf).map_err(out_err)?;
+    out.flush().map_err(out_err)?;
+    Ok(calls)
+}
+
+/// Writes a speedscope JSON document: one evented profile per lane (named
+/// "rank R - thread NAME" / "rank R - task ..."), an open and a close event
+/// per call at its start and end, nested as the call tree says, times in
+/// nanoseconds from the earliest call; frames are the regions that have
+/// calls, in order of first call.
+///
+/// Returns the number of calls written.
+///
+/// # Errors
+///
+/// As [`call_tree`], and [`Error::Io`] if `out` fails.
+///
+/// ```no_run
+/// use scope_profiler::{ProfileReader, export};
+/// let reader = ProfileReader::open("profiling_data.h5")?;
+/// let out = std::io::BufWriter::new(std::fs::File::create("profile.speedscope.json").unwrap());
+/// export::speedscope(&reader, out)?;
+/// # Ok::<(), scope_profiler::Error>(())
+/// ```
+pub fn speedscope(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error> {
+    let mut writer = Speedscope {
+        out: &mut out,
+        buf: Vec::with_capacity(1 << 20),
+        origin: origin(reader),
+        frames: vec![u32::MAX; reader.region_names().len()],
+        frame_order: Vec::new(),
+        first_profile: true,
+        first_event: true,
+        lane_start: 0,
+        lane_end: 0,
+        calls: 0,
+        lane_names: Vec::new(),
+    };
+    writer.buf.extend_from_slice(
+        b"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"scope-profiler-rs\",\"activeProfileIndex\":0,\"profiles\":[\n",
+    );
+    walk(reader, &mut writer)?;
+    let mut buf = std::mem::take(&mut writer.buf);
+    buf.extend_from_slice(b"\n],\"shared\":{\"frames\":[");
+    for (i, &region) in writer.frame_order.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"name\":");
+        json_string(&mut buf, &reader.region_names()[region as usize]);
+        buf.push(b'}');
+    }
+    buf.extend_from_slice(b"]},\"name\":");
+    let file_name = reader
+        .path()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    json_string(&mut buf, &file_name);
+    buf.extend_from_slice(b"}\n");
+    let calls = writer.calls;
+    out.write_all(&buf).map_err(out_err)?;
+    out.flush().map_err(out_err)?;
+    Ok(calls)
+}
+
+/// The speedscope visitor; profile names are filled in at each lane's
+/// end (the lane table is complete only after the sort).
+struct Speedscope<'w, W: Write> {
+    out: &'w mut W,
+    buf: Vec<u8>,
+    origin: i64,
+    frames: Vec<u32>,
+    frame_order: Vec<u32>,
+    first_profile: bool,
+    first_event: bool,
+    lane_start: i64,
+    lane_end: i64,
+    calls: u64,
+    lane_names: Vec<String>,
+}
+
+impl<W: Write> Speedscope<'_, W> {
+    fn event(&mut self, kind: u8, region: u64, at: i64) {
+        if !self.first_event {
+            self.buf.push(b',');
+        }
+        self.first_event = false;
+        self.buf.extend_from_slice(b"{\"type\":\"");
+        self.buf.push(kind);
+        self.buf.extend_from_slice(b"\",\"frame\":");
+        push_int(&mut self.buf, self.frames[region as usize] as i64);
+        self.buf.extend_from_slice(b",\"at\":");
+        push_int(&mut self.buf, at.wrapping_sub(self.origin));
+        self.buf.push(b'}');
+    }
+
+    fn drain(&mut self) -> Result<(), Error> {
+        if self.buf.len() > (1 << 20) {
+            self.out.write_all(&self.buf).map_err(out_err)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Visitor for Speedscope<'_, W> {
+    fn open(&mut self, call: &Call, depth: usize) -> Result<(), Error> {
+        let region = call.region as usize;
+        if self.frames.get(region).is_none() {
+            return Err(Error::hdf5(
+                PathBuf::new(),
+                format!("region {region} out of range"),
+            ));
+        }
+        if self.frames[region] == u32::MAX {
+            self.frames[region] = self.frame_order.len() as u32;
+            self.frame_order.push(region as u32);
+        }
+        if depth == 0 && self.first_event {
+            self.lane_start = call.start;
+        }
+        self.event(b'O', call.region, call.start);
+        self.calls += 1;
+        self.drain()
+    }
+
+    fn close(&mut self, call: &Call, _depth: usize, _children: i64) -> Result<(), Error> {
+        self.event(b'C', call.region, call.end());
+        self.lane_end = self.lane_end.max(call.end());
+        self.drain()
+    }
+
+    fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error> {
+        if begin {
+            if !self.first_profile {
+                self.buf.extend_from_slice(b",\n");
+            }
+            self.first_profile = false;
+            self.first_event = true;
+            self.lane_end = i64::MIN;
+            self.buf
+                .extend_from_slice(b"{\"type\":\"evented\",\"unit\":\"nanoseconds\",\"events\":[");
+        } else {
+            let (start, end) = (self.lane_start, self.lane_end.max(self.lane_start));
+            self.buf.extend_from_slice(b"],\"startValue\":");
+            push_int(&mut self.buf, start.wrapping_sub(self.origin));
+            self.buf.extend_from_slice(b",\"endValue\":");
+            push_int(&mut self.buf, end.wrapping_sub(self.origin));
+            self.buf.extend_from_slice(b",\"name\":");
+            let name = self
+                .lane_names
+                .get(lane as usize)
+                .map_or("?", String::as_str);
+            json_string(&mut self.buf, name);
+            self.buf.push(b'}');
+        }
+        self.drain()
+    }
+
+    fn lanes(&mut self, lanes: &[Lane]) {
+        self.lane_names = lanes
+            .iter()
+            .map(|l| format!("rank {} - {}", l.rank, l.name))
+            .collect();
+    }
+}
