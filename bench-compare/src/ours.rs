@@ -24,8 +24,19 @@ pub fn cached(x: u64) -> u64 {
 
 /// The region looked up by name on every call.
 #[inline(never)]
+#[allow(dead_code)] // `compare` only
 pub fn by_name(name: &str, x: u64) -> u64 {
     let _g = sp::region(name).enter();
+    work(x)
+}
+
+/// `sp::region("by_name").enter()` with the name written in place: the
+/// compiled-out build's by-name row (no `black_box` on the name, which
+/// would cost by itself), whose code must be the bare workload's.
+#[inline(never)]
+#[allow(dead_code)] // `compare-off` only
+pub fn by_name_literal(x: u64) -> u64 {
+    let _g = sp::region("by_name").enter();
     work(x)
 }
 

@@ -34,6 +34,18 @@ pub struct Region {
 }
 
 impl Region {
+    /// The handle `region` gives with the `enabled` feature off: no name,
+    /// never recording.
+    #[cfg(not(feature = "enabled"))]
+    #[inline]
+    pub(crate) fn inert() -> Region {
+        Region {
+            entry: registry::inert_entry(),
+            generation: 0,
+            id: 0,
+        }
+    }
+
     /// The region's name.
     ///
     /// ```
@@ -166,6 +178,8 @@ impl std::fmt::Debug for Region {
 /// first defined.
 #[track_caller]
 #[inline]
+// Not called with the `enabled` feature off (see `crate::region`).
+#[cfg_attr(not(feature = "enabled"), allow(dead_code))]
 pub(crate) fn region(name: &str) -> Region {
     let entry = registry::intern(name);
     let generation = active::active_generation();
@@ -188,6 +202,7 @@ pub(crate) fn region(name: &str) -> Region {
 
 #[cold]
 #[inline(never)]
+#[cfg_attr(not(feature = "enabled"), allow(dead_code))]
 fn register(
     entry: &'static Entry,
     generation: u32,

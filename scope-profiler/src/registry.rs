@@ -36,6 +36,17 @@ impl Entry {
     }
 }
 
+/// The entry of the handles made with the `enabled` feature off: named "",
+/// in no session, never interned.
+#[cfg(not(feature = "enabled"))]
+pub(crate) fn inert_entry() -> &'static Entry {
+    static INERT: Entry = Entry {
+        name: "",
+        state: AtomicU64::new(0),
+    };
+    &INERT
+}
+
 /// `(session generation, region id)` in one word, as entries and call sites
 /// cache it.
 #[inline]
