@@ -10,7 +10,6 @@
 mod common;
 mod ours;
 
-use std::hint::black_box;
 
 use common::{bare, median, quantile, rotated, time};
 
