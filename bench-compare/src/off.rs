@@ -10,7 +10,6 @@
 mod common;
 mod ours;
 
-
 use common::{bare, median, quantile, rotated, time};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
