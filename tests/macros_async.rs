@@ -254,3 +254,277 @@ fn a_future_dropped_before_its_first_poll_records_nothing() {
     drop(fetch(1));
     assert!(finalized_counts().is_empty());
 }
+
+// ---------------------------------------------------------------------------
+// Nesting: calls made while an instrumented future is polled nest under it.
+// ---------------------------------------------------------------------------
+
+/// One call as the file has it: its region, id, parent id and task.
+#[derive(Clone, Debug)]
+struct Call {
+    name: String,
+    id: i64,
+    parent: i64,
+    task: i64,
+}
+
+/// Every call of the in-memory profile `finalize` returns.
+fn finalized_calls() -> Vec<Call> {
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    let mut calls = Vec::new();
+    for row in &p.rows {
+        for i in row.events() {
+            calls.push(Call {
+                name: p.region_names[row.region_id as usize].clone(),
+                id: p.events.call_ids[i],
+                parent: p.events.parent_ids[i],
+                task: p.events.task_ids.as_ref().map_or(-1, |t| t[i]),
+            });
+        }
+    }
+    calls
+}
+
+fn named<'a>(calls: &'a [Call], name: &str) -> Vec<&'a Call> {
+    calls.iter().filter(|c| c.name == name).collect()
+}
+
+fn by_id(calls: &[Call], id: i64) -> Option<&Call> {
+    calls.iter().find(|c| c.id == id)
+}
+
+#[profile]
+fn parse_sync(x: u32) -> u32 {
+    x + 1
+}
+
+#[profile]
+async fn handler(x: u32) -> u32 {
+    let a = parse_sync(x);
+    yield_now().await;
+    parse_sync(a)
+}
+
+/// Checks that every `handler` call has exactly two `parse_sync` children
+/// on its own task, and that both are nowhere else.
+fn assert_handlers_own_their_parses(calls: &[Call], handlers: usize) {
+    let hs = named(calls, "handler");
+    assert_eq!(hs.len(), handlers, "{calls:#?}");
+    for h in &hs {
+        assert_eq!(h.parent, -1, "a handler is a root: {h:?}");
+        assert!(h.task >= 0, "a handler is a task: {h:?}");
+        let children: Vec<_> = named(calls, "parse_sync")
+            .into_iter()
+            .filter(|c| c.parent == h.id)
+            .collect();
+        assert_eq!(children.len(), 2, "children of {h:?}: {calls:#?}");
+        assert!(children.iter().all(|c| c.task == h.task), "{children:?}");
+    }
+}
+
+#[test]
+fn sync_calls_nest_under_the_future_being_polled_current_thread() {
+    let _s = start_in_memory();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(handler(1)), 3);
+    let calls = finalized_calls();
+    assert_handlers_own_their_parses(&calls, 1);
+    assert_eq!(named(&calls, "parse_sync").len(), 2);
+}
+
+#[test]
+fn concurrent_handlers_on_two_workers_each_own_their_calls() {
+    let _s = start_in_memory();
+    let total = block_on(async {
+        let handles: Vec<_> = (0..4).map(|i| tokio::spawn(handler(i))).collect();
+        let mut total = 0;
+        for h in handles {
+            total += h.await.unwrap();
+        }
+        total
+    });
+    assert_eq!(total, (0..4).map(|i| i + 2).sum::<u32>());
+    let calls = finalized_calls();
+    assert_handlers_own_their_parses(&calls, 4);
+    assert_eq!(named(&calls, "parse_sync").len(), 8);
+}
+
+#[profile]
+async fn inner_async(x: u32) -> u32 {
+    yield_now().await;
+    parse_sync(x)
+}
+
+#[profile]
+async fn outer_async(x: u32) -> u32 {
+    let a = inner_async(x).await;
+    yield_now().await;
+    a + inner_async(a).await
+}
+
+#[test]
+fn nested_async_fns_nest() {
+    let _s = start_in_memory();
+    assert_eq!(block_on(outer_async(1)), 2 + 3);
+    let calls = finalized_calls();
+    let outer = named(&calls, "outer_async");
+    assert_eq!(outer.len(), 1);
+    let inners = named(&calls, "inner_async");
+    assert_eq!(inners.len(), 2);
+    for inner in &inners {
+        assert_eq!(inner.parent, outer[0].id, "{calls:#?}");
+        assert_eq!(inner.task, outer[0].task);
+    }
+    for parse in named(&calls, "parse_sync") {
+        let parent = by_id(&calls, parse.parent).expect("parse has a parent");
+        assert_eq!(parent.name, "inner_async", "{calls:#?}");
+    }
+}
+
+#[profile]
+async fn spawner() -> u32 {
+    let child = tokio::spawn(handler(10));
+    parse_sync(0) + child.await.unwrap()
+}
+
+#[test]
+fn a_spawned_future_starts_its_own_tree() {
+    let _s = start_in_memory();
+    assert_eq!(block_on(spawner()), 1 + 12);
+    let calls = finalized_calls();
+    let spawner = named(&calls, "spawner");
+    assert_eq!(spawner.len(), 1);
+    assert_handlers_own_their_parses(&calls, 1);
+    let handler = named(&calls, "handler")[0];
+    assert_ne!(
+        handler.task, spawner[0].task,
+        "the spawned task is its own task"
+    );
+    let own: Vec<_> = named(&calls, "parse_sync")
+        .into_iter()
+        .filter(|c| c.parent == spawner[0].id)
+        .collect();
+    assert_eq!(own.len(), 1, "{calls:#?}");
+}
+
+#[profile]
+async fn never_done() {
+    parse_sync(0);
+    {
+        let _g = sp::region("held_across_await").enter();
+        std::future::pending::<()>().await;
+    }
+}
+
+#[test]
+fn a_cancelled_future_leaves_a_valid_tree() {
+    let _s = start_in_memory();
+    let mut future = Box::pin(never_done());
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    assert!(future.as_mut().poll(&mut cx).is_pending());
+    drop(future); // cancelled after one poll
+    let calls = finalized_calls();
+    let root = named(&calls, "never_done");
+    assert_eq!(root.len(), 1, "the cancelled call is recorded: {calls:#?}");
+    assert_eq!(root[0].parent, -1);
+    for name in ["parse_sync", "held_across_await"] {
+        let c = named(&calls, name);
+        assert_eq!(c.len(), 1, "{name}: {calls:#?}");
+        assert_eq!(
+            c[0].parent, root[0].id,
+            "{name} nests under the cancelled call"
+        );
+    }
+}
+
+#[test]
+fn sync_calls_outside_futures_stay_on_their_thread() {
+    let _s = start_in_memory();
+    let outside = parse_sync(1);
+    assert_eq!(block_on(handler(outside)), 4);
+    let calls = finalized_calls();
+    let roots: Vec<_> = named(&calls, "parse_sync")
+        .into_iter()
+        .filter(|c| c.parent == -1)
+        .collect();
+    assert_eq!(roots.len(), 1, "{calls:#?}");
+    assert_eq!(roots[0].task, -1, "a thread's call has no task");
+    assert_handlers_own_their_parses(&calls, 1);
+}
+
+#[profile]
+async fn long_task(n: u32) -> u32 {
+    let mut x = 0;
+    for i in 0..n {
+        x = parse_sync(x);
+        if i % 1000 == 0 {
+            yield_now().await;
+        }
+    }
+    x
+}
+
+/// A task with more calls than its private chunk holds gets a lane of its
+/// own; with a small memory limit every tasks lane spills, and the file
+/// keeps every call under its task.
+#[test]
+fn long_and_many_tasks_spill_and_keep_their_nesting() {
+    let _s = integration_tests::serial();
+    let dir = integration_tests::temp_dir("async-spill");
+    let path = dir.join("tasks.h5");
+    sp::setup(
+        sp::Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .memory_limit(1 << 20),
+    )
+    .unwrap();
+    let (long, short) = block_on(async {
+        let long = tokio::spawn(long_task(200_000));
+        let shorts: Vec<_> = (0..2_000).map(|i| tokio::spawn(handler(i))).collect();
+        let mut sum = 0;
+        for s in shorts {
+            sum += s.await.unwrap();
+        }
+        (long.await.unwrap(), sum)
+    });
+    assert_eq!(long, 200_000);
+    assert_eq!(short, (0..2_000).map(|i| i + 2).sum::<u32>());
+    let results = sp::finalize().unwrap();
+    assert!(results.spilled(), "the run spilled");
+    let p = sp::read_profile(&path).unwrap();
+    let mut calls = Vec::new();
+    for row in &p.rows {
+        for i in row.events() {
+            calls.push(Call {
+                name: p.region_names[row.region_id as usize].clone(),
+                id: p.events.call_ids[i],
+                parent: p.events.parent_ids[i],
+                task: p.events.task_ids.as_ref().map_or(-1, |t| t[i]),
+            });
+        }
+    }
+    let by_id: std::collections::HashMap<i64, &Call> = calls.iter().map(|c| (c.id, c)).collect();
+    let long_call = named(&calls, "long_task");
+    assert_eq!(long_call.len(), 1);
+    let mut per_parent: std::collections::HashMap<&str, usize> = Default::default();
+    for c in named(&calls, "parse_sync") {
+        let parent = by_id.get(&c.parent).expect("every parse has a parent");
+        assert_eq!(parent.task, c.task, "{c:?} and its parent are on one task");
+        *per_parent.entry(parent.name.as_str()).or_default() += 1;
+    }
+    assert_eq!(per_parent.get("long_task"), Some(&200_000));
+    assert_eq!(per_parent.get("handler"), Some(&4_000));
+    assert_eq!(named(&calls, "handler").len(), 2_000);
+    let tasks: std::collections::BTreeSet<i64> = calls.iter().map(|c| c.task).collect();
+    assert_eq!(
+        tasks.len(),
+        2_001,
+        "one task per spawned future, none for threads"
+    );
+    assert_eq!(p.tasks.len(), 2_001);
+}

@@ -95,9 +95,6 @@ impl Session {
             for (region, d) in cut.dropped.iter().enumerate() {
                 bump(&mut counts, region, d.calls);
             }
-            for task in &cut.tasks {
-                bump(&mut counts, task.region as usize, 1);
-            }
         }
         counts
     }
@@ -167,7 +164,8 @@ pub(crate) fn active(generation: u32) -> Option<Arc<Session>> {
 pub(crate) fn register_lane(generation: u32) -> Option<(Arc<Lane>, Arc<Store>)> {
     let session = active(generation)?;
     let mut lanes = lock(&session.store.lanes);
-    let lane = Arc::new(Lane::for_current_thread(lanes.len() as u32));
+    let index = session.store.next_thread_index();
+    let lane = Arc::new(Lane::for_current_thread(index));
     lanes.push(Arc::clone(&lane));
     Some((lane, Arc::clone(&session.store)))
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
-use crate::lane::{Lane, LaneCut, SegmentCut, TaskRecord, bump};
+use crate::lane::{Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
 use crate::placement::{Buckets, DirectRuns, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
@@ -63,7 +63,8 @@ struct WalkInput {
     conv: TickConverter,
     store: Arc<Store>,
     lanes: Vec<LaneCut>,
-    tasks: Vec<TaskRecord>,
+    /// The file's task index of each task number (-1: not in the file).
+    task_pos: Vec<i32>,
     /// First slot of each region's row, by session region id.
     row_offset: Vec<u64>,
     /// Bytes the placement may hold in memory.
@@ -209,7 +210,7 @@ impl Plan {
         Ok(summary)
     }
 
-    /// The backward walk over every lane, then the async calls: every call
+    /// The backward walk over every lane (threads' and tasks'): every call
     /// goes to `placer` with its slot; sets the rows' exclusive totals and
     /// returns the summary tree.
     fn place(&mut self, placer: &mut dyn Placer) -> std::io::Result<Summary> {
@@ -234,13 +235,9 @@ impl Plan {
         let mut call_base = 0i64;
         for lane in &input.lanes {
             past_lane(&mut cursor, lane);
-            walk.lane(lane, call_base, &mut cursor)?;
+            walk.lane(lane, call_base, &mut cursor, &input.task_pos)?;
             past_lane(&mut cursor, lane);
             call_base += lane.len as i64;
-        }
-        // Async calls follow the thread calls of their row, in start order.
-        for (index, t) in input.tasks.iter().enumerate() {
-            walk.task(index, t, call_base + index as i64, &mut cursor)?;
         }
         let Walk {
             summary, exclusive, ..
@@ -409,8 +406,7 @@ pub(crate) fn plan(
     // registered (its id was published with Release and read with Acquire
     // before the record was made).
     let lanes: Vec<LaneCut> = lock(&store.lanes).iter().map(|l| l.cut()).collect();
-    let mut tasks: Vec<TaskRecord> = lanes.iter().flat_map(|l| l.tasks.iter().copied()).collect();
-    tasks.sort_by_key(|t| (t.start, std::cmp::Reverse(t.end)));
+    let (tasks, task_pos) = task_table(&lanes);
 
     let mut counts = Vec::new();
     let mut dropped = Vec::new();
@@ -423,9 +419,6 @@ pub(crate) fn plan(
             bump(&mut dropped, region, d.calls);
             bump(&mut dropped_ticks, region, d.ticks);
         }
-    }
-    for t in &tasks {
-        bump(&mut counts, t.region as usize, 1);
     }
     let used = counts.len().max(dropped.len());
     let regions = complete_regions(table, used);
@@ -457,6 +450,7 @@ pub(crate) fn plan(
         metadata,
         threads: lanes
             .iter()
+            .filter(|l| l.lane.kind == LaneKind::Thread)
             .map(|l| thread_info(&l.lane, &conv, origin))
             .collect(),
         tasks: tasks
@@ -477,12 +471,42 @@ pub(crate) fn plan(
             conv,
             store: Arc::clone(store),
             lanes,
-            tasks,
+            task_pos,
             row_offset,
             budget,
             dir,
         },
     })
+}
+
+/// The tasks in the cut, in order of their numbers, and the file's index
+/// of each task number. A task whose lane of its own is in the cut before
+/// its record (still running, or completing at the cut) is listed with what
+/// is known: its start, no end yet.
+fn task_table(lanes: &[LaneCut]) -> (Vec<TaskRecord>, Vec<i32>) {
+    let mut tasks: Vec<TaskRecord> = lanes.iter().flat_map(|l| l.tasks.iter().copied()).collect();
+    for l in lanes {
+        if let Some(index) = l.lane.task_index {
+            if l.tasks.is_empty() && l.len > 0 {
+                tasks.push(TaskRecord {
+                    index,
+                    start: l.lane.start_ticks,
+                    end: 0,
+                    region: u32::MAX,
+                    first_lane: l.lane.index,
+                    polls: 0,
+                    running: 0,
+                });
+            }
+        }
+    }
+    tasks.sort_by_key(|t| t.index);
+    let numbers = tasks.last().map_or(0, |t| t.index as usize + 1);
+    let mut pos = vec![-1i32; numbers];
+    for (i, t) in tasks.iter().enumerate() {
+        pos[t.index as usize] = i as i32;
+    }
+    (tasks, pos)
 }
 
 /// The region table with at least `used` regions. Every id a cut uses is in
@@ -563,11 +587,23 @@ struct Walk<'a> {
 impl Walk<'_> {
     /// Walks one lane backwards; `cursor[region]` is one past the last slot
     /// of this lane's part of the region's row.
-    fn lane(&mut self, lane: &LaneCut, call_base: i64, cursor: &mut [u64]) -> std::io::Result<()> {
+    fn lane(
+        &mut self,
+        lane: &LaneCut,
+        call_base: i64,
+        cursor: &mut [u64],
+        task_pos: &[i32],
+    ) -> std::io::Result<()> {
         let mut chain: Vec<Option<Link>> = Vec::new();
         let mut buffer = Vec::new();
         let mut call = call_base;
-        let thread = lane.lane.index as i32;
+        let mut thread = lane.lane.index as i32;
+        // A tasks lane: each block's task, met backwards at its depth-0
+        // call; records after the last block belong to the lane's own task.
+        let tasks_lane = lane.lane.kind == LaneKind::Tasks;
+        let position = |number: u32| task_pos.get(number as usize).copied().unwrap_or(-1);
+        let mut task = lane.lane.task_index.map_or(-1, position);
+        let mut block = lane.tasks.len();
         for segment in lane.segments.iter().rev() {
             let records: &[Record] = match segment {
                 SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
@@ -578,6 +614,11 @@ impl Walk<'_> {
             };
             for r in records.iter().rev() {
                 let depth = r.depth as usize;
+                if tasks_lane && depth == 0 && block > 0 {
+                    block -= 1;
+                    let t = &lane.tasks[block];
+                    (task, thread) = (position(t.index), t.first_lane as i32);
+                }
                 let parent = depth
                     .checked_sub(1)
                     .and_then(|d| chain.get(d).copied().flatten());
@@ -598,7 +639,7 @@ impl Walk<'_> {
                     call,
                     parent: parent.map_or(-1, |p| p.call),
                     thread,
-                    task: -1,
+                    task,
                     region: r.region,
                     _pad: 0,
                 })?;
@@ -613,33 +654,6 @@ impl Walk<'_> {
         }
         Ok(())
     }
-
-    /// Places async call `index`: a lane of its own, no parent.
-    fn task(
-        &mut self,
-        index: usize,
-        t: &TaskRecord,
-        call: i64,
-        cursor: &mut [u64],
-    ) -> std::io::Result<()> {
-        let start = self.conv.ns(t.start);
-        let duration = self.conv.ns(t.end) - start;
-        self.summary.call(None, t.region, start, duration);
-        self.exclusive[t.region as usize] += duration;
-        let slot = cursor[t.region as usize];
-        cursor[t.region as usize] += 1;
-        self.placer.put(PlacedCall {
-            slot,
-            start,
-            duration,
-            call,
-            parent: -1,
-            thread: t.first_lane as i32,
-            task: index as i32,
-            region: t.region,
-            _pad: 0,
-        })
-    }
 }
 
 fn task_info(
@@ -649,16 +663,18 @@ fn task_info(
     origin_ns: i64,
     name: &str,
 ) -> TaskInfo {
-    let (created, done) = (conv.ns(t.start), conv.ns(t.end));
+    let created = conv.ns(t.start);
     let running = conv.ns(t.start + t.running) - created;
+    // A task still running at the cut has no end yet (-1).
+    let done = (t.end != 0).then(|| conv.ns(t.end));
     TaskInfo {
         index: index as i64,
         thread_index: t.first_lane as i64,
         created_ns: created - origin_ns,
-        done_ns: done - origin_ns,
+        done_ns: done.map_or(-1, |d| d - origin_ns),
         steps: t.polls as i64,
         running_ns: running,
-        suspended_ns: (done - created - running).max(0),
+        suspended_ns: done.map_or(0, |d| (d - created - running).max(0)),
         kind: "future".to_owned(),
         name: name.to_owned(),
         coro_name: name.to_owned(),

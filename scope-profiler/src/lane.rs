@@ -16,8 +16,12 @@ pub(crate) enum Segment {
 }
 
 /// One async call: from its first poll to its completion or cancellation.
+/// Its calls (itself at depth 0, last) are a block of records in a tasks
+/// lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TaskRecord {
+    /// The task's number in the session, in order of first polls.
+    pub index: u32,
     pub start: u64,
     pub end: u64,
     pub region: u32,
@@ -26,6 +30,18 @@ pub(crate) struct TaskRecord {
     pub polls: u64,
     /// Ticks spent inside polls.
     pub running: u64,
+}
+
+/// What a lane's records are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaneKind {
+    /// The calls of one thread, outside instrumented futures.
+    Thread,
+    /// Async calls with everything called while they were polled: one
+    /// block of records per task, its depth-0 call last, in the order of
+    /// the lane's `tasks`. Either the tasks one thread completed, or one
+    /// long task (see `task_index`).
+    Tasks,
 }
 
 /// Calls of one region that completed but were not kept (the memory limit
@@ -38,8 +54,13 @@ pub(crate) struct Dropped {
 
 /// The records one thread made during one session, shared with the session.
 pub(crate) struct Lane {
-    /// Dense per-session thread index (the file's `thread_ids`).
+    pub kind: LaneKind,
+    /// Dense per-session thread index (the file's `thread_ids`): the
+    /// thread's own, or for a tasks lane the thread it belongs to.
     pub index: u32,
+    /// For the lane of one long task, its number: the task of records
+    /// before its depth-0 call is made.
+    pub task_index: Option<u32>,
     pub name: String,
     pub ident: i64,
     pub native_id: i64,
@@ -52,7 +73,8 @@ pub(crate) struct Lane {
     pub segments: Mutex<Vec<Segment>>,
     /// Calls per region id among the spilled records.
     pub spilled_counts: Mutex<Vec<u64>>,
-    /// Async calls that ended on this thread.
+    /// For a tasks lane, the task of each block, in order. Lock order:
+    /// `tasks`, then `segments`: a block and its task are published together.
     pub tasks: Mutex<Vec<TaskRecord>>,
     /// Calls per region id that were dropped, not recorded.
     pub dropped: Mutex<Vec<Dropped>>,
@@ -71,7 +93,7 @@ pub(crate) struct LaneCut {
     pub lane: Arc<Lane>,
     pub segments: Vec<SegmentCut>,
     pub tasks: Vec<TaskRecord>,
-    /// Recorded calls per session region id (thread calls only).
+    /// Recorded calls per session region id.
     pub counts: Vec<u64>,
     /// Dropped calls per session region id.
     pub dropped: Vec<Dropped>,
@@ -88,11 +110,32 @@ impl Lane {
             .map(str::to_owned)
             .unwrap_or_else(|| format!("thread-{index}"));
         Lane {
+            kind: LaneKind::Thread,
             index,
+            task_index: None,
             name,
             ident: thread_ident(thread.id()),
             // SAFETY: gettid has no preconditions and cannot fail.
             native_id: unsafe { libc::gettid() } as i64,
+            start_ticks: ticks(),
+            exit: Mutex::new(None),
+            segments: Mutex::new(Vec::new()),
+            spilled_counts: Mutex::new(Vec::new()),
+            tasks: Mutex::new(Vec::new()),
+            dropped: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A tasks lane for the thread of lane `index`: the tasks it completes,
+    /// or (with `task_index`) one long task.
+    pub(crate) fn for_tasks(index: u32, task_index: Option<u32>) -> Lane {
+        Lane {
+            kind: LaneKind::Tasks,
+            index,
+            task_index,
+            name: String::new(),
+            ident: -1,
+            native_id: -1,
             start_ticks: ticks(),
             exit: Mutex::new(None),
             segments: Mutex::new(Vec::new()),
@@ -141,6 +184,8 @@ impl Lane {
     /// (taken in the writer's order), so a chunk being spilled is counted
     /// exactly once, and counts never go down between two cuts.
     pub(crate) fn cut(self: &Arc<Self>) -> LaneCut {
+        // A tasks lane's blocks are published with their task under `tasks`.
+        let tasks = lock(&self.tasks);
         let (segments, mut counts) = {
             let segments = lock(&self.segments);
             let counts = lock(&self.spilled_counts).clone();
@@ -171,7 +216,7 @@ impl Lane {
         LaneCut {
             lane: Arc::clone(self),
             segments,
-            tasks: lock(&self.tasks).clone(),
+            tasks: tasks.clone(),
             counts,
             dropped: lock(&self.dropped).clone(),
             len,

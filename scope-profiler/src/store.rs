@@ -20,7 +20,7 @@
 
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -89,6 +89,9 @@ pub(crate) struct Store {
     closed: AtomicBool,
     /// The fork epoch the store was made in (see `sync::fork_epoch`).
     epoch: u32,
+    /// Thread lanes and tasks numbered so far.
+    threads: AtomicU32,
+    tasks: AtomicU32,
     control: Mutex<Control>,
     wake_writer: Condvar,
     space_freed: Condvar,
@@ -113,10 +116,30 @@ impl Store {
             first_drop: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             epoch: fork_epoch(),
+            threads: AtomicU32::new(0),
+            tasks: AtomicU32::new(0),
             control: Mutex::new(Control::default()),
             wake_writer: Condvar::new(),
             space_freed: Condvar::new(),
         })
+    }
+
+    /// The next thread lane's index (dense, from 0).
+    pub(crate) fn next_thread_index(&self) -> u32 {
+        self.threads.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The next task's number (dense, from 0, in order of first polls).
+    pub(crate) fn next_task_index(&self) -> u32 {
+        self.tasks.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A new tasks lane for the thread of lane `thread` (one long task's if
+    /// `task` is given).
+    pub(crate) fn register_tasks_lane(&self, thread: u32, task: Option<u32>) -> Arc<Lane> {
+        let lane = Arc::new(Lane::for_tasks(thread, task));
+        lock(&self.lanes).push(Arc::clone(&lane));
+        lane
     }
 
     /// Records per chunk at most.
@@ -219,6 +242,32 @@ impl Store {
         }
         self.reserve(records * RECORD_BYTES)
             .then(|| Arc::new(Chunk::new(records)))
+    }
+
+    /// A chunk for a task's first records (see `thread::start_task`),
+    /// counted like any but never waited for: tasks start by the thousand,
+    /// and their private chunks are not the writer's to spill. `None` when
+    /// calls are being dropped.
+    pub(crate) fn new_task_chunk(&self, records: usize) -> Option<Arc<Chunk>> {
+        if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) || self.dropping() {
+            return None;
+        }
+        let recycled = {
+            let mut free = lock(&self.free);
+            free.iter()
+                .position(|c| c.capacity() == records)
+                .map(|i| free.swap_remove(i))
+        };
+        if let Some(chunk) = recycled {
+            return Some(Arc::new(chunk));
+        }
+        let bytes = records * RECORD_BYTES;
+        let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if now >= self.limits.memory / 2 && self.stopped.get().is_none() {
+            lock(&self.control).requested = true;
+            self.wake_writer.notify_one();
+        }
+        Some(Arc::new(Chunk::new(records)))
     }
 
     /// Whether calls past the limit are being dropped now.
@@ -327,9 +376,10 @@ impl Store {
         Ok(moved)
     }
 
-    /// Keeps a spilled chunk for reuse if no one else holds it and the free
-    /// list has room; otherwise frees it.
-    fn recycle(&self, chunk: Arc<Chunk>) {
+    /// Keeps a chunk whose records are no longer needed here (spilled, or
+    /// copied elsewhere) for reuse if no one else holds it and the free list
+    /// has room; otherwise frees it.
+    pub(crate) fn recycle(&self, chunk: Arc<Chunk>) {
         let bytes = chunk.capacity() * RECORD_BYTES;
         if let Ok(mut chunk) = Arc::try_unwrap(chunk) {
             let mut free = lock(&self.free);

@@ -1,11 +1,18 @@
 //! Async calls: an instrumented future records one call from its first poll
-//! to its completion (or to its drop, if it is cancelled).
+//! to its completion (or to its drop, if it is cancelled), and every call
+//! made while it is polled nests under it.
 //!
-//! Futures interleave on a thread and move between threads, so an async call
-//! is not pushed on a thread's stack of open calls: it is recorded on a lane
-//! of its own (the file's `task_ids` and `/task_table`), with its number of
-//! polls and the time spent inside them. Its state lives in the future, so
-//! the future stays `Send` whenever the wrapped one is.
+//! Futures interleave on a thread and move between threads, so a future
+//! first polled outside any other instrumented future is a *task* with a
+//! recorder of its own (its stack of open calls, its chunk), which takes
+//! the thread's place while the future is polled (`thread::poll_in_task`):
+//! the calls of its polls, and the futures first polled inside it, nest
+//! under its call, on whatever thread each poll runs. A completed task's
+//! records (its own call last, at depth 0) go as one block to the tasks lane
+//! of the thread that completed it (the file's `task_ids` and
+//! `/task_table`); a task with many calls gets a lane of its own. Its state
+//! lives in the future, so the future stays `Send` whenever the wrapped one
+//! is.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,8 +20,7 @@ use std::task::{Context, Poll};
 
 use crate::active;
 use crate::clock::ticks;
-use crate::lane::TaskRecord;
-use crate::thread;
+use crate::thread::{self, TaskState};
 use crate::trace::{self, TraceScope};
 
 /// How an instrumented future decides whether it records.
@@ -29,16 +35,29 @@ pub enum Mode {
     Traced,
 }
 
-#[derive(Debug, Clone, Copy)]
 enum State {
     /// Not polled yet.
     Fresh,
     /// Polled, not recording (no session, or traced outside a trace).
     Off,
-    /// Recording into session `generation`.
-    On { generation: u32, record: TaskRecord },
+    /// A task: its recorder takes the thread's place while it is polled.
+    Task(Box<TaskState>),
+    /// First polled inside a task: an open call there (its sequence number).
+    Nested(u64),
     /// Completed and recorded.
     Done,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            State::Fresh => "Fresh",
+            State::Off => "Off",
+            State::Task(_) => "Task",
+            State::Nested(_) => "Nested",
+            State::Done => "Done",
+        })
+    }
 }
 
 /// A future that records its wall time as one call of a region.
@@ -96,6 +115,8 @@ impl<F> Instrumented<F> {
         }
     }
 
+    /// At the first poll: a task of its own, or a call nested in the task
+    /// being polled, or nothing (no session, or traced outside a trace).
     fn start(&mut self) {
         let generation = active::active_generation();
         let off = generation == 0 || (self.mode == Mode::Traced && !trace::tracing_here());
@@ -104,33 +125,36 @@ impl<F> Instrumented<F> {
         } else {
             self.site.region_id(generation)
         };
-        let lane = region.and_then(|_| thread::lane_index(generation));
-        self.state = match (region, lane) {
-            (Some(region), Some(first_lane)) => State::On {
-                generation,
-                record: TaskRecord {
-                    start: ticks(),
-                    end: 0,
-                    region,
-                    first_lane,
-                    polls: 0,
-                    running: 0,
-                },
+        self.state = match region {
+            None => State::Off,
+            Some(region) if thread::in_task() => match thread::open(region, generation) {
+                0 => State::Off,
+                seq => State::Nested(seq),
             },
-            _ => State::Off,
+            Some(region) => match thread::start_task(generation, region) {
+                Some(mut task) => {
+                    // The task's own call, at the bottom of its stack.
+                    task.root =
+                        thread::poll_in_task(&mut task, || thread::open(region, generation));
+                    State::Task(task)
+                }
+                None => State::Off,
+            },
         };
     }
 
+    /// Ends the call at `end`: the task's (closing whatever it left open,
+    /// as a cancelled future does), or the nested one.
     fn finish(&mut self, end: u64) {
-        if let State::On {
-            generation,
-            mut record,
-        } = self.state
-        {
-            record.end = end;
-            thread::record_task(generation, record);
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Task(mut task) => {
+                let root = task.root;
+                thread::poll_in_task(&mut task, || thread::close(root));
+                thread::finish_task(&mut task, end);
+            }
+            State::Nested(seq) => thread::close(seq),
+            _ => {}
         }
-        self.state = State::Done;
     }
 }
 
@@ -145,16 +169,22 @@ impl<F: Future> Future for Instrumented<F> {
             this.start();
         }
         let _trace = (this.mode == Mode::Entrypoint).then(TraceScope::begin);
-        let t0 = ticks();
-        // SAFETY: see above; `this.fut` stays where it is for its lifetime.
-        let poll = unsafe { Pin::new_unchecked(&mut this.fut) }.poll(cx);
-        let t1 = ticks();
-        if let State::On { record, .. } = &mut this.state {
-            record.polls += 1;
-            record.running += t1.saturating_sub(t0);
-        }
+        let fut = &mut this.fut;
+        // SAFETY: see above; `fut` stays where it is for its lifetime.
+        let mut poll_inner = || unsafe { Pin::new_unchecked(&mut *fut) }.poll(cx);
+        let poll = match &mut this.state {
+            State::Task(task) => {
+                let t0 = ticks();
+                let poll = thread::poll_in_task(task, &mut poll_inner);
+                let t1 = ticks();
+                task.record.polls += 1;
+                task.record.running += t1.saturating_sub(t0);
+                poll
+            }
+            _ => poll_inner(),
+        };
         if poll.is_ready() {
-            this.finish(t1);
+            this.finish(ticks());
         }
         poll
     }
@@ -163,7 +193,7 @@ impl<F: Future> Future for Instrumented<F> {
 impl<F> Drop for Instrumented<F> {
     fn drop(&mut self) {
         // Cancelled after its first poll: the call ends now.
-        if let State::On { .. } = self.state {
+        if matches!(self.state, State::Task(_) | State::Nested(_)) {
             self.finish(ticks());
         }
     }

@@ -12,6 +12,7 @@
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
@@ -124,17 +125,56 @@ impl Hot {
 }
 
 /// The owning half of a thread's recorder, used on slow paths only.
+///
+/// While an instrumented future is polled, `lane`, `store`, `chunk`,
+/// `stack` and `task` are the future's (see [`poll_in_task`]); the rest is
+/// the thread's own.
 struct Cold {
     lane: Option<Arc<Lane>>,
     store: Option<Arc<Store>>,
     chunk: Option<Arc<Chunk>>,
     stack: Vec<Open>,
+    /// The task being polled, if one is.
+    task: Option<TaskId>,
+    /// The thread's tasks lane: the blocks of the tasks it completed.
+    tasks: Option<TasksLane>,
 }
+
+/// A task: its number and its first thread's lane index.
+#[derive(Clone, Copy)]
+struct TaskId {
+    index: u32,
+    thread: u32,
+}
+
+/// A thread's tasks lane and the chunk its blocks go to.
+struct TasksLane {
+    generation: u32,
+    lane: Arc<Lane>,
+    chunk: Option<Arc<Chunk>>,
+    len: usize,
+}
+
+/// Records a task's private chunk holds; a task with more gets a lane of
+/// its own.
+const TASK_CHUNK: usize = 64;
+
+/// Gives each thread its own range of call sequence numbers: a task's
+/// stack can hold calls entered on several threads, and they never share
+/// a number.
+static SEQ_BASES: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     static HOT: Hot = const { Hot::new() };
     static COLD: RefCell<Cold> = const {
-        RefCell::new(Cold { lane: None, store: None, chunk: None, stack: Vec::new() })
+        RefCell::new(Cold {
+            lane: None,
+            store: None,
+            chunk: None,
+            stack: Vec::new(),
+            task: None,
+            tasks: None,
+        })
     };
 }
 
@@ -174,9 +214,15 @@ impl Cold {
         if hot.generation.get() == generation {
             return true;
         }
+        if self.task.is_some() {
+            return false; // a task of another session is being polled
+        }
         let Some((lane, store)) = active::register_lane(generation) else {
             return false;
         };
+        if hot.seq.get() == 0 {
+            hot.seq.set(SEQ_BASES.fetch_add(1, Ordering::Relaxed) << 40);
+        }
         hot.generation.set(generation);
         hot.depth.set(0);
         hot.len.set(0);
@@ -199,6 +245,9 @@ impl Cold {
     /// Replaces the full (or missing) current chunk by a new one, if the
     /// store hands one out (see `Store::new_chunk`); else leaves none.
     fn next_chunk(&mut self, hot: &Hot) {
+        if self.lane.is_none() {
+            self.graduate();
+        }
         let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
             return;
         };
@@ -209,6 +258,112 @@ impl Cold {
             lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
         }
         hot.len.set(0);
+    }
+
+    /// A task being polled whose private chunk is full gets a lane of its
+    /// own, which starts with that chunk.
+    fn graduate(&mut self) {
+        let (Some(task), Some(store)) = (self.task, &self.store) else {
+            return;
+        };
+        let lane = store.register_tasks_lane(task.thread, Some(task.index));
+        if let Some(chunk) = &self.chunk {
+            lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
+        }
+        self.lane = Some(lane);
+    }
+
+    /// Swaps the task's recorder with the thread's (twice: back).
+    fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
+        std::mem::swap(&mut self.lane, &mut task.lane);
+        std::mem::swap(&mut self.store, &mut task.store);
+        std::mem::swap(&mut self.chunk, &mut task.chunk);
+        std::mem::swap(&mut self.stack, &mut task.stack);
+        std::mem::swap(&mut self.task, &mut task.id);
+        let (depth, len, generation) = (hot.depth.get(), hot.len.get(), hot.generation.get());
+        hot.depth.set(task.depth);
+        hot.len.set(task.len);
+        hot.generation.set(task.generation);
+        (task.depth, task.len, task.generation) = (depth, len, generation);
+    }
+
+    /// Appends a completed task's block of records (its depth-0 call last)
+    /// to this thread's tasks lane, with the task, in one step for cuts;
+    /// or, if there is no room for all of it, counts its calls as dropped.
+    fn append_block(&mut self, hot: &Hot, generation: u32, records: &[Record], task: TaskRecord) {
+        if self.task.is_some() || !self.attach(hot, generation) {
+            return;
+        }
+        let (Some(store), Some(thread)) = (self.store.clone(), self.lane.clone()) else {
+            return;
+        };
+        if self
+            .tasks
+            .as_ref()
+            .is_none_or(|t| t.generation != generation)
+        {
+            self.tasks = Some(TasksLane {
+                generation,
+                lane: store.register_tasks_lane(thread.index, None),
+                chunk: None,
+                len: 0,
+            });
+        }
+        let Some(tasks) = &mut self.tasks else {
+            return;
+        };
+        let mut blocks = lock(&tasks.lane.tasks);
+        let room = tasks.chunk.as_ref().map_or(0, |c| c.capacity() - tasks.len);
+        if room < records.len() {
+            let cap = tasks.chunk.as_ref().map_or(0, |c| c.capacity());
+            let cap = (cap * 2)
+                .clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK))
+                .max(records.len());
+            match store.new_chunk(cap) {
+                Some(chunk) => {
+                    // Whatever did not fit goes to the next chunk.
+                    lock(&tasks.lane.segments).push(Segment::Memory(Arc::clone(&chunk)));
+                    let old = tasks.chunk.replace(chunk);
+                    let old_len = std::mem::replace(&mut tasks.len, 0);
+                    if let Some(old) = old {
+                        let fit = old.capacity() - old_len;
+                        for (i, r) in records[..fit].iter().enumerate() {
+                            // SAFETY: this thread is the only writer of its
+                            // tasks lane's chunks; `old_len + i` is the next
+                            // slot, below the capacity.
+                            unsafe { old.push(old_len + i, *r) };
+                        }
+                        for (i, r) in records[fit..].iter().enumerate() {
+                            // SAFETY: as above, in the new chunk, whose
+                            // capacity is at least the block's length.
+                            unsafe { tasks.chunk.as_ref().map(|c| c.push(i, *r)) };
+                        }
+                        tasks.len = records.len() - fit;
+                        blocks.push(task);
+                        return;
+                    }
+                }
+                None => {
+                    for r in records {
+                        tasks
+                            .lane
+                            .count_dropped(r.region, r.end.saturating_sub(r.start));
+                    }
+                    store.note_drop();
+                    return;
+                }
+            }
+        }
+        if let Some(chunk) = &tasks.chunk {
+            for (i, r) in records.iter().enumerate() {
+                // SAFETY: this thread is the only writer of its tasks lane's
+                // chunks; slots `len..len + records.len()` are free (checked
+                // or made room for above).
+                unsafe { chunk.push(tasks.len + i, *r) };
+            }
+            tasks.len += records.len();
+            blocks.push(task);
+        }
     }
 
     /// Ends the innermost open call at `end` and records it.
@@ -259,6 +414,9 @@ impl Drop for Cold {
         });
         if let Some(lane) = &self.lane {
             *lock(&lane.exit) = Some((ticks(), thread_cpu_ns().unwrap_or(-1)));
+        }
+        if let Some(tasks) = &self.tasks {
+            *lock(&tasks.lane.exit) = Some((ticks(), -1)); // its last chunk may spill
         }
     }
 }
@@ -336,7 +494,9 @@ fn exit(seq: u64) {
 fn exit_slow(seq: u64, end: u64) {
     Cold::with(|cold, hot| {
         let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
-        let Ok(pos) = open.binary_search_by_key(&seq, |o| o.seq) else {
+        // From the top: a task's stack holds calls of several threads,
+        // whose numbers are not in order.
+        let Some(pos) = open.iter().rposition(|o| o.seq == seq) else {
             return;
         };
         while hot.depth.get() > pos {
@@ -345,24 +505,118 @@ fn exit_slow(seq: u64, end: u64) {
     });
 }
 
-/// The lane index of this thread in session `generation`, joining it if needed.
-pub(crate) fn lane_index(generation: u32) -> Option<u32> {
-    with_lane(generation, |lane| lane.index)
+/// What an instrumented future carries from poll to poll: its recorder
+/// (swapped with the thread's while it is polled), and its task.
+pub(crate) struct TaskState {
+    generation: u32,
+    lane: Option<Arc<Lane>>,
+    store: Option<Arc<Store>>,
+    chunk: Option<Arc<Chunk>>,
+    stack: Vec<Open>,
+    id: Option<TaskId>,
+    depth: usize,
+    len: usize,
+    /// The task, its end set when it completes.
+    pub record: TaskRecord,
+    /// The sequence number of the task's own call (depth 0).
+    pub root: u64,
 }
 
-/// Keeps an async call that ended on this thread.
-pub(crate) fn record_task(generation: u32, task: TaskRecord) {
-    with_lane(generation, |lane| lock(&lane.tasks).push(task));
-}
-
-fn with_lane<R>(generation: u32, f: impl FnOnce(&Lane) -> R) -> Option<R> {
+/// Starts a task of `region` in session `generation` on this thread (its
+/// first poll): a private chunk from the store, the next task number.
+pub(crate) fn start_task(generation: u32, region: u32) -> Option<Box<TaskState>> {
     Cold::with(|cold, hot| {
-        if !cold.attach(hot, generation) {
+        if cold.task.is_some() || !cold.attach(hot, generation) {
             return None;
         }
-        cold.lane.as_deref().map(f)
+        let store = cold.store.clone()?;
+        let thread = cold.lane.as_ref()?.index;
+        let chunk = store.new_task_chunk(TASK_CHUNK)?;
+        let index = store.next_task_index();
+        Some(Box::new(TaskState {
+            generation,
+            lane: None,
+            store: Some(store),
+            chunk: Some(chunk),
+            stack: Vec::new(),
+            id: Some(TaskId { index, thread }),
+            depth: 0,
+            len: 0,
+            record: TaskRecord {
+                index,
+                start: ticks(),
+                end: 0,
+                region,
+                first_lane: thread,
+                polls: 0,
+                running: 0,
+            },
+            root: 0,
+        }))
     })
     .flatten()
+}
+
+/// Whether an instrumented future is being polled on this thread (its
+/// calls, and futures first polled inside it, nest under it).
+pub(crate) fn in_task() -> bool {
+    Cold::with(|cold, _| cold.task.is_some()).unwrap_or(false)
+}
+
+/// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
+/// call it makes goes to the task. The thread's is back when `f` returns or
+/// unwinds. If the recorder is busy (re-entered), `f` runs as it is.
+pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R {
+    struct Back<'a> {
+        task: &'a mut TaskState,
+        swapped: bool,
+    }
+    impl Drop for Back<'_> {
+        fn drop(&mut self) {
+            if self.swapped {
+                let _ = Cold::with(|cold, hot| cold.swap_task(hot, self.task));
+            }
+        }
+    }
+    let swapped = Cold::with(|cold, hot| cold.swap_task(hot, task)).is_some();
+    let _back = Back { task, swapped };
+    f()
+}
+
+/// Ends a task whose own call was closed (in [`poll_in_task`]) at `end`:
+/// a task with a lane of its own gives it its record; else its block goes
+/// to this thread's tasks lane, and its private chunk back to the store.
+pub(crate) fn finish_task(task: &mut TaskState, end: u64) {
+    task.record.end = end;
+    if let Some(lane) = &task.lane {
+        lock(&lane.tasks).push(task.record);
+        *lock(&lane.exit) = Some((end, -1)); // its last chunk may spill
+        return;
+    }
+    let (Some(chunk), Some(store)) = (task.chunk.take(), task.store.take()) else {
+        return;
+    };
+    let records = &chunk.records()[..task.len.min(chunk.records().len())];
+    let generation = task.generation;
+    let record = task.record;
+    let _ = Cold::with(|cold, hot| cold.append_block(hot, generation, records, record));
+    store.recycle(chunk);
+}
+
+/// Opens a call of `region` on this thread's current recorder (the task's
+/// while one is polled); returns its sequence number (0: not recording).
+pub(crate) fn open(region: u32, generation: u32) -> u64 {
+    let guard = enter(region, generation);
+    let seq = guard.seq;
+    std::mem::forget(guard);
+    seq
+}
+
+/// Closes the call `open` returned, and any opened after it.
+pub(crate) fn close(seq: u64) {
+    if seq != 0 {
+        exit(seq);
+    }
 }
 
 /// A call in progress: the region's call ends when the guard is dropped.
