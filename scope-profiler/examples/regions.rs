@@ -72,6 +72,51 @@ fn compute_batch(data: &[u32]) {
     }
 }
 
+/// A sync function called from an async one: it nests under the async
+/// call that was being polled.
+#[profile]
+fn parse(x: u32) -> u32 {
+    x + 1
+}
+
+/// An async fn: one call from its first poll to its completion; the calls
+/// of its polls nest under it, whichever thread polls it.
+#[profile]
+async fn handler(x: u32) -> u32 {
+    let a = parse(x);
+    YieldOnce(false).await;
+    parse(a)
+}
+
+/// A future that is pending once, like an executor's `yield_now`.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// Polls `future` to completion on this thread (what an executor does).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
+
 fn main() -> Result<(), sp::Error> {
     let path = std::env::args()
         .nth(1)
@@ -130,6 +175,9 @@ fn main() -> Result<(), sp::Error> {
             });
         }
     });
+
+    // Async: `parse` runs twice inside `handler`, across two polls.
+    println!("{}", block_on(handler(1)));
 
     // Region data at runtime.
     let region = sp::get_region("solver").expect("registered above");

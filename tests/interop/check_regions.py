@@ -22,6 +22,8 @@ EXPECTED_CALLS = {
     "inner": 1,
     "worker": 200,
     "worker_step": 200,
+    "handler": 1,
+    "parse": 2,
 }
 
 
@@ -43,11 +45,13 @@ def main(path):
         ("inner", "outer"),
         ("worker_step", "worker"),
         ("regions::pipeline::run_pipeline", "solve"),
+        ("parse", "handler"),
     ]:
         if parents_of(child) != {parent}:
             failures.append(f"parent of {child}: {parents_of(child)}, expected {{{parent!r}}}")
-    if parents_of("outer") != {None}:
-        failures.append(f"outer should be a root, parents: {parents_of('outer')}")
+    for root in ("outer", "handler"):
+        if parents_of(root) != {None}:
+            failures.append(f"{root} should be a root, parents: {parents_of(root)}")
     threads = results.threads.get(0, [])
     if len(threads) != 3:
         failures.append(f"expected 3 threads (main + 2 workers), got {threads}")
@@ -68,6 +72,13 @@ def main(path):
             print(f"scope-profiler {command[0]} {command[1]}: {status}")
             if done.returncode != 0:
                 failures.append(f"scope-profiler {' '.join(command)}: {done.stderr.strip()[-500:]}")
+            if command[0] == "inspect":
+                # The async call's tree: `parse` under `handler`.
+                lines = [l.strip(" │") for l in done.stdout.splitlines()]
+                at = next((i for i, l in enumerate(lines) if l.startswith("handler")), None)
+                below = lines[at + 1:at + 4] if at is not None else []
+                if not any(l.startswith("└─ parse (2x)") for l in below):
+                    failures.append(f"inspect shows no parse under handler: {below}")
 
     for f in failures:
         print("FAIL:", f)
