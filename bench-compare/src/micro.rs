@@ -21,6 +21,8 @@ pub enum Variant {
     Cached,
     ByName,
     TracedOutside,
+    AsyncTask,
+    InTask,
     DisabledProfile,
     DisabledCached,
     DisabledByName,
@@ -62,7 +64,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 17] = [
+    pub const ALL: [Variant; 19] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -71,6 +73,8 @@ impl Variant {
         Variant::Cached,
         Variant::ByName,
         Variant::TracedOutside,
+        Variant::AsyncTask,
+        Variant::InTask,
         Variant::DisabledProfile,
         Variant::DisabledCached,
         Variant::DisabledByName,
@@ -93,6 +97,8 @@ impl Variant {
             Variant::Cached => "ours: call-site cached `scope!`",
             Variant::ByName => "ours: `sp::region(name).enter()`",
             Variant::TracedOutside => "ours: `#[profile(traced)]`, outside any trace",
+            Variant::AsyncTask => "ours: `#[profile] async fn`, a task polled once to completion",
+            Variant::InTask => "ours: `#[profile]` fn inside a task's poll",
             Variant::DisabledProfile => "ours: runtime-disabled `#[profile]` (no session)",
             Variant::DisabledCached => "ours: runtime-disabled `scope!` (no session)",
             Variant::DisabledByName => "ours: runtime-disabled `sp::region(name).enter()`",
@@ -116,6 +122,8 @@ impl Variant {
             Variant::Cached => "cached",
             Variant::ByName => "by-name",
             Variant::TracedOutside => "traced-outside",
+            Variant::AsyncTask => "async-task",
+            Variant::InTask => "in-task",
             Variant::DisabledProfile => "disabled-profile",
             Variant::DisabledCached => "disabled-cached",
             Variant::DisabledByName => "disabled-by-name",
@@ -164,6 +172,8 @@ impl Variant {
                 time(calls, |x| ours::by_name(black_box("by_name"), x))
             }
             Variant::TracedOutside => time(calls, ours::traced),
+            Variant::AsyncTask => time(calls, ours::async_task),
+            Variant::InTask => ours::in_task(|| time(calls, ours::profiled)),
             Variant::Hotpath => time(calls, peers::hotpath_fn),
             Variant::Puffin => time_batched(calls, PuffinFrame::open, peers::puffin_fn),
             Variant::Fastrace => time_batched(calls, FastraceRoot::open, peers::fastrace_fn),

@@ -72,3 +72,33 @@ pub fn profiled(x: u64) -> u64 {
 
 /// Whether `profiled` is the attribute (true) or its hand-written expansion.
 pub const PROFILE_IS_ATTRIBUTE: bool = cfg!(feature = "macros");
+
+/// Polls `future` once; it must complete (the async variants never wait).
+fn poll_once<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => unreachable!("the async variants complete in one poll"),
+    }
+}
+
+/// `#[profile] async fn` polled once to completion outside any other: a
+/// task each call (the expansion written out, so that it builds without
+/// the macros too).
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn async_task(x: u64) -> u64 {
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("async_task", file!(), line!());
+    poll_once(SITE.instrument(sp::__private::Mode::Plain, async move { work(x) }))
+}
+
+/// Runs `f` inside the poll of an instrumented future (a task), whose
+/// recorder then takes the thread's.
+#[allow(dead_code)] // `compare` only
+pub fn in_task<R>(f: impl FnOnce() -> R) -> R {
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("in_task", file!(), line!());
+    poll_once(SITE.instrument(sp::__private::Mode::Plain, async move { f() }))
+}
