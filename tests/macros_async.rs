@@ -528,3 +528,41 @@ fn long_and_many_tasks_spill_and_keep_their_nesting() {
     );
     assert_eq!(p.tasks.len(), 2_001);
 }
+
+#[profile]
+async fn panics_in_poll() {
+    parse_sync(0);
+    yield_now().await;
+    panic!("inside a poll");
+}
+
+/// A poll that panics gives the thread its own recorder back; the task's
+/// call ends when the future is dropped, with what it called under it.
+#[test]
+fn a_panic_inside_a_poll_leaves_a_valid_tree() {
+    let _s = start_in_memory();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let outcome = rt.block_on(async { tokio::spawn(panics_in_poll()).await });
+    assert!(outcome.unwrap_err().is_panic());
+    let after = parse_sync(5); // on the thread again, not in the task
+    assert_eq!(after, 6);
+    drop(rt);
+    let calls = finalized_calls();
+    let root = named(&calls, "panics_in_poll");
+    assert_eq!(root.len(), 1, "{calls:#?}");
+    let parses = named(&calls, "parse_sync");
+    assert_eq!(parses.len(), 2);
+    assert_eq!(
+        parses.iter().filter(|c| c.parent == root[0].id).count(),
+        1,
+        "{calls:#?}"
+    );
+    let outside: Vec<_> = parses.iter().filter(|c| c.parent == -1).collect();
+    assert_eq!(outside.len(), 1);
+    assert_eq!(
+        outside[0].task, -1,
+        "the call after the panic is the thread's"
+    );
+}
