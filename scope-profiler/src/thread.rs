@@ -599,7 +599,13 @@ pub(crate) fn finish_task(task: &mut TaskState, end: u64) {
     let records = &chunk.records()[..task.len.min(chunk.records().len())];
     let generation = task.generation;
     let record = task.record;
-    let _ = Cold::with(|cold, hot| cold.append_block(hot, generation, records, record));
+    // A block is the task's calls with its own call last, the only one at
+    // depth 0 (a tasks lane is read block by block at depth 0). Without it
+    // (the recorder was busy, re-entered, when the task started: as for any
+    // call made then) nothing is kept.
+    if records.last().is_some_and(|r| r.depth == 0) {
+        let _ = Cold::with(|cold, hot| cold.append_block(hot, generation, records, record));
+    }
     store.recycle(chunk);
 }
 
