@@ -41,7 +41,10 @@ fn compression(name: &str) -> Compression {
     match name {
         "none" => Compression::None,
         "auto" => Compression::Auto,
-        other => panic!("unknown compression {other:?} (none | auto)"),
+        other => match other.strip_prefix("gzip").and_then(|l| l.parse().ok()) {
+            Some(level) => Compression::Gzip(level),
+            None => panic!("unknown compression {other:?} (none | auto | gzipN)"),
+        },
     }
 }
 
