@@ -109,36 +109,99 @@ impl<'a> SummaryNode<'a> {
     }
 
     /// The node's position in [`Summary::node`].
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert_eq!(results.summary().node(a.index()).unwrap().name(), "a");
+    /// ```
     pub fn index(&self) -> usize {
         self.index as usize
     }
 
     /// The region's name.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert_eq!(a.name(), "a");
+    /// ```
     pub fn name(&self) -> &'a str {
         self.summary.names.get(self.node().region)
     }
 
     /// Completed calls along this path.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert_eq!(a.calls(), 1);
+    /// ```
     pub fn calls(&self) -> u64 {
         self.node().calls
     }
 
     /// Time in these calls, ns.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert!(a.total_ns() >= a.children().next().unwrap().total_ns());
+    /// ```
     pub fn total_ns(&self) -> i64 {
         self.node().total_ns
     }
 
     /// Time in these calls outside their child calls, ns.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert_eq!(a.own_ns(), a.total_ns() - a.children().next().unwrap().total_ns());
+    /// ```
     pub fn own_ns(&self) -> i64 {
         self.node().own_ns
     }
 
     /// Whether the region called itself directly.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert!(!a.recursive());
+    /// ```
     pub fn recursive(&self) -> bool {
         self.node().recursive
     }
 
     /// Child nodes, in the order they were first called.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize().unwrap();
+    /// let a = results.summary().roots().next().unwrap();
+    /// assert_eq!(a.children().map(|c| c.name()).collect::<Vec<_>>(), ["b"]);
+    /// ```
     pub fn children(
         &self,
     ) -> impl DoubleEndedIterator<Item = SummaryNode<'a>> + ExactSizeIterator + 'a {
