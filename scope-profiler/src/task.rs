@@ -127,30 +127,29 @@ impl<F> Instrumented<F> {
         };
         self.state = match region {
             None => State::Off,
-            Some(region) if thread::in_task() => match thread::open(region, generation) {
-                0 => State::Off,
-                seq => State::Nested(seq),
-            },
+            // Its own call opens in its first poll, at the bottom of its stack.
             Some(region) => match thread::start_task(generation, region) {
-                Some(mut task) => {
-                    // The task's own call, at the bottom of its stack.
-                    task.root =
-                        thread::poll_in_task(&mut task, || thread::open(region, generation));
-                    State::Task(task)
-                }
-                None => State::Off,
+                thread::Start::Task(task) => State::Task(task),
+                thread::Start::InTask => match thread::open(region, generation) {
+                    0 => State::Off,
+                    seq => State::Nested(seq),
+                },
+                thread::Start::Off => State::Off,
             },
         };
     }
 
     /// Ends the call at `end`: the task's (closing whatever it left open,
-    /// as a cancelled future does), or the nested one.
+    /// as a cancelled future does, unless its last poll closed it), or the
+    /// nested one.
     fn finish(&mut self, end: u64) {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Task(mut task) => {
                 let root = task.root;
-                thread::poll_in_task(&mut task, || thread::close(root));
-                thread::finish_task(&mut task, end);
+                if root != 0 {
+                    thread::poll_in_task(&mut task, || thread::close(root));
+                }
+                thread::finish_task(task, end);
             }
             State::Nested(seq) => thread::close(seq),
             _ => {}
@@ -174,8 +173,23 @@ impl<F: Future> Future for Instrumented<F> {
         let mut poll_inner = || unsafe { Pin::new_unchecked(&mut *fut) }.poll(cx);
         let poll = match &mut this.state {
             State::Task(task) => {
+                let (region, generation) = (task.record.region, task.generation());
+                let mut root = task.root;
                 let t0 = ticks();
-                let poll = thread::poll_in_task(task, &mut poll_inner);
+                // In one swap: the task's own call opens at its first poll and
+                // closes when the future completes.
+                let poll = thread::poll_in_task(task, || {
+                    if root == 0 {
+                        root = thread::open(region, generation);
+                    }
+                    let poll = poll_inner();
+                    if poll.is_ready() {
+                        thread::close(root);
+                        root = 0;
+                    }
+                    poll
+                });
+                task.root = root;
                 let t1 = ticks();
                 task.record.polls += 1;
                 task.record.running += t1.saturating_sub(t0);

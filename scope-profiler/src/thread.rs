@@ -138,6 +138,8 @@ struct Cold {
     task: Option<TaskId>,
     /// The thread's tasks lane: the blocks of the tasks it completed.
     tasks: Option<TasksLane>,
+    /// The state of the last task completed here, for the next one.
+    spare: Option<Box<TaskState>>,
 }
 
 /// A task: its number and its first thread's lane index.
@@ -174,6 +176,7 @@ thread_local! {
             stack: Vec::new(),
             task: None,
             tasks: None,
+            spare: None,
         })
     };
 }
@@ -291,17 +294,22 @@ impl Cold {
     /// to this thread's tasks lane, with the task, in one step for cuts;
     /// or, if there is no room for all of it, counts its calls as dropped.
     fn append_block(&mut self, hot: &Hot, generation: u32, records: &[Record], task: TaskRecord) {
-        if self.task.is_some() || !self.attach(hot, generation) {
-            return;
-        }
-        let (Some(store), Some(thread)) = (self.store.clone(), self.lane.clone()) else {
-            return;
-        };
-        if self
+        let ready = self
             .tasks
             .as_ref()
-            .is_none_or(|t| t.generation != generation)
-        {
+            .is_some_and(|t| t.generation == generation);
+        // A new tasks lane needs the thread's own recorder in place (not a
+        // task's being polled: a future dropped inside another's poll).
+        if !ready && (self.task.is_some() || !self.attach(hot, generation)) {
+            return;
+        }
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        if !ready {
+            let Some(thread) = self.lane.clone() else {
+                return;
+            };
             self.tasks = Some(TasksLane {
                 generation,
                 lane: store.register_tasks_lane(thread.index, None),
@@ -518,22 +526,63 @@ pub(crate) struct TaskState {
     len: usize,
     /// The task, its end set when it completes.
     pub record: TaskRecord,
-    /// The sequence number of the task's own call (depth 0).
+    /// The sequence number of the task's own call (depth 0) while it is
+    /// open; 0 before its first poll and after it closed.
     pub root: u64,
 }
 
+impl TaskState {
+    /// The session the task records into.
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+/// How an instrumented future starts (at its first poll).
+pub(crate) enum Start {
+    /// A task of its own.
+    Task(Box<TaskState>),
+    /// A task is being polled on this thread: the future's call nests in it.
+    InTask,
+    /// Nothing recorded (no session, the recorder busy, calls dropped).
+    Off,
+}
+
 /// Starts a task of `region` in session `generation` on this thread (its
-/// first poll): a private chunk from the store, the next task number.
-pub(crate) fn start_task(generation: u32, region: u32) -> Option<Box<TaskState>> {
-    Cold::with(|cold, hot| {
-        if cold.task.is_some() || !cold.attach(hot, generation) {
+/// first poll): a private chunk from the store, the next task number;
+/// unless a task is being polled here.
+pub(crate) fn start_task(generation: u32, region: u32) -> Start {
+    let started = Cold::with(|cold, hot| {
+        if cold.task.is_some() {
+            return Some(Start::InTask);
+        }
+        if !cold.attach(hot, generation) {
             return None;
         }
         let store = cold.store.clone()?;
         let thread = cold.lane.as_ref()?.index;
+        let record = |index| TaskRecord {
+            index,
+            start: ticks(),
+            end: 0,
+            region,
+            first_lane: thread,
+            polls: 0,
+            running: 0,
+        };
+        // The last task this thread completed left its state (chunk,
+        // stack): reused, no allocation.
+        if let Some(mut spare) = cold.spare.take() {
+            if spare.generation == generation {
+                let index = store.next_task_index();
+                spare.id = Some(TaskId { index, thread });
+                spare.record = record(index);
+                return Some(Start::Task(spare));
+            }
+        }
         let chunk = store.new_task_chunk(TASK_CHUNK)?;
         let index = store.next_task_index();
-        Some(Box::new(TaskState {
+        Some(Start::Task(Box::new(TaskState {
             generation,
             lane: None,
             store: Some(store),
@@ -542,25 +591,12 @@ pub(crate) fn start_task(generation: u32, region: u32) -> Option<Box<TaskState>>
             id: Some(TaskId { index, thread }),
             depth: 0,
             len: 0,
-            record: TaskRecord {
-                index,
-                start: ticks(),
-                end: 0,
-                region,
-                first_lane: thread,
-                polls: 0,
-                running: 0,
-            },
+            record: record(index),
             root: 0,
-        }))
+        })))
     })
-    .flatten()
-}
-
-/// Whether an instrumented future is being polled on this thread (its
-/// calls, and futures first polled inside it, nest under it).
-pub(crate) fn in_task() -> bool {
-    Cold::with(|cold, _| cold.task.is_some()).unwrap_or(false)
+    .flatten();
+    started.unwrap_or(Start::Off)
 }
 
 /// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
@@ -586,14 +622,14 @@ pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R 
 /// Ends a task whose own call was closed (in [`poll_in_task`]) at `end`:
 /// a task with a lane of its own gives it its record; else its block goes
 /// to this thread's tasks lane, and its private chunk back to the store.
-pub(crate) fn finish_task(task: &mut TaskState, end: u64) {
+pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     task.record.end = end;
     if let Some(lane) = &task.lane {
         lock(&lane.tasks).push(task.record);
         *lock(&lane.exit) = Some((end, -1)); // its last chunk may spill
         return;
     }
-    let (Some(chunk), Some(store)) = (task.chunk.take(), task.store.take()) else {
+    let Some(chunk) = task.chunk.take() else {
         return;
     };
     let records = &chunk.records()[..task.len.min(chunk.records().len())];
@@ -603,10 +639,29 @@ pub(crate) fn finish_task(task: &mut TaskState, end: u64) {
     // depth 0 (a tasks lane is read block by block at depth 0). Without it
     // (the recorder was busy, re-entered, when the task started: as for any
     // call made then) nothing is kept.
-    if records.last().is_some_and(|r| r.depth == 0) {
-        let _ = Cold::with(|cold, hot| cold.append_block(hot, generation, records, record));
+    let kept = records.last().is_some_and(|r| r.depth == 0);
+    let spare = Cold::with(|cold, hot| {
+        if kept {
+            cold.append_block(hot, generation, records, record);
+        }
+        // Its state becomes the thread's spare for the next task.
+        cold.spare.is_none() && cold.task.is_none() && hot.generation.get() == generation
+    })
+    .unwrap_or(false);
+    let mut chunk = chunk;
+    match Arc::get_mut(&mut chunk) {
+        Some(only) if spare => {
+            only.clear();
+            task.chunk = Some(chunk);
+            (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
+            let _ = Cold::with(|cold, _| cold.spare = Some(task));
+        }
+        _ => {
+            if let Some(store) = &task.store {
+                store.recycle(chunk);
+            }
+        }
     }
-    store.recycle(chunk);
 }
 
 /// Opens a call of `region` on this thread's current recorder (the task's
