@@ -230,7 +230,11 @@ impl Lane {
             if let Segment::Memory(chunk) = segment {
                 // An idle thread may still hold its current chunk: its pages
                 // go back to the OS now, not when the thread records again.
-                chunk.discard();
+                // A chunk only the lane holds is dropped here instead (its
+                // mapping may be kept, warm, for the next session).
+                if Arc::strong_count(&chunk) > 1 {
+                    chunk.discard();
+                }
             }
         }
         *lock(&self.spilled_counts) = Vec::new();

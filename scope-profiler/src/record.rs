@@ -18,6 +18,7 @@ use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One completed call: 24 bytes.
@@ -72,7 +73,7 @@ impl Slots {
     fn new(len: usize) -> Slots {
         let layout = Layout::array::<Slot>(len.max(1)).expect("chunk size overflows");
         if layout.size() >= OWN_PAGES_FROM {
-            if let Some(ptr) = map_pages(layout.size()) {
+            if let Some(ptr) = take_spare(layout.size()).or_else(|| map_pages(layout.size())) {
                 return Slots {
                     ptr: ptr.cast(),
                     len,
@@ -101,8 +102,12 @@ impl Drop for Slots {
     fn drop(&mut self) {
         let layout = self.layout();
         if self.mapped {
+            if keep_spare(self.ptr.cast(), layout.size()) {
+                return;
+            }
             // SAFETY: `ptr` was returned by `mmap` for exactly
-            // `layout.size()` bytes and is unmapped only here, once.
+            // `layout.size()` bytes (as this chunk's, or a spare's of that
+            // size) and is unmapped only here, once.
             unsafe { libc::munmap(self.ptr.as_ptr().cast(), layout.size()) };
         } else {
             // SAFETY: `ptr` was returned by `alloc(layout)` with this same
@@ -110,6 +115,42 @@ impl Drop for Slots {
             unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) };
         }
     }
+}
+
+/// Mappings of dropped chunks kept for the next ones (a new session's, or
+/// after spilled chunks were freed), their pages still faulted in: a
+/// process that records session after session records into memory it has
+/// touched. At most `SPARES` of them, so that what stays resident after a
+/// session is bounded (8 chunks: 12 MiB at the default memory limit).
+static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
+const SPARES_MAX: usize = 8;
+
+/// A mapping no chunk holds.
+struct Spare {
+    ptr: NonNull<u8>,
+    bytes: usize,
+}
+
+// SAFETY: a spare is a mapping no one else points to (its chunk was
+// dropped); handing it to another thread hands over that ownership.
+unsafe impl Send for Spare {}
+
+/// A spare mapping of exactly `bytes`, if one is kept.
+fn take_spare(bytes: usize) -> Option<NonNull<u8>> {
+    let mut spares = crate::sync::lock(&SPARES);
+    let at = spares.iter().position(|s| s.bytes == bytes)?;
+    Some(spares.swap_remove(at).ptr)
+}
+
+/// Keeps the mapping of a dropped chunk as a spare; `false` (the caller
+/// unmaps it) when enough are kept.
+fn keep_spare(ptr: NonNull<u8>, bytes: usize) -> bool {
+    let mut spares = crate::sync::lock(&SPARES);
+    if spares.len() >= SPARES_MAX {
+        return false;
+    }
+    spares.push(Spare { ptr, bytes });
+    true
 }
 
 /// `bytes` of fresh private anonymous memory, or `None` if the OS refused.
