@@ -28,6 +28,9 @@ pub enum Variant {
     Puffin,
     Fastrace,
     Tracing,
+    TracingScoped,
+    TracingOurLayer,
+    TracingChrome,
     WhatIfOn,
     WhatIfOff,
 }
@@ -62,7 +65,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 17] = [
+    pub const ALL: [Variant; 20] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -78,6 +81,9 @@ impl Variant {
         Variant::Puffin,
         Variant::Fastrace,
         Variant::Tracing,
+        Variant::TracingScoped,
+        Variant::TracingOurLayer,
+        Variant::TracingChrome,
         Variant::WhatIfOn,
         Variant::WhatIfOff,
     ];
@@ -100,6 +106,11 @@ impl Variant {
             Variant::Puffin => "puffin `profile_function!` (frame per 10k)",
             Variant::Fastrace => "fastrace `#[trace]` (root per 10k)",
             Variant::Tracing => "tracing `#[instrument]` + `Registry`",
+            Variant::TracingScoped => "tracing `#[instrument]` + `Registry` (scoped default)",
+            Variant::TracingOurLayer => {
+                "tracing `#[instrument]` + `Registry` + our layer (scope-profiler-tracing)"
+            }
+            Variant::TracingChrome => "tracing `#[instrument]` + `Registry` + tracing-chrome layer",
             Variant::WhatIfOn => "what-if: enter/exit out of line, session active",
             Variant::WhatIfOff => "what-if: enter/exit out of line, no session",
         }
@@ -123,6 +134,9 @@ impl Variant {
             Variant::Puffin => "puffin",
             Variant::Fastrace => "fastrace",
             Variant::Tracing => "tracing",
+            Variant::TracingScoped => "tracing-scoped",
+            Variant::TracingOurLayer => "tracing-our-layer",
+            Variant::TracingChrome => "tracing-chrome",
             Variant::WhatIfOn => "whatif-on",
             Variant::WhatIfOff => "whatif-off",
         }
@@ -135,7 +149,13 @@ impl Variant {
     pub fn is_peer(self) -> bool {
         matches!(
             self,
-            Variant::Hotpath | Variant::Puffin | Variant::Fastrace | Variant::Tracing
+            Variant::Hotpath
+                | Variant::Puffin
+                | Variant::Fastrace
+                | Variant::Tracing
+                | Variant::TracingScoped
+                | Variant::TracingOurLayer
+                | Variant::TracingChrome
         )
     }
 
@@ -148,6 +168,7 @@ impl Variant {
                 | Variant::Cached
                 | Variant::ByName
                 | Variant::WhatIfOn
+                | Variant::TracingOurLayer
         )
     }
 
@@ -168,6 +189,15 @@ impl Variant {
             Variant::Puffin => time_batched(calls, PuffinFrame::open, peers::puffin_fn),
             Variant::Fastrace => time_batched(calls, FastraceRoot::open, peers::fastrace_fn),
             Variant::Tracing => time(calls, peers::tracing_fn),
+            Variant::TracingScoped => {
+                peers::with_layered(|l| &l.scoped, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingOurLayer => {
+                peers::with_layered(|l| &l.ours, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingChrome => {
+                peers::with_layered(|l| &l.chrome, || time(calls, peers::tracing_fn))
+            }
             Variant::WhatIfOn | Variant::WhatIfOff => time(calls, whatif::outlined),
         }
     }
@@ -386,6 +416,7 @@ fn region_name(v: Variant) -> &'static str {
         Variant::Cached => "cached",
         Variant::ByName => "by_name",
         Variant::WhatIfOn => "whatif_outlined",
+        Variant::TracingOurLayer => "compare::peers::tracing_fn",
         _ => unreachable!("not a recording variant"),
     }
 }

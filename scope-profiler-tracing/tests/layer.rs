@@ -26,7 +26,7 @@ fn recorded(f: impl FnOnce()) -> Profile {
 
 #[tracing::instrument]
 fn span_fn(n: u32) -> u32 {
-    (0..n).map(|i| leaf(i)).sum()
+    (0..n).map(leaf).sum()
 }
 
 #[profile]
