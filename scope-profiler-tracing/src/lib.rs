@@ -369,3 +369,9 @@ where
         });
     }
 }
+
+/// The crate README's example (what crates.io shows), compiled as a doc
+/// test so that it stays true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
