@@ -29,8 +29,11 @@ pub enum Variant {
     Fastrace,
     Tracing,
     TracingScoped,
+    TracingIdentity,
     TracingOurLayer,
+    TracingOurLayerOff,
     TracingChrome,
+    TracingTracy,
     WhatIfOn,
     WhatIfOff,
 }
@@ -45,6 +48,7 @@ impl Variant {
                 | Variant::DisabledCached
                 | Variant::DisabledByName
                 | Variant::WhatIfOff
+                | Variant::TracingOurLayerOff
         )
     }
 
@@ -65,7 +69,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 20] = [
+    pub const ALL: [Variant; 23] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -82,8 +86,11 @@ impl Variant {
         Variant::Fastrace,
         Variant::Tracing,
         Variant::TracingScoped,
+        Variant::TracingIdentity,
         Variant::TracingOurLayer,
+        Variant::TracingOurLayerOff,
         Variant::TracingChrome,
+        Variant::TracingTracy,
         Variant::WhatIfOn,
         Variant::WhatIfOff,
     ];
@@ -110,7 +117,16 @@ impl Variant {
             Variant::TracingOurLayer => {
                 "tracing `#[instrument]` + `Registry` + our layer (scope-profiler-tracing)"
             }
+            Variant::TracingIdentity => {
+                "tracing `#[instrument]` + `Registry` + a no-op layer (`Identity`)"
+            }
+            Variant::TracingOurLayerOff => {
+                "tracing `#[instrument]` + `Registry` + our layer, no session"
+            }
             Variant::TracingChrome => "tracing `#[instrument]` + `Registry` + tracing-chrome layer",
+            Variant::TracingTracy => {
+                "tracing `#[instrument]` + `Registry` + tracing-tracy layer (no server)"
+            }
             Variant::WhatIfOn => "what-if: enter/exit out of line, session active",
             Variant::WhatIfOff => "what-if: enter/exit out of line, no session",
         }
@@ -137,6 +153,9 @@ impl Variant {
             Variant::TracingScoped => "tracing-scoped",
             Variant::TracingOurLayer => "tracing-our-layer",
             Variant::TracingChrome => "tracing-chrome",
+            Variant::TracingIdentity => "tracing-identity",
+            Variant::TracingOurLayerOff => "tracing-our-layer-off",
+            Variant::TracingTracy => "tracing-tracy",
             Variant::WhatIfOn => "whatif-on",
             Variant::WhatIfOff => "whatif-off",
         }
@@ -154,8 +173,11 @@ impl Variant {
                 | Variant::Fastrace
                 | Variant::Tracing
                 | Variant::TracingScoped
+                | Variant::TracingIdentity
                 | Variant::TracingOurLayer
+                | Variant::TracingOurLayerOff
                 | Variant::TracingChrome
+                | Variant::TracingTracy
         )
     }
 
@@ -192,8 +214,14 @@ impl Variant {
             Variant::TracingScoped => {
                 peers::with_layered(|l| &l.scoped, || time(calls, peers::tracing_fn))
             }
-            Variant::TracingOurLayer => {
+            Variant::TracingOurLayer | Variant::TracingOurLayerOff => {
                 peers::with_layered(|l| &l.ours, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingIdentity => {
+                peers::with_layered(|l| &l.identity, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingTracy => {
+                peers::with_layered(|l| &l.tracy, || time(calls, peers::tracing_fn))
             }
             Variant::TracingChrome => {
                 peers::with_layered(|l| &l.chrome, || time(calls, peers::tracing_fn))

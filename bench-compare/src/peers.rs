@@ -14,7 +14,9 @@
 //!   (`dispatcher::with_default`, so these rows pay the same thread-local
 //!   dispatch lookup), a `Registry` alone, with our `scope-profiler-tracing`
 //!   layer, and with tracing-chrome 0.7's `ChromeLayer` (writing to a
-//!   temporary file).
+//!   temporary file), tracing-tracy 0.11's `TracyLayer` (no Tracy server:
+//!   its client keeps the zones in memory), and a no-op layer (`Identity`:
+//!   what going through `Layered` costs, the base of what a layer adds).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -123,6 +125,10 @@ pub struct Layered {
     pub ours: tracing::Dispatch,
     /// `Registry` + tracing-chrome's layer.
     pub chrome: tracing::Dispatch,
+    /// `Registry` + tracing-tracy's layer.
+    pub tracy: tracing::Dispatch,
+    /// `Registry` + a layer that does nothing.
+    pub identity: tracing::Dispatch,
 }
 
 /// Set by [`Peers::start`].
@@ -191,6 +197,12 @@ impl Peers {
                 tracing_subscriber::registry().with(scope_profiler_tracing::layer()),
             ),
             chrome: tracing::Dispatch::new(tracing_subscriber::registry().with(chrome)),
+            tracy: tracing::Dispatch::new(
+                tracing_subscriber::registry().with(tracing_tracy::TracyLayer::default()),
+            ),
+            identity: tracing::Dispatch::new(
+                tracing_subscriber::registry().with(tracing_subscriber::layer::Identity::new()),
+            ),
         });
         Peers {
             hotpath: Some(hotpath),
