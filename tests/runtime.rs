@@ -624,3 +624,52 @@ fn compressed_columns_read_back_exactly_through_the_stock_filters() {
         size(&plain)
     );
 }
+
+/// The public API for instrumentation built on the runtime (the `tracing`
+/// layer): `region_at` sets the source location, `is_current` tells a cache
+/// when to re-resolve, `start_async` records one call on a task lane that
+/// may end on another thread, and a handle of an earlier session records
+/// nothing.
+#[test]
+fn region_at_is_current_and_async_calls() {
+    let _s = serial();
+    assert!(!sp::is_active());
+    let stale = sp::region_at("ext::span", "src/ext.rs", 7);
+    assert!(!stale.is_current());
+    assert!(!stale.start_async().is_recording());
+
+    let run = sp::setup(in_memory()).unwrap();
+    assert!(sp::is_active());
+    let r = sp::region_at("ext::span", "src/ext.rs", 7);
+    assert!(r.is_current() && !stale.is_current());
+    let mut call = r.start_async();
+    call.poll_begin();
+    {
+        let _inner = sp::region("inner").enter();
+    }
+    call.poll_end();
+    std::thread::spawn(move || {
+        call.poll_begin();
+        call.poll_end();
+        drop(call); // recorded on drop, on this other thread
+    })
+    .join()
+    .unwrap();
+    let results = run.finalize().unwrap();
+    let p = results.profile().unwrap();
+    assert_eq!(p.region_names, ["ext::span", "inner"]);
+    assert_eq!(p.rows[0].source_file, "src/ext.rs");
+    assert_eq!(p.rows[0].source_line, 7);
+    assert_eq!(p.tasks.len(), 1);
+    assert_eq!(p.tasks[0].steps, 2);
+    assert_eq!(
+        calls_per_region(p),
+        integration_tests::count_map(&[("ext::span", 1), ("inner", 1)])
+    );
+    // The async call is on its task lane, the region on the thread's.
+    let task_ids = p.events.task_ids.as_ref().unwrap();
+    let ext = event_range(&p.rows[0]).start;
+    let inner = event_range(&p.rows[1]).start;
+    assert_eq!((task_ids[ext], task_ids[inner]), (0, -1));
+    assert!(!r.is_current());
+}

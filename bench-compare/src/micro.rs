@@ -30,6 +30,12 @@ pub enum Variant {
     Puffin,
     Fastrace,
     Tracing,
+    TracingScoped,
+    TracingIdentity,
+    TracingOurLayer,
+    TracingOurLayerOff,
+    TracingChrome,
+    TracingTracy,
     WhatIfOn,
     WhatIfOff,
 }
@@ -44,6 +50,7 @@ impl Variant {
                 | Variant::DisabledCached
                 | Variant::DisabledByName
                 | Variant::WhatIfOff
+                | Variant::TracingOurLayerOff
         )
     }
 
@@ -64,7 +71,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 19] = [
+    pub const ALL: [Variant; 25] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -82,6 +89,12 @@ impl Variant {
         Variant::Puffin,
         Variant::Fastrace,
         Variant::Tracing,
+        Variant::TracingScoped,
+        Variant::TracingIdentity,
+        Variant::TracingOurLayer,
+        Variant::TracingOurLayerOff,
+        Variant::TracingChrome,
+        Variant::TracingTracy,
         Variant::WhatIfOn,
         Variant::WhatIfOff,
     ];
@@ -106,6 +119,20 @@ impl Variant {
             Variant::Puffin => "puffin `profile_function!` (frame per 10k)",
             Variant::Fastrace => "fastrace `#[trace]` (root per 10k)",
             Variant::Tracing => "tracing `#[instrument]` + `Registry`",
+            Variant::TracingScoped => "tracing `#[instrument]` + `Registry` (scoped default)",
+            Variant::TracingOurLayer => {
+                "tracing `#[instrument]` + `Registry` + our layer (scope-profiler-tracing)"
+            }
+            Variant::TracingIdentity => {
+                "tracing `#[instrument]` + `Registry` + a no-op layer (`Identity`)"
+            }
+            Variant::TracingOurLayerOff => {
+                "tracing `#[instrument]` + `Registry` + our layer, no session"
+            }
+            Variant::TracingChrome => "tracing `#[instrument]` + `Registry` + tracing-chrome layer",
+            Variant::TracingTracy => {
+                "tracing `#[instrument]` + `Registry` + tracing-tracy layer (no server)"
+            }
             Variant::WhatIfOn => "what-if: enter/exit out of line, session active",
             Variant::WhatIfOff => "what-if: enter/exit out of line, no session",
         }
@@ -131,6 +158,12 @@ impl Variant {
             Variant::Puffin => "puffin",
             Variant::Fastrace => "fastrace",
             Variant::Tracing => "tracing",
+            Variant::TracingScoped => "tracing-scoped",
+            Variant::TracingOurLayer => "tracing-our-layer",
+            Variant::TracingChrome => "tracing-chrome",
+            Variant::TracingIdentity => "tracing-identity",
+            Variant::TracingOurLayerOff => "tracing-our-layer-off",
+            Variant::TracingTracy => "tracing-tracy",
             Variant::WhatIfOn => "whatif-on",
             Variant::WhatIfOff => "whatif-off",
         }
@@ -143,7 +176,16 @@ impl Variant {
     pub fn is_peer(self) -> bool {
         matches!(
             self,
-            Variant::Hotpath | Variant::Puffin | Variant::Fastrace | Variant::Tracing
+            Variant::Hotpath
+                | Variant::Puffin
+                | Variant::Fastrace
+                | Variant::Tracing
+                | Variant::TracingScoped
+                | Variant::TracingIdentity
+                | Variant::TracingOurLayer
+                | Variant::TracingOurLayerOff
+                | Variant::TracingChrome
+                | Variant::TracingTracy
         )
     }
 
@@ -156,6 +198,7 @@ impl Variant {
                 | Variant::Cached
                 | Variant::ByName
                 | Variant::WhatIfOn
+                | Variant::TracingOurLayer
         )
     }
 
@@ -178,6 +221,21 @@ impl Variant {
             Variant::Puffin => time_batched(calls, PuffinFrame::open, peers::puffin_fn),
             Variant::Fastrace => time_batched(calls, FastraceRoot::open, peers::fastrace_fn),
             Variant::Tracing => time(calls, peers::tracing_fn),
+            Variant::TracingScoped => {
+                peers::with_layered(|l| &l.scoped, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingOurLayer | Variant::TracingOurLayerOff => {
+                peers::with_layered(|l| &l.ours, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingIdentity => {
+                peers::with_layered(|l| &l.identity, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingTracy => {
+                peers::with_layered(|l| &l.tracy, || time(calls, peers::tracing_fn))
+            }
+            Variant::TracingChrome => {
+                peers::with_layered(|l| &l.chrome, || time(calls, peers::tracing_fn))
+            }
             Variant::WhatIfOn | Variant::WhatIfOff => time(calls, whatif::outlined),
         }
     }
@@ -396,6 +454,7 @@ fn region_name(v: Variant) -> &'static str {
         Variant::Cached => "cached",
         Variant::ByName => "by_name",
         Variant::WhatIfOn => "whatif_outlined",
+        Variant::TracingOurLayer => "compare::peers::tracing_fn",
         _ => unreachable!("not a recording variant"),
     }
 }

@@ -10,7 +10,13 @@
 //! - fastrace 0.7 (`enable`): `#[fastrace::trace]`, a root `Span` per batch
 //!   of 10k spans made the local parent; a reporter that only counts spans.
 //! - tracing 0.1: `#[tracing::instrument]` with a `tracing_subscriber`
-//!   `Registry` (no layers) as the global default.
+//!   `Registry` (no layers) as the global default; and, as scoped defaults
+//!   (`dispatcher::with_default`, so these rows pay the same thread-local
+//!   dispatch lookup), a `Registry` alone, with our `scope-profiler-tracing`
+//!   layer, and with tracing-chrome 0.7's `ChromeLayer` (writing to a
+//!   temporary file), tracing-tracy 0.11's `TracyLayer` (no Tracy server:
+//!   its client keeps the zones in memory), and a no-op layer (`Identity`:
+//!   what going through `Layered` costs, the base of what a layer adds).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -110,9 +116,37 @@ impl fastrace::collector::Reporter for CountingReporter {
     }
 }
 
+/// The subscribers of the layered tracing rows, each used as a scoped
+/// default by its row (see [`with_layered`]).
+pub struct Layered {
+    /// `Registry` alone.
+    pub scoped: tracing::Dispatch,
+    /// `Registry` + our layer.
+    pub ours: tracing::Dispatch,
+    /// `Registry` + tracing-chrome's layer.
+    pub chrome: tracing::Dispatch,
+    /// `Registry` + tracing-tracy's layer.
+    pub tracy: tracing::Dispatch,
+    /// `Registry` + a layer that does nothing.
+    pub identity: tracing::Dispatch,
+}
+
+/// Set by [`Peers::start`].
+pub static LAYERED: std::sync::OnceLock<Layered> = std::sync::OnceLock::new();
+
+/// Runs `f` with the subscriber `pick` chooses as this thread's default.
+pub fn with_layered<R>(pick: impl Fn(&Layered) -> &tracing::Dispatch, f: impl FnOnce() -> R) -> R {
+    let layered = LAYERED
+        .get()
+        .expect("Peers::start sets the layered subscribers");
+    tracing::dispatcher::with_default(pick(layered), f)
+}
+
 /// The peers' global state for one run.
 pub struct Peers {
     hotpath: Option<hotpath::HotpathGuard>,
+    chrome_flush: Option<tracing_chrome::FlushGuard>,
+    chrome_file: PathBuf,
     hotpath_report: PathBuf,
     fastrace_spans: Arc<AtomicU64>,
 }
@@ -124,6 +158,8 @@ pub struct Recorded {
     pub puffin_scopes: u64,
     pub fastrace_spans: u64,
     pub tracing_real_spans: bool,
+    /// Span begins ("ph":"B") in tracing-chrome's trace file.
+    pub chrome_begins: u64,
 }
 
 impl Peers {
@@ -149,8 +185,29 @@ impl Peers {
         // tracing: a Registry with no layers as the global subscriber.
         tracing::subscriber::set_global_default(tracing_subscriber::registry::Registry::default())
             .expect("no other global tracing subscriber");
+        // The layered subscribers, used as scoped defaults by their rows.
+        use tracing_subscriber::layer::SubscriberExt;
+        let chrome_file = dir.join("tracing-chrome.json");
+        let (chrome, chrome_flush) = tracing_chrome::ChromeLayerBuilder::new()
+            .file(&chrome_file)
+            .build();
+        let _ = LAYERED.set(Layered {
+            scoped: tracing::Dispatch::new(tracing_subscriber::registry()),
+            ours: tracing::Dispatch::new(
+                tracing_subscriber::registry().with(scope_profiler_tracing::layer()),
+            ),
+            chrome: tracing::Dispatch::new(tracing_subscriber::registry().with(chrome)),
+            tracy: tracing::Dispatch::new(
+                tracing_subscriber::registry().with(tracing_tracy::TracyLayer::default()),
+            ),
+            identity: tracing::Dispatch::new(
+                tracing_subscriber::registry().with(tracing_subscriber::layer::Identity::new()),
+            ),
+        });
         Peers {
             hotpath: Some(hotpath),
+            chrome_flush: Some(chrome_flush),
+            chrome_file,
             hotpath_report,
             fastrace_spans,
         }
@@ -160,6 +217,11 @@ impl Peers {
     /// recorded.
     pub fn finish(mut self) -> Recorded {
         fastrace::flush();
+        drop(self.chrome_flush.take());
+        // One "B" and one "E" line per call (the trace is a JSON array of
+        // one event per line).
+        let chrome_events = std::fs::read_to_string(&self.chrome_file)
+            .map_or(0, |json| json.matches("\"ph\":\"B\"").count() as u64);
         drop(self.hotpath.take());
         let hotpath_calls = std::fs::read_to_string(&self.hotpath_report)
             .ok()
@@ -169,6 +231,7 @@ impl Peers {
             puffin_scopes: PUFFIN_SCOPES.load(Relaxed),
             fastrace_spans: self.fastrace_spans.load(Relaxed),
             tracing_real_spans: tracing_probe(),
+            chrome_begins: chrome_events,
         }
     }
 }

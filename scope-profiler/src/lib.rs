@@ -88,7 +88,7 @@ pub use profile::{
     DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow, SummaryStatistics,
     TaskInfo, ThreadInfo,
 };
-pub use region::Region;
+pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
 pub use session::{Run, SessionGuard};
 pub use summary::{Summary, SummaryNode};
@@ -222,6 +222,52 @@ pub fn region(name: &str) -> Region {
     }
     #[cfg(feature = "enabled")]
     region::region(name)
+}
+
+/// Like [`region`], with `file:line` as the region's source location when
+/// it is first defined, instead of the caller's: for regions named at run
+/// time from another instrumentation's metadata (a `tracing` span's
+/// callsite). Resolve it once per place and keep the handle (re-resolving
+/// when [`Region::is_current`] turns false): this looks the name up.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// let run = sp::setup(Options::new().in_memory().verbose(false))?;
+/// let r = sp::region_at("app::db::query", "src/db.rs", 42);
+/// r.run(|| ());
+/// let results = run.finalize()?;
+/// let profile = results.profile().unwrap();
+/// assert_eq!(profile.region_names, ["app::db::query"]);
+/// assert_eq!(profile.rows[0].source_line, 42);
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[inline]
+pub fn region_at(name: &str, file: &'static str, line: u32) -> Region {
+    #[cfg(not(feature = "enabled"))]
+    {
+        let _ = (name, file, line);
+        Region::inert()
+    }
+    #[cfg(feature = "enabled")]
+    region::region_at(name, file, line)
+}
+
+/// Whether a profiling session is active now: one relaxed load. Lets
+/// instrumentation that does work before entering a region (a lookup, a
+/// thread-local) skip it when nothing records.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// assert!(!sp::is_active());
+/// let run = sp::setup(Options::new().in_memory().verbose(false))?;
+/// assert!(sp::is_active());
+/// run.finalize()?;
+/// assert!(!sp::is_active());
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[inline]
+pub fn is_active() -> bool {
+    cfg!(feature = "enabled") && active::active_generation() != 0
 }
 
 /// The original name of [`region`]; the same function.

@@ -1,9 +1,9 @@
 //! The `Region` handle and the by-name API.
 
 use crate::active::{self, Session};
-use crate::clock::{Anchor, TickConverter};
+use crate::clock::{Anchor, TickConverter, ticks};
 use crate::registry::{self, Entry};
-use crate::thread::{self, Guard};
+use crate::thread::{self, Guard, TaskState};
 use std::sync::Arc;
 
 /// A named region of the current session. Identity is by name:
@@ -91,6 +91,74 @@ impl Region {
         f()
     }
 
+    /// Whether this handle belongs to the session active now, so that
+    /// [`enter`](Region::enter) records. A cache of handles (such as a
+    /// layer that resolves one region per call site) re-resolves a handle
+    /// that is no longer current when a new session starts.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// assert!(!sp::region("r").is_current()); // no session
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// let r = sp::region("r");
+    /// assert!(r.is_current());
+    /// sp::finalize().unwrap();
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(!r.is_current()); // made in the previous session
+    /// assert!(sp::region("r").is_current());
+    /// sp::finalize().unwrap();
+    /// ```
+    #[inline]
+    pub fn is_current(&self) -> bool {
+        cfg!(feature = "enabled")
+            && self.generation != 0
+            && self.generation == active::active_generation()
+    }
+
+    /// Starts an async call of this region now: one call on a lane of its
+    /// own (the file's `task_ids` and `/task_table`), as `#[profile]` async
+    /// fns record, for work that moves between threads or interleaves with
+    /// other work on one. It is recorded when [`AsyncCall::finish`] is
+    /// called or when it is dropped, on whichever thread that happens.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// let mut call = sp::region("request").start_async();
+    /// call.poll_begin();
+    /// call.poll_end();
+    /// std::thread::spawn(move || {
+    ///     call.poll_begin();
+    ///     call.poll_end();
+    ///     call.finish();
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// let results = sp::finalize().unwrap();
+    /// let profile = results.profile().unwrap();
+    /// assert_eq!(profile.tasks.len(), 1);
+    /// assert_eq!(profile.tasks[0].steps, 2);
+    /// assert_eq!(profile.events.task_ids, Some(vec![0]));
+    /// ```
+    pub fn start_async(&self) -> AsyncCall {
+        let task = if self.is_current() {
+            match thread::start_task_here(self.generation, self.id) {
+                thread::Start::Task(mut task) => {
+                    let (id, generation) = (self.id, self.generation);
+                    task.root = thread::poll_in_task(&mut task, || thread::open(id, generation));
+                    Some(task)
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        AsyncCall {
+            task,
+            poll_start: None,
+        }
+    }
+
     fn session(&self) -> Option<Arc<Session>> {
         active::find(self.generation)
     }
@@ -144,6 +212,119 @@ impl Region {
         }
         calls.sort_by_key(|&(start, _)| start);
         calls.into_iter().map(|(_, d)| d).collect()
+    }
+}
+
+/// An async call in progress, started by [`Region::start_async`]: one call
+/// on a task lane, from its start to [`finish`](AsyncCall::finish) (or to
+/// its drop), with the number of its polls and the time spent in them.
+/// Unlike a [`Guard`] it is `Send`: it may end on another thread.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// let call = sp::region("idle").start_async(); // no session: records nothing
+/// assert!(!call.is_recording());
+/// ```
+#[must_use = "the call is recorded when it is finished or dropped"]
+pub struct AsyncCall {
+    /// The task it is (its own call open at the bottom of its stack); `None`
+    /// when it records nothing.
+    task: Option<Box<TaskState>>,
+    /// The ticks at which the poll in progress began.
+    poll_start: Option<u64>,
+}
+
+impl std::fmt::Debug for AsyncCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncCall")
+            .field("recording", &self.is_recording())
+            .field("polling", &self.poll_start.is_some())
+            .finish()
+    }
+}
+
+impl AsyncCall {
+    /// Whether this call will be recorded.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(sp::region("job").start_async().is_recording());
+    /// sp::finalize().unwrap();
+    /// ```
+    pub fn is_recording(&self) -> bool {
+        self.task.is_some()
+    }
+
+    /// A poll (a stretch of running) begins now. A poll begun while another
+    /// is in progress ends that one first.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// let mut call = sp::region("job").start_async();
+    /// call.poll_begin();
+    /// call.poll_begin(); // ends the first poll, begins a second
+    /// call.finish(); // ends the second poll and the call
+    /// let results = sp::finalize().unwrap();
+    /// assert_eq!(results.profile().unwrap().tasks[0].steps, 2);
+    /// ```
+    pub fn poll_begin(&mut self) {
+        if self.poll_start.is_some() {
+            self.poll_end();
+        }
+        self.poll_start = Some(ticks());
+    }
+
+    /// The poll in progress ends now (nothing if none is).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// let mut call = sp::region("job").start_async();
+    /// call.poll_end(); // no poll in progress: nothing
+    /// call.poll_begin();
+    /// call.poll_end();
+    /// call.finish();
+    /// let results = sp::finalize().unwrap();
+    /// assert_eq!(results.profile().unwrap().tasks[0].steps, 1);
+    /// ```
+    pub fn poll_end(&mut self) {
+        if let (Some(start), Some(task)) = (self.poll_start.take(), &mut self.task) {
+            task.record.polls += 1;
+            task.record.running += ticks().saturating_sub(start);
+        }
+    }
+
+    /// Ends the call now and records it (on this thread's lane table; its
+    /// task row names the thread of its start). Dropping it does the same.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    /// sp::region("job").start_async().finish();
+    /// let results = sp::finalize().unwrap();
+    /// assert_eq!(results.profile().unwrap().tasks.len(), 1);
+    /// ```
+    pub fn finish(mut self) {
+        self.end();
+    }
+
+    fn end(&mut self) {
+        self.poll_end();
+        let Some(mut task) = self.task.take() else {
+            return;
+        };
+        let root = task.root;
+        thread::poll_in_task(&mut task, || thread::close(root));
+        let end = ticks().max(task.record.start);
+        thread::finish_task(task, end);
+    }
+}
+
+impl Drop for AsyncCall {
+    fn drop(&mut self) {
+        self.end();
     }
 }
 
@@ -219,6 +400,40 @@ fn register(
                 id,
             }
         }
+        None => Region {
+            entry,
+            generation: 0,
+            id: 0,
+        },
+    }
+}
+
+/// The region named `name` in the active session, created on first use,
+/// with `file:line` as its source location when it is first defined.
+#[cfg_attr(not(feature = "enabled"), allow(dead_code))]
+pub(crate) fn region_at(name: &str, file: &'static str, line: u32) -> Region {
+    let entry = registry::intern(name);
+    let generation = active::active_generation();
+    if generation == 0 {
+        return Region {
+            entry,
+            generation: 0,
+            id: 0,
+        };
+    }
+    if let Some(id) = entry.id_in(generation) {
+        return Region {
+            entry,
+            generation,
+            id,
+        };
+    }
+    match active::active(generation) {
+        Some(session) => Region {
+            entry,
+            generation,
+            id: session.regions.resolve(entry, file, line),
+        },
         None => Region {
             entry,
             generation: 0,

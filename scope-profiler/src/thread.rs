@@ -599,6 +599,53 @@ pub(crate) fn start_task(generation: u32, region: u32) -> Start {
     started.unwrap_or(Start::Off)
 }
 
+/// Starts a task of `region` in session `generation` on this thread even
+/// while another task is polled here (then on the same thread lane): a
+/// call that is its own task wherever it starts ([`crate::AsyncCall`]).
+pub(crate) fn start_task_here(generation: u32, region: u32) -> Start {
+    match start_task(generation, region) {
+        Start::InTask => {
+            // The task being polled lends its store and thread, for a task
+            // of the same session.
+            let started = Cold::with(|cold, hot| {
+                let polled = cold.task?;
+                if hot.generation.get() != generation {
+                    return None;
+                }
+                let store = cold.store.clone()?;
+                let chunk = store.new_task_chunk(TASK_CHUNK)?;
+                let index = store.next_task_index();
+                Some(Start::Task(Box::new(TaskState {
+                    generation,
+                    lane: None,
+                    store: Some(store),
+                    chunk: Some(chunk),
+                    stack: Vec::new(),
+                    id: Some(TaskId {
+                        index,
+                        thread: polled.thread,
+                    }),
+                    depth: 0,
+                    len: 0,
+                    record: TaskRecord {
+                        index,
+                        start: ticks(),
+                        end: 0,
+                        region,
+                        first_lane: polled.thread,
+                        polls: 0,
+                        running: 0,
+                    },
+                    root: 0,
+                })))
+            })
+            .flatten();
+            started.unwrap_or(Start::Off)
+        }
+        other => other,
+    }
+}
+
 /// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
 /// call it makes goes to the task. The thread's is back when `f` returns or
 /// unwinds. If the recorder is busy (re-entered), `f` runs as it is.
