@@ -18,10 +18,22 @@ if [ "${#crates[@]}" -eq 0 ]; then
 fi
 args=()
 for c in "${crates[@]}"; do args+=(-p "$c"); done
+# `cargo package` verifies each crate against the others through a local
+# registry, whose unpacked sources Cargo keeps in its home and never
+# refreshes: an earlier run's copy of a crate would be built instead of
+# this one. Those copies (only ours, only of local registries) go first.
+# The same goes for what an earlier run built from them (in the workspace's
+# target directory): Cargo takes a registry crate of one version as
+# unchanged.
+for c in "${crates[@]}"; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$c"-[0-9]*
+    cargo clean --quiet -p "$c"
+done
+rm -rf "${CARGO_TARGET_DIR:-target}/package"
 echo "check-package: ${crates[*]}"
 cargo package "${args[@]}" "$@"
 for c in "${crates[@]}"; do
-    crate="target/package/$c-$(cargo metadata --no-deps --format-version 1 | python3 -c "
+    crate="${CARGO_TARGET_DIR:-target}/package/$c-$(cargo metadata --no-deps --format-version 1 | python3 -c "
 import json, sys
 print(next(p['version'] for p in json.load(sys.stdin)['packages'] if p['name'] == '$c'))
 ").crate"
