@@ -19,7 +19,7 @@ use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// One completed call: 24 bytes.
 ///
@@ -117,13 +117,26 @@ impl Drop for Slots {
     }
 }
 
-/// Mappings of dropped chunks kept for the next ones (a new session's, or
-/// after spilled chunks were freed), their pages still faulted in: a
+/// Mappings of chunks dropped at a session's end kept for the next ones
+/// (a new session's), their pages still faulted in: a
 /// process that records session after session records into memory it has
 /// touched. At most `SPARES` of them, so that what stays resident after a
 /// session is bounded (8 chunks: 12 MiB at the default memory limit).
 static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
 const SPARES_MAX: usize = 8;
+
+/// Whether dropped chunks become spares: only while a session's records are
+/// let go at its end (see `keeping_spares`), so that during a session every
+/// chunk in memory is one the store counts against its limit.
+static KEEPING: AtomicBool = AtomicBool::new(false);
+
+/// Runs `f` (a session's end) with dropped chunks kept as spares.
+pub(crate) fn keeping_spares<R>(f: impl FnOnce() -> R) -> R {
+    KEEPING.store(true, Ordering::Relaxed);
+    let r = f();
+    KEEPING.store(false, Ordering::Relaxed);
+    r
+}
 
 /// A mapping no chunk holds.
 struct Spare {
@@ -145,6 +158,9 @@ fn take_spare(bytes: usize) -> Option<NonNull<u8>> {
 /// Keeps the mapping of a dropped chunk as a spare; `false` (the caller
 /// unmaps it) when enough are kept.
 fn keep_spare(ptr: NonNull<u8>, bytes: usize) -> bool {
+    if !KEEPING.load(Ordering::Relaxed) {
+        return false;
+    }
     let mut spares = crate::sync::lock(&SPARES);
     if spares.len() >= SPARES_MAX {
         return false;

@@ -215,9 +215,12 @@ impl Store {
             .map(|c| c.capacity() * RECORD_BYTES)
             .sum();
         self.in_memory.fetch_sub(freed, Ordering::Relaxed);
-        for lane in std::mem::take(&mut *lock(&self.lanes)) {
-            lane.release();
-        }
+        let lanes = std::mem::take(&mut *lock(&self.lanes));
+        crate::record::keeping_spares(|| {
+            for lane in lanes {
+                lane.release();
+            }
+        });
     }
 
     /// A chunk of `records` records for a recording thread: one the writer
