@@ -566,3 +566,161 @@ fn a_panic_inside_a_poll_leaves_a_valid_tree() {
         "the call after the panic is the thread's"
     );
 }
+
+/// Polls two futures in turn until both are done (what `join!` does).
+struct Join2<A: Future, B: Future> {
+    a: Pin<Box<A>>,
+    b: Pin<Box<B>>,
+    out_a: Option<A::Output>,
+    out_b: Option<B::Output>,
+}
+
+impl<A: Future, B: Future> Future for Join2<A, B>
+where
+    A::Output: Unpin,
+    B::Output: Unpin,
+{
+    type Output = (A::Output, B::Output);
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = &mut *self;
+        if this.out_a.is_none() {
+            this.out_a = match this.a.as_mut().poll(cx) {
+                std::task::Poll::Ready(v) => Some(v),
+                std::task::Poll::Pending => None,
+            };
+        }
+        if this.out_b.is_none() {
+            this.out_b = match this.b.as_mut().poll(cx) {
+                std::task::Poll::Ready(v) => Some(v),
+                std::task::Poll::Pending => None,
+            };
+        }
+        match (this.out_a.take(), this.out_b.take()) {
+            (Some(a), Some(b)) => std::task::Poll::Ready((a, b)),
+            (a, b) => {
+                (this.out_a, this.out_b) = (a, b);
+                std::task::Poll::Pending
+            }
+        }
+    }
+}
+
+fn join2<A: Future, B: Future>(a: A, b: B) -> Join2<A, B> {
+    Join2 {
+        a: Box::pin(a),
+        b: Box::pin(b),
+        out_a: None,
+        out_b: None,
+    }
+}
+
+#[profile]
+async fn joiner() -> u32 {
+    let (x, y) = join2(inner_async(1), inner_async(2)).await;
+    x + y
+}
+
+#[test]
+fn futures_polled_in_turn_each_nest_under_their_caller() {
+    let _s = start_in_memory();
+    assert_eq!(block_on(joiner()), 2 + 3);
+    let calls = finalized_calls();
+    let joiner = named(&calls, "joiner");
+    assert_eq!(joiner.len(), 1);
+    let inners = named(&calls, "inner_async");
+    assert_eq!(inners.len(), 2);
+    for inner in &inners {
+        assert_eq!(
+            inner.parent, joiner[0].id,
+            "a joined future nests under its caller: {calls:#?}"
+        );
+        let own: Vec<_> = named(&calls, "parse_sync")
+            .into_iter()
+            .filter(|c| c.parent == inner.id)
+            .collect();
+        assert_eq!(own.len(), 1, "each has its own call: {calls:#?}");
+    }
+}
+
+#[profile]
+async fn calls_between_polls() {
+    let mut pending = Box::pin(inner_async(1));
+    std::future::poll_fn(|cx| {
+        let _ = pending.as_mut().poll(cx);
+        std::task::Poll::Ready(())
+    })
+    .await;
+    parse_sync(7); // while `inner_async` waits: the caller's own call
+    pending.await;
+}
+
+#[test]
+fn a_call_between_a_nested_futures_polls_is_its_callers() {
+    let _s = start_in_memory();
+    block_on(calls_between_polls());
+    let calls = finalized_calls();
+    let caller = named(&calls, "calls_between_polls")[0].id;
+    let inner = named(&calls, "inner_async")[0].id;
+    let parents: Vec<i64> = named(&calls, "parse_sync")
+        .iter()
+        .map(|c| c.parent)
+        .collect();
+    assert_eq!(
+        parents.iter().filter(|&&p| p == caller).count(),
+        1,
+        "{calls:#?}"
+    );
+    assert_eq!(
+        parents.iter().filter(|&&p| p == inner).count(),
+        1,
+        "{calls:#?}"
+    );
+}
+
+#[profile]
+async fn long_inner(n: u32) -> u32 {
+    let mut x = 0;
+    for i in 0..n {
+        x = parse_sync(x);
+        if i % 500 == 0 {
+            yield_now().await;
+        }
+    }
+    x
+}
+
+#[profile]
+async fn long_outer(n: u32) -> u32 {
+    let (a, b) = join2(long_inner(n), long_inner(n)).await;
+    a + b
+}
+
+/// Nested futures with more calls than a frame's first chunk: the frames
+/// grow and keep every call under their future; past the store's chunk
+/// size a frame becomes a task of its own, its calls still under it.
+#[test]
+fn long_nested_futures_keep_every_call() {
+    let _s = integration_tests::serial();
+    sp::setup(
+        sp::Options::new()
+            .in_memory()
+            .verbose(false)
+            .memory_limit(1 << 20),
+    )
+    .unwrap();
+    assert_eq!(block_on(long_outer(3_000)), 6_000);
+    let calls = finalized_calls();
+    let inners = named(&calls, "long_inner");
+    assert_eq!(inners.len(), 2);
+    for inner in &inners {
+        let own = named(&calls, "parse_sync")
+            .into_iter()
+            .filter(|c| c.parent == inner.id)
+            .count();
+        assert_eq!(own, 3_000, "{inner:?}");
+    }
+    assert_eq!(named(&calls, "parse_sync").len(), 6_000);
+}

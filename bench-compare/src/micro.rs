@@ -23,6 +23,7 @@ pub enum Variant {
     TracedOutside,
     AsyncTask,
     InTask,
+    AsyncNested,
     DisabledProfile,
     DisabledCached,
     DisabledByName,
@@ -71,7 +72,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 25] = [
+    pub const ALL: [Variant; 26] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -82,6 +83,7 @@ impl Variant {
         Variant::TracedOutside,
         Variant::AsyncTask,
         Variant::InTask,
+        Variant::AsyncNested,
         Variant::DisabledProfile,
         Variant::DisabledCached,
         Variant::DisabledByName,
@@ -112,6 +114,9 @@ impl Variant {
             Variant::TracedOutside => "ours: `#[profile(traced)]`, outside any trace",
             Variant::AsyncTask => "ours: `#[profile] async fn`, a task polled once to completion",
             Variant::InTask => "ours: `#[profile]` fn inside a task's poll",
+            Variant::AsyncNested => {
+                "ours: `#[profile] async fn` polled once inside a task's poll (a frame)"
+            }
             Variant::DisabledProfile => "ours: runtime-disabled `#[profile]` (no session)",
             Variant::DisabledCached => "ours: runtime-disabled `scope!` (no session)",
             Variant::DisabledByName => "ours: runtime-disabled `sp::region(name).enter()`",
@@ -151,6 +156,7 @@ impl Variant {
             Variant::TracedOutside => "traced-outside",
             Variant::AsyncTask => "async-task",
             Variant::InTask => "in-task",
+            Variant::AsyncNested => "async-nested",
             Variant::DisabledProfile => "disabled-profile",
             Variant::DisabledCached => "disabled-cached",
             Variant::DisabledByName => "disabled-by-name",
@@ -217,6 +223,7 @@ impl Variant {
             Variant::TracedOutside => time(calls, ours::traced),
             Variant::AsyncTask => time(calls, ours::async_task),
             Variant::InTask => ours::in_task(|| time(calls, ours::profiled)),
+            Variant::AsyncNested => ours::in_task(|| time(calls, ours::async_task)),
             Variant::Hotpath => time(calls, peers::hotpath_fn),
             Variant::Puffin => time_batched(calls, PuffinFrame::open, peers::puffin_fn),
             Variant::Fastrace => time_batched(calls, FastraceRoot::open, peers::fastrace_fn),

@@ -10,9 +10,12 @@
 //! under its call, on whatever thread each poll runs. A completed task's
 //! records (its own call last, at depth 0) go as one block to the tasks lane
 //! of the thread that completed it (the file's `task_ids` and
-//! `/task_table`); a task with many calls gets a lane of its own. Its state
-//! lives in the future, so the future stays `Send` whenever the wrapped one
-//! is.
+//! `/task_table`); a task with many calls gets a lane of its own. A future
+//! first polled inside a task is a frame of it: a recorder of its own too,
+//! whose calls go, when it ends, under what is open in the recorder around
+//! it, so futures polled in turn (`join!`, `select!`) never nest in each
+//! other. Its state lives in the future, so the future stays `Send`
+//! whenever the wrapped one is.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -40,10 +43,9 @@ enum State {
     Fresh,
     /// Polled, not recording (no session, or traced outside a trace).
     Off,
-    /// A task: its recorder takes the thread's place while it is polled.
+    /// A task, or a frame of one (first polled inside it): its recorder
+    /// takes the thread's place while it is polled.
     Task(Box<TaskState>),
-    /// First polled inside a task: an open call there (its sequence number).
-    Nested(u64),
     /// Completed and recorded.
     Done,
 }
@@ -54,7 +56,6 @@ impl std::fmt::Debug for State {
             State::Fresh => "Fresh",
             State::Off => "Off",
             State::Task(_) => "Task",
-            State::Nested(_) => "Nested",
             State::Done => "Done",
         })
     }
@@ -115,7 +116,7 @@ impl<F> Instrumented<F> {
         }
     }
 
-    /// At the first poll: a task of its own, or a call nested in the task
+    /// At the first poll: a task of its own, or a frame of the task
     /// being polled, or nothing (no session, or traced outside a trace).
     fn start(&mut self) {
         let generation = active::active_generation();
@@ -130,29 +131,28 @@ impl<F> Instrumented<F> {
             // Its own call opens in its first poll, at the bottom of its stack.
             Some(region) => match thread::start_task(generation, region) {
                 thread::Start::Task(task) => State::Task(task),
-                thread::Start::InTask => match thread::open(region, generation) {
-                    0 => State::Off,
-                    seq => State::Nested(seq),
+                // A frame of the task being polled: its own recorder while
+                // polled, its calls handed to the one around it at its end.
+                thread::Start::InTask => match thread::start_frame(generation, region) {
+                    Some(frame) => State::Task(frame),
+                    None => State::Off,
                 },
                 thread::Start::Off => State::Off,
             },
         };
     }
 
-    /// Ends the call at `end`: the task's (closing whatever it left open,
-    /// as a cancelled future does, unless its last poll closed it), or the
-    /// nested one.
+    /// Ends the call at `end` (closing whatever it left open, as a
+    /// cancelled future does, unless its last poll closed it), and hands
+    /// its calls on: a task's to a tasks lane, a frame's to the recorder
+    /// around it.
     fn finish(&mut self, end: u64) {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Task(mut task) => {
-                let root = task.root;
-                if root != 0 {
-                    thread::poll_in_task(&mut task, || thread::close(root));
-                }
-                thread::finish_task(task, end);
+        if let State::Task(mut task) = std::mem::replace(&mut self.state, State::Done) {
+            let root = task.root;
+            if root != 0 {
+                thread::poll_in_task(&mut task, || thread::close(root));
             }
-            State::Nested(seq) => thread::close(seq),
-            _ => {}
+            thread::finish_task(task, end);
         }
     }
 }
@@ -207,7 +207,7 @@ impl<F: Future> Future for Instrumented<F> {
 impl<F> Drop for Instrumented<F> {
     fn drop(&mut self) {
         // Cancelled after its first poll: the call ends now.
-        if matches!(self.state, State::Task(_) | State::Nested(_)) {
+        if matches!(self.state, State::Task(_)) {
             self.finish(ticks());
         }
     }

@@ -147,6 +147,9 @@ struct Cold {
 struct TaskId {
     index: u32,
     thread: u32,
+    /// A future polled inside a task (a frame of it): its calls go as one
+    /// block to the recorder around it when it ends, not to a lane.
+    frame: bool,
 }
 
 /// A thread's tasks lane and the chunk its blocks go to.
@@ -249,7 +252,10 @@ impl Cold {
     /// store hands one out (see `Store::new_chunk`); else leaves none.
     fn next_chunk(&mut self, hot: &Hot) {
         if self.lane.is_none() {
-            self.graduate();
+            self.graduate(hot);
+            if self.lane.is_none() && self.task.is_some_and(|t| t.frame) {
+                return; // the frame's chunk grew: `close_top` pushes there
+            }
         }
         let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
             return;
@@ -265,10 +271,38 @@ impl Cold {
 
     /// A task being polled whose private chunk is full gets a lane of its
     /// own, which starts with that chunk.
-    fn graduate(&mut self) {
-        let (Some(task), Some(store)) = (self.task, &self.store) else {
+    fn graduate(&mut self, hot: &Hot) {
+        let (Some(mut task), Some(store)) = (self.task, self.store.clone()) else {
             return;
         };
+        if task.frame {
+            // A frame grows its private chunk (records copied) up to the
+            // store's chunk size; past it, it becomes a task of its own.
+            let old = self.chunk.as_ref().map_or(0, |c| c.capacity());
+            if old < store.max_chunk() {
+                let Some(bigger) = store.new_task_chunk((old * 2).max(TASK_CHUNK)) else {
+                    return;
+                };
+                let len = hot.len.get();
+                if let Some(chunk) = self.chunk.take() {
+                    for (i, r) in chunk.records()[..len.min(chunk.records().len())]
+                        .iter()
+                        .enumerate()
+                    {
+                        // SAFETY: `bigger` is new, held only here; slots are
+                        // written in order, below its capacity (twice the
+                        // old one's).
+                        unsafe { bigger.push(i, *r) };
+                    }
+                    store.recycle(chunk);
+                }
+                self.chunk = Some(bigger);
+                return;
+            }
+            task.index = store.next_task_index();
+            task.frame = false;
+            self.task = Some(task);
+        }
         let lane = store.register_tasks_lane(task.thread, Some(task.index));
         if let Some(chunk) = &self.chunk {
             lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
@@ -374,22 +408,22 @@ impl Cold {
         }
     }
 
-    /// Ends the innermost open call at `end` and records it.
-    fn close_top(&mut self, hot: &Hot, end: u64) {
-        let depth = hot.depth.get();
-        let Some(open) = depth
-            .checked_sub(1)
-            .and_then(|d| self.stack.get(d).copied())
-        else {
-            return;
-        };
-        hot.depth.set(depth - 1);
-        let record = Record {
-            start: open.start,
-            end,
-            region: open.region,
-            depth: (depth - 1) as u32,
-        };
+    /// Appends a completed frame's records (its own call last, at depth 0)
+    /// to this recorder, under the calls open here now.
+    fn append_nested(&mut self, hot: &Hot, records: &[Record]) {
+        let base = hot.depth.get() as u32;
+        for r in records {
+            let record = Record {
+                depth: r.depth + base,
+                ..*r
+            };
+            self.push_record(hot, record);
+        }
+    }
+
+    /// Stores `record` in the current chunk (a new one if it is full), or
+    /// counts it as dropped if there is no room.
+    fn push_record(&mut self, hot: &Hot, record: Record) {
         if hot.len.get() >= self.chunk.as_ref().map_or(0, |c| c.capacity()) {
             self.next_chunk(hot);
         }
@@ -406,11 +440,30 @@ impl Cold {
             _ => {
                 // No room to be had (see `Store::new_chunk`): count the call.
                 if let (Some(lane), Some(store)) = (&self.lane, &self.store) {
-                    lane.count_dropped(record.region, end.saturating_sub(record.start));
+                    lane.count_dropped(record.region, record.end.saturating_sub(record.start));
                     store.note_drop();
                 }
             }
         }
+    }
+
+    /// Ends the innermost open call at `end` and records it.
+    fn close_top(&mut self, hot: &Hot, end: u64) {
+        let depth = hot.depth.get();
+        let Some(open) = depth
+            .checked_sub(1)
+            .and_then(|d| self.stack.get(d).copied())
+        else {
+            return;
+        };
+        hot.depth.set(depth - 1);
+        let record = Record {
+            start: open.start,
+            end,
+            region: open.region,
+            depth: (depth - 1) as u32,
+        };
+        self.push_record(hot, record);
     }
 }
 
@@ -575,7 +628,11 @@ pub(crate) fn start_task(generation: u32, region: u32) -> Start {
         if let Some(mut spare) = cold.spare.take() {
             if spare.generation == generation {
                 let index = store.next_task_index();
-                spare.id = Some(TaskId { index, thread });
+                spare.id = Some(TaskId {
+                    index,
+                    thread,
+                    frame: false,
+                });
                 spare.record = record(index);
                 return Some(Start::Task(spare));
             }
@@ -588,7 +645,11 @@ pub(crate) fn start_task(generation: u32, region: u32) -> Start {
             store: Some(store),
             chunk: Some(chunk),
             stack: Vec::new(),
-            id: Some(TaskId { index, thread }),
+            id: Some(TaskId {
+                index,
+                thread,
+                frame: false,
+            }),
             depth: 0,
             len: 0,
             record: record(index),
@@ -624,6 +685,7 @@ pub(crate) fn start_task_here(generation: u32, region: u32) -> Start {
                     id: Some(TaskId {
                         index,
                         thread: polled.thread,
+                        frame: false,
                     }),
                     depth: 0,
                     len: 0,
@@ -644,6 +706,55 @@ pub(crate) fn start_task_here(generation: u32, region: u32) -> Start {
         }
         other => other,
     }
+}
+
+/// Starts a frame of `region` (a future first polled inside the task or
+/// frame being polled on this thread): a recorder of its own while it is
+/// polled, whose calls go as one block to the recorder around it when it
+/// ends; siblings polled in turn (`join!`, `select!`) each keep theirs.
+pub(crate) fn start_frame(generation: u32, region: u32) -> Option<Box<TaskState>> {
+    Cold::with(|cold, hot| {
+        let around = cold.task?;
+        if hot.generation.get() != generation {
+            return None;
+        }
+        let store = cold.store.clone()?;
+        let id = TaskId {
+            index: u32::MAX,
+            thread: around.thread,
+            frame: true,
+        };
+        let record = TaskRecord {
+            index: u32::MAX,
+            start: ticks(),
+            end: 0,
+            region,
+            first_lane: around.thread,
+            polls: 0,
+            running: 0,
+        };
+        if let Some(mut spare) = cold.spare.take() {
+            if spare.generation == generation {
+                spare.id = Some(id);
+                spare.record = record;
+                return Some(spare);
+            }
+        }
+        let chunk = store.new_task_chunk(TASK_CHUNK)?;
+        Some(Box::new(TaskState {
+            generation,
+            lane: None,
+            store: Some(store),
+            chunk: Some(chunk),
+            stack: Vec::new(),
+            id: Some(id),
+            depth: 0,
+            len: 0,
+            record,
+            root: 0,
+        }))
+    })
+    .flatten()
 }
 
 /// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
@@ -671,6 +782,10 @@ pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R 
 /// to this thread's tasks lane, and its private chunk back to the store.
 pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     task.record.end = end;
+    let frame = task.id.is_some_and(|id| id.frame);
+    if let Some(id) = task.id {
+        task.record.index = id.index; // a frame that became a task got one
+    }
     if let Some(lane) = &task.lane {
         lock(&lane.tasks).push(task.record);
         *lock(&lane.exit) = Some((end, -1)); // its last chunk may spill
@@ -688,11 +803,16 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     // call made then) nothing is kept.
     let kept = records.last().is_some_and(|r| r.depth == 0);
     let spare = Cold::with(|cold, hot| {
-        if kept {
+        if kept && frame {
+            // A frame's calls go under what is open around it now.
+            if hot.generation.get() == generation {
+                cold.append_nested(hot, records);
+            }
+        } else if kept {
             cold.append_block(hot, generation, records, record);
         }
         // Its state becomes the thread's spare for the next task.
-        cold.spare.is_none() && cold.task.is_none() && hot.generation.get() == generation
+        cold.spare.is_none() && hot.generation.get() == generation
     })
     .unwrap_or(false);
     let mut chunk = chunk;
