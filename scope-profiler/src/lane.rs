@@ -18,7 +18,7 @@ pub(crate) enum Segment {
 /// One async call: from its first poll to its completion or cancellation.
 /// Its calls (itself at depth 0, last) are a block of records in a tasks
 /// lane.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TaskRecord {
     /// The task's number in the session, in order of first polls.
     pub index: u32,

@@ -231,6 +231,20 @@ impl Store {
     /// (see the module doc), after the session ended, or in a `fork()`
     /// child, which has no writer.
     pub(crate) fn new_chunk(&self, records: usize) -> Option<Arc<Chunk>> {
+        self.chunk(records, true)
+    }
+
+    /// A chunk for a task's first records (see `thread::start_task`),
+    /// counted like any but never waited for: tasks start by the thousand,
+    /// and their private chunks are not the writer's to spill. `None` when
+    /// calls are being dropped.
+    pub(crate) fn new_task_chunk(&self, records: usize) -> Option<Arc<Chunk>> {
+        self.chunk(records, false)
+    }
+
+    /// A recycled chunk of `records` records or a new one, counted; waits
+    /// for room (`reserve`) only if `wait`.
+    fn chunk(&self, records: usize, wait: bool) -> Option<Arc<Chunk>> {
         if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) || self.dropping() {
             return None;
         }
@@ -243,28 +257,10 @@ impl Store {
         if let Some(chunk) = recycled {
             return Some(Arc::new(chunk)); // still counted in `in_memory`
         }
-        self.reserve(records * RECORD_BYTES)
-            .then(|| Arc::new(Chunk::new(records)))
-    }
-
-    /// A chunk for a task's first records (see `thread::start_task`),
-    /// counted like any but never waited for: tasks start by the thousand,
-    /// and their private chunks are not the writer's to spill. `None` when
-    /// calls are being dropped.
-    pub(crate) fn new_task_chunk(&self, records: usize) -> Option<Arc<Chunk>> {
-        if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) || self.dropping() {
-            return None;
-        }
-        let recycled = {
-            let mut free = lock(&self.free);
-            free.iter()
-                .position(|c| c.capacity() == records)
-                .map(|i| free.swap_remove(i))
-        };
-        if let Some(chunk) = recycled {
-            return Some(Arc::new(chunk));
-        }
         let bytes = records * RECORD_BYTES;
+        if wait {
+            return self.reserve(bytes).then(|| Arc::new(Chunk::new(records)));
+        }
         let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
         if now >= self.limits.memory / 2 && self.stopped.get().is_none() {
             lock(&self.control).requested = true;

@@ -269,6 +269,60 @@ impl Cold {
         hot.len.set(0);
     }
 
+    /// The state of a new task (or, with `frame`, a frame of the task being
+    /// polled) of `region` first polled on the thread of lane `thread`: the
+    /// state the last finished one left here if it is of this session (no
+    /// allocation), else a new one with a private chunk from `store`.
+    fn task_state(
+        &mut self,
+        generation: u32,
+        store: Arc<Store>,
+        thread: u32,
+        region: u32,
+        frame: bool,
+    ) -> Option<Box<TaskState>> {
+        let spare = self.spare.take().filter(|s| s.generation == generation);
+        let mut task = match spare {
+            Some(spare) => spare,
+            None => {
+                let chunk = store.new_task_chunk(TASK_CHUNK)?;
+                Box::new(TaskState {
+                    generation,
+                    lane: None,
+                    store: Some(Arc::clone(&store)),
+                    chunk: Some(chunk),
+                    stack: Vec::new(),
+                    id: None,
+                    depth: 0,
+                    len: 0,
+                    record: TaskRecord::default(),
+                    root: 0,
+                })
+            }
+        };
+        // A frame gets a number only if it becomes a task.
+        let index = if frame {
+            u32::MAX
+        } else {
+            store.next_task_index()
+        };
+        task.id = Some(TaskId {
+            index,
+            thread,
+            frame,
+        });
+        task.record = TaskRecord {
+            index,
+            start: ticks(),
+            end: 0,
+            region,
+            first_lane: thread,
+            polls: 0,
+            running: 0,
+        };
+        Some(task)
+    }
+
     /// A task being polled whose private chunk is full gets a lane of its
     /// own, which starts with that chunk.
     fn graduate(&mut self, hot: &Hot) {
@@ -614,47 +668,8 @@ pub(crate) fn start_task(generation: u32, region: u32) -> Start {
         }
         let store = cold.store.clone()?;
         let thread = cold.lane.as_ref()?.index;
-        let record = |index| TaskRecord {
-            index,
-            start: ticks(),
-            end: 0,
-            region,
-            first_lane: thread,
-            polls: 0,
-            running: 0,
-        };
-        // The last task this thread completed left its state (chunk,
-        // stack): reused, no allocation.
-        if let Some(mut spare) = cold.spare.take() {
-            if spare.generation == generation {
-                let index = store.next_task_index();
-                spare.id = Some(TaskId {
-                    index,
-                    thread,
-                    frame: false,
-                });
-                spare.record = record(index);
-                return Some(Start::Task(spare));
-            }
-        }
-        let chunk = store.new_task_chunk(TASK_CHUNK)?;
-        let index = store.next_task_index();
-        Some(Start::Task(Box::new(TaskState {
-            generation,
-            lane: None,
-            store: Some(store),
-            chunk: Some(chunk),
-            stack: Vec::new(),
-            id: Some(TaskId {
-                index,
-                thread,
-                frame: false,
-            }),
-            depth: 0,
-            len: 0,
-            record: record(index),
-            root: 0,
-        })))
+        cold.task_state(generation, store, thread, region, false)
+            .map(Start::Task)
     })
     .flatten();
     started.unwrap_or(Start::Off)
@@ -665,45 +680,10 @@ pub(crate) fn start_task(generation: u32, region: u32) -> Start {
 /// call that is its own task wherever it starts ([`crate::AsyncCall`]).
 pub(crate) fn start_task_here(generation: u32, region: u32) -> Start {
     match start_task(generation, region) {
-        Start::InTask => {
-            // The task being polled lends its store and thread, for a task
-            // of the same session.
-            let started = Cold::with(|cold, hot| {
-                let polled = cold.task?;
-                if hot.generation.get() != generation {
-                    return None;
-                }
-                let store = cold.store.clone()?;
-                let chunk = store.new_task_chunk(TASK_CHUNK)?;
-                let index = store.next_task_index();
-                Some(Start::Task(Box::new(TaskState {
-                    generation,
-                    lane: None,
-                    store: Some(store),
-                    chunk: Some(chunk),
-                    stack: Vec::new(),
-                    id: Some(TaskId {
-                        index,
-                        thread: polled.thread,
-                        frame: false,
-                    }),
-                    depth: 0,
-                    len: 0,
-                    record: TaskRecord {
-                        index,
-                        start: ticks(),
-                        end: 0,
-                        region,
-                        first_lane: polled.thread,
-                        polls: 0,
-                        running: 0,
-                    },
-                    root: 0,
-                })))
-            })
-            .flatten();
-            started.unwrap_or(Start::Off)
-        }
+        Start::InTask => match start_inside(generation, region, false) {
+            Some(task) => Start::Task(task),
+            None => Start::Off,
+        },
         other => other,
     }
 }
@@ -713,46 +693,19 @@ pub(crate) fn start_task_here(generation: u32, region: u32) -> Start {
 /// polled, whose calls go as one block to the recorder around it when it
 /// ends; siblings polled in turn (`join!`, `select!`) each keep theirs.
 pub(crate) fn start_frame(generation: u32, region: u32) -> Option<Box<TaskState>> {
+    start_inside(generation, region, true)
+}
+
+/// A task or frame started while a task of session `generation` is polled
+/// on this thread: the polled task lends its store and thread.
+fn start_inside(generation: u32, region: u32, frame: bool) -> Option<Box<TaskState>> {
     Cold::with(|cold, hot| {
         let around = cold.task?;
         if hot.generation.get() != generation {
             return None;
         }
         let store = cold.store.clone()?;
-        let id = TaskId {
-            index: u32::MAX,
-            thread: around.thread,
-            frame: true,
-        };
-        let record = TaskRecord {
-            index: u32::MAX,
-            start: ticks(),
-            end: 0,
-            region,
-            first_lane: around.thread,
-            polls: 0,
-            running: 0,
-        };
-        if let Some(mut spare) = cold.spare.take() {
-            if spare.generation == generation {
-                spare.id = Some(id);
-                spare.record = record;
-                return Some(spare);
-            }
-        }
-        let chunk = store.new_task_chunk(TASK_CHUNK)?;
-        Some(Box::new(TaskState {
-            generation,
-            lane: None,
-            store: Some(store),
-            chunk: Some(chunk),
-            stack: Vec::new(),
-            id: Some(id),
-            depth: 0,
-            len: 0,
-            record,
-            root: 0,
-        }))
+        cold.task_state(generation, store, around.thread, region, frame)
     })
     .flatten()
 }
