@@ -102,6 +102,10 @@ pub struct Options {
     pub(crate) memory_limit: usize,
     pub(crate) disk_limit: Option<u64>,
     pub(crate) on_spill_failure: OnSpillFailure,
+    pub(crate) enable_tags: Vec<String>,
+    pub(crate) region_tags: Option<Vec<String>>,
+    pub(crate) capture_region_source: bool,
+    pub(crate) session_region: bool,
 }
 
 impl Default for Options {
@@ -115,6 +119,10 @@ impl Default for Options {
             memory_limit: Self::DEFAULT_MEMORY_LIMIT,
             disk_limit: None,
             on_spill_failure: OnSpillFailure::KeepInMemory,
+            enable_tags: Vec::new(),
+            region_tags: None,
+            capture_region_source: false,
+            session_region: false,
         }
     }
 }
@@ -334,5 +342,108 @@ impl Options {
     /// ```
     pub fn get_compression(&self) -> Compression {
         self.compression
+    }
+
+    /// Enables opt-in tags (see [`register_opt_in_tag`](crate::register_opt_in_tag)):
+    /// regions carrying one of them record in this session. `"*"` enables
+    /// every opt-in tag. The tags listed in the environment variable
+    /// `SCOPE_PROFILER_ENABLE_TAGS` (comma-separated, read by every `setup`)
+    /// and those of [`Options::region_tags`] are enabled too, as in the
+    /// Python package.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().enable_tags(["mylib"]);
+    /// assert_eq!(o.get_enable_tags(), ["mylib"]);
+    /// ```
+    pub fn enable_tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.enable_tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The opt-in tags enabled by [`Options::enable_tags`] (not counting the
+    /// environment's).
+    ///
+    /// ```
+    /// assert!(scope_profiler::Options::new().get_enable_tags().is_empty());
+    /// ```
+    pub fn get_enable_tags(&self) -> &[String] {
+        &self.enable_tags
+    }
+
+    /// Records only regions carrying at least one of `tags` (the Python
+    /// package's `region_tags`); every other region costs what a region of
+    /// an opt-in tag that is off costs. Listing an opt-in tag here enables it.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().region_tags(["io"]);
+    /// assert_eq!(o.get_region_tags(), Some(&["io".to_owned()][..]));
+    /// ```
+    pub fn region_tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.region_tags = Some(tags.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The region tag filter, if one is set.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::Options::new().get_region_tags(), None);
+    /// ```
+    pub fn get_region_tags(&self) -> Option<&[String]> {
+        self.region_tags.as_deref()
+    }
+
+    /// Writes each region's source text (captured at compile time by
+    /// `#[profile]` and `#[profile_all]`) into the file's `source_texts`
+    /// column, where `scope-profiler inspect --source NAME` prints it.
+    /// Off by default, as in the Python package.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().capture_region_source(true);
+    /// assert!(o.get_capture_region_source());
+    /// ```
+    pub fn capture_region_source(mut self, on: bool) -> Self {
+        self.capture_region_source = on;
+        self
+    }
+
+    /// Whether region source text is written.
+    ///
+    /// ```
+    /// assert!(!scope_profiler::Options::new().get_capture_region_source());
+    /// ```
+    pub fn get_capture_region_source(&self) -> bool {
+        self.capture_region_source
+    }
+
+    /// Records the envelope region `scope_profiler.session` from `setup` to
+    /// `finalize` on the thread that calls `setup`, as
+    /// [`session`](crate::session) always does (the Python name; `inspect`
+    /// fills its "% session" column from it). Off by default for
+    /// `setup`/`finalize`, as in Python.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().session_region(true);
+    /// assert!(o.get_session_region());
+    /// ```
+    pub fn session_region(mut self, on: bool) -> Self {
+        self.session_region = on;
+        self
+    }
+
+    /// Whether the session envelope region is recorded.
+    ///
+    /// ```
+    /// assert!(!scope_profiler::Options::new().get_session_region());
+    /// ```
+    pub fn get_session_region(&self) -> bool {
+        self.session_region
     }
 }
