@@ -23,6 +23,9 @@ use crate::sync::{fork_epoch, lock, note_fork};
 
 /// Generation of the active session; 0 when none is active.
 static GENERATION: AtomicU32 = AtomicU32::new(0);
+/// What the hot path reads: the active session's generation while it
+/// records, 0 when none is active or it is paused ([`pause`]).
+static RECORDING: AtomicU32 = AtomicU32::new(0);
 static NEXT_GENERATION: AtomicU32 = AtomicU32::new(1);
 /// The active session; held only briefly, never while writing a file.
 static ACTIVE: Mutex<Option<Arc<Session>>> = Mutex::new(None);
@@ -33,6 +36,34 @@ static LAST: Mutex<Option<Arc<Session>>> = Mutex::new(None);
 #[inline(always)]
 pub(crate) fn active_generation() -> u32 {
     GENERATION.load(Ordering::Relaxed)
+}
+
+/// The generation new calls record into: the active session's, or 0 when
+/// none is active or it is paused. One relaxed load; what every entry
+/// path checks.
+#[inline(always)]
+pub(crate) fn recording_generation() -> u32 {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// Pauses or resumes recording in the active session `generation`;
+/// `false` if that session is not the active one. Under the lock that
+/// activation and deactivation take, so a resume never revives a session
+/// that has ended.
+pub(crate) fn set_paused(generation: u32, paused: bool) -> bool {
+    let active = lock(&ACTIVE);
+    if active.as_ref().is_none_or(|s| s.generation != generation) {
+        return false;
+    }
+    let value = if paused { 0 } else { generation };
+    RECORDING.store(value, Ordering::Release);
+    true
+}
+
+/// Whether the active session is paused.
+pub(crate) fn is_paused() -> bool {
+    let generation = active_generation();
+    generation != 0 && recording_generation() != generation
 }
 
 /// One profiling session: its options, regions and the lanes of the threads
@@ -130,6 +161,7 @@ fn forget_inherited(slot: &mut Option<Arc<Session>>) {
 /// (only async-signal-safe atomics). See [`setup`](crate::setup).
 extern "C" fn in_fork_child() {
     GENERATION.store(0, Ordering::Relaxed);
+    RECORDING.store(0, Ordering::Relaxed);
     note_fork();
 }
 
@@ -204,6 +236,7 @@ pub(crate) fn activate(session: Arc<Session>) -> bool {
     *lock(&LAST) = None;
     *active = Some(session);
     GENERATION.store(generation, Ordering::Release);
+    RECORDING.store(generation, Ordering::Release);
     true
 }
 
@@ -216,8 +249,12 @@ pub(crate) fn is_active() -> bool {
 /// nothing; its counts are kept as `counts`, its records released, and it
 /// stays findable as the last session.
 pub(crate) fn deactivate(session: Arc<Session>, counts: Vec<u64>) {
-    GENERATION.store(0, Ordering::Release);
-    lock(&ACTIVE).take();
+    {
+        let mut active = lock(&ACTIVE);
+        RECORDING.store(0, Ordering::Release);
+        GENERATION.store(0, Ordering::Release);
+        active.take();
+    }
     session.finish(counts);
     *lock(&LAST) = Some(session);
 }

@@ -14,9 +14,11 @@
 //! file's columns ([`Plan::write_direct`]), or to buckets of consecutive
 //! slots that [`Plan::emit`] then hands to a sink in file order.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::callmatch::{self, LaneMeta};
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
 use crate::lane::{Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
@@ -27,10 +29,11 @@ use crate::profile::{
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
-use crate::sink::{ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, START_DELTAS};
+use crate::sink::{self, ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, START_DELTAS};
 use crate::store::Store;
 use crate::summary::{Summary, SummaryBuilder};
 use crate::sync::lock;
+use crate::value::CallMetadata;
 
 /// Everything needed to write a session's file: the layout of its rows,
 /// and the cut of every lane, walked when the file is written.
@@ -43,8 +46,9 @@ pub(crate) struct Plan {
     row_regions: Vec<u32>,
     /// Where each region is defined, by session region id.
     regions: Vec<RegionInfo>,
-    /// The source files of [`RegionInfo::file`].
-    files: Vec<&'static str>,
+    /// The source files of [`RegionInfo::file`], as the file shows them
+    /// (`registry::display_path`).
+    files: Vec<String>,
     /// Exclusive ns per session region id (set by the walk).
     exclusive: Vec<i64>,
     /// Recorded calls per region, by session region id.
@@ -56,6 +60,11 @@ pub(crate) struct Plan {
     with_task_ids: bool,
     total: usize,
     walk: WalkInput,
+    /// Whether the regions' source text goes into the rows.
+    capture_source: bool,
+    /// The `event_metadata` of the rows whose calls have any (set by the
+    /// walk), by row.
+    row_metadata: std::collections::HashMap<u32, String>,
 }
 
 /// What the backward walk reads.
@@ -100,11 +109,11 @@ impl Plan {
     /// Index row `row`, but its statistics (the sink receives them while
     /// the events are written); the exclusive total is known once the
     /// events are written.
-    pub(crate) fn index_row(&self, row: usize) -> IndexRow<'static> {
+    pub(crate) fn index_row(&self, row: usize) -> IndexRow<'_> {
         let region = self.row_regions.get(row).map_or(0, |&r| r as usize);
         let info = self.regions.get(region);
         let file = info.map_or("", |i| {
-            self.files.get(i.file as usize).copied().unwrap_or("")
+            self.files.get(i.file as usize).map_or("", String::as_str)
         });
         IndexRow {
             region_id: row as u32,
@@ -117,7 +126,59 @@ impl Plan {
                 _ => -1,
             },
             exclusive_total: self.exclusive.get(region).copied().unwrap_or(0),
+            tags: match info {
+                Some(i) if !i.entry.tags().is_empty() => {
+                    Cow::Owned(sink::tags_json(i.entry.tags()))
+                }
+                _ => Cow::Borrowed("[]"),
+            },
+            source_text: match info {
+                Some(i) if self.capture_source => i.entry.source_text(),
+                _ => "",
+            },
+            event_metadata: match self.row_metadata.get(&(row as u32)) {
+                Some(json) => Cow::Borrowed(json.as_str()),
+                None => Cow::Borrowed("[]"),
+            },
         }
+    }
+
+    /// The `event_metadata` JSON of each row that has calls with metadata,
+    /// from `(slot, entry)` pairs in slot order.
+    fn rows_metadata(
+        &self,
+        call_meta: &[(u64, Arc<CallMetadata>)],
+    ) -> std::collections::HashMap<u32, String> {
+        let mut rows = std::collections::HashMap::new();
+        let mut next = 0;
+        while next < call_meta.len() {
+            let slot = call_meta[next].0;
+            // The row holding `slot`: rows are in slot order.
+            let row = self.row_regions.partition_point(|&region| {
+                let offset = self
+                    .walk
+                    .row_offset
+                    .get(region as usize)
+                    .copied()
+                    .unwrap_or(0);
+                offset <= slot
+            }) - 1;
+            let region = self.row_regions[row] as usize;
+            let offset = self.walk.row_offset[region];
+            let count = self.counts.get(region).copied().unwrap_or(0);
+            let mut calls = vec![CallMetadata::new(); count as usize];
+            while let Some((slot, _)) = call_meta.get(next).filter(|(s, _)| *s < offset + count) {
+                let same = call_meta[next..].partition_point(|(s, _)| s == slot);
+                let entries: Vec<Arc<CallMetadata>> = call_meta[next..next + same]
+                    .iter()
+                    .map(|(_, e)| Arc::clone(e))
+                    .collect();
+                calls[(slot - offset) as usize] = callmatch::merge(&entries);
+                next += same;
+            }
+            rows.insert(row as u32, sink::event_metadata_json(&calls));
+        }
+        rows
     }
 
     /// Whether [`Plan::emit`] goes through a scratch file.
@@ -222,6 +283,7 @@ impl Plan {
             summary: SummaryBuilder::with_capacity(self.row_regions.len()),
             exclusive: vec![0i64; self.regions.len()],
             placer,
+            call_meta: Vec::new(),
         };
         // Each lane's calls of a region fill its part of the row backwards:
         // `cursor` goes from the end of the lane's part to its start, then
@@ -240,9 +302,14 @@ impl Plan {
             call_base += lane.len as i64;
         }
         let Walk {
-            summary, exclusive, ..
+            summary,
+            exclusive,
+            mut call_meta,
+            ..
         } = walk;
         self.exclusive = exclusive;
+        call_meta.sort_by_key(|(slot, _)| *slot); // stable: precedence kept
+        self.row_metadata = self.rows_metadata(&call_meta);
         Ok(summary.finish(self.regions.iter().map(|r| r.entry).collect()))
     }
 }
@@ -400,6 +467,7 @@ pub(crate) fn plan(
     mut metadata: Vec<(String, MetaValue)>,
     budget: usize,
     dir: PathBuf,
+    capture_source: bool,
 ) -> Result<Plan, Error> {
     let conv = TickConverter::new(span.start, span.end);
     // Lanes first, then regions: every region a cut record uses is
@@ -461,7 +529,15 @@ pub(crate) fn plan(
         with_task_ids: !tasks.is_empty(),
         row_regions,
         regions,
-        files: registry::files(),
+        files: {
+            let cwd = std::env::current_dir().ok();
+            registry::files()
+                .into_iter()
+                .map(|f| registry::display_path(f, cwd.as_deref()))
+                .collect()
+        },
+        capture_source,
+        row_metadata: Default::default(),
         exclusive: Vec::new(),
         counts,
         health,
@@ -582,6 +658,8 @@ struct Walk<'a> {
     /// Exclusive ns per session region id.
     exclusive: Vec<i64>,
     placer: &'a mut dyn Placer,
+    /// `(slot, metadata entry)` of every call with metadata.
+    call_meta: Vec<(u64, Arc<CallMetadata>)>,
 }
 
 impl Walk<'_> {
@@ -604,6 +682,11 @@ impl Walk<'_> {
         let position = |number: u32| task_pos.get(number as usize).copied().unwrap_or(-1);
         let mut task = lane.lane.task_index.map_or(-1, position);
         let mut block = lane.tasks.len();
+        let meta = match lane.lane.kind {
+            LaneKind::Thread => LaneMeta::new(&lane.metadata),
+            LaneKind::Tasks => None,
+        };
+        let mut matched = Vec::new();
         for segment in lane.segments.iter().rev() {
             let records: &[Record] = match segment {
                 SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
@@ -632,6 +715,12 @@ impl Walk<'_> {
                     self.exclusive[p.region as usize] -= duration;
                 }
                 cursor[r.region as usize] -= 1;
+                if let Some(meta) = &meta {
+                    matched.clear();
+                    meta.matches(r, &mut matched);
+                    let slot = cursor[r.region as usize];
+                    self.call_meta.extend(matched.drain(..).map(|m| (slot, m)));
+                }
                 self.placer.put(PlacedCall {
                     slot: cursor[r.region as usize],
                     start,

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
-use crate::registry;
+use crate::registry::{self, Details};
 use crate::task::{Instrumented, Mode, RegionSite};
 use crate::thread::{self, Guard};
 use crate::trace::{self, TraceScope};
@@ -32,8 +32,10 @@ pub struct CallSite {
     file: &'static str,
     line: u32,
     /// [`registry::pack`]ed `(generation, region id)`, valid while that
-    /// session is active.
+    /// session is active; `(!generation, 0)` when that session does not
+    /// record the region (see [`registry::DISABLED`]).
     cache: AtomicU64,
+    details: Details,
 }
 
 impl CallSite {
@@ -44,7 +46,18 @@ impl CallSite {
             file,
             line,
             cache: AtomicU64::new(0),
+            details: Details::new(&[], ""),
         }
+    }
+
+    /// This call site with the region's tags and captured source text.
+    pub const fn with_details(
+        mut self,
+        tags: &'static [&'static str],
+        source: &'static str,
+    ) -> CallSite {
+        self.details = Details::new(tags, source);
+        self
     }
 
     /// The region's name.
@@ -59,7 +72,7 @@ impl CallSite {
         if cfg!(not(feature = "enabled")) {
             return Guard::inert();
         }
-        let generation = active::active_generation();
+        let generation = active::recording_generation();
         if generation == 0 {
             return Guard::inert();
         }
@@ -68,8 +81,12 @@ impl CallSite {
         // cut that sees the record sees the region (also on weak-memory
         // targets). A plain load on x86_64.
         let cached = self.cache.load(Ordering::Acquire);
-        if (cached >> 32) as u32 == generation {
+        let cached_generation = (cached >> 32) as u32;
+        if cached_generation == generation {
             return thread::enter(cached as u32, generation);
+        }
+        if cached_generation == !generation {
+            return Guard::inert(); // not recorded in this session
         }
         self.enter_resolving(generation)
     }
@@ -90,13 +107,22 @@ impl CallSite {
         if (cached >> 32) as u32 == generation {
             return Some(cached as u32);
         }
+        if (cached >> 32) as u32 == !generation {
+            return None;
+        }
         self.resolve(generation)
     }
 
     fn resolve(&'static self, generation: u32) -> Option<u32> {
         let session = active::active(generation)?;
         let entry = registry::intern(self.name);
+        entry.define(&self.details);
         let id = session.regions.resolve(entry, self.file, self.line);
+        if id == registry::DISABLED {
+            self.cache
+                .store(registry::pack(!generation, 0), Ordering::Release);
+            return None;
+        }
         self.cache
             .store(registry::pack(generation, id), Ordering::Release);
         Some(id)

@@ -49,6 +49,10 @@ pub enum Error {
         /// The library's message.
         message: String,
     },
+    /// A profiling call used where it cannot work, e.g. [`pause`](crate::pause)
+    /// inside an open region or [`sample_every`](crate::sample_every)`(0, _)`.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl Error {

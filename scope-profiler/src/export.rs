@@ -694,24 +694,7 @@ pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error>
 
 /// Appends `s` as a JSON string (quoted, escaped).
 pub(crate) fn json_string(buf: &mut Vec<u8>, s: &str) {
-    buf.push(b'"');
-    for c in s.chars() {
-        match c {
-            '"' => buf.extend_from_slice(b"\\\""),
-            '\\' => buf.extend_from_slice(b"\\\\"),
-            '\n' => buf.extend_from_slice(b"\\n"),
-            '\r' => buf.extend_from_slice(b"\\r"),
-            '\t' => buf.extend_from_slice(b"\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(buf, "\\u{:04x}", c as u32);
-            }
-            c => {
-                let mut tmp = [0u8; 4];
-                buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-            }
-        }
-    }
-    buf.push(b'"');
+    crate::value::json_escaped(s, |piece| buf.extend_from_slice(piece.as_bytes()));
 }
 
 /// Appends an integer.

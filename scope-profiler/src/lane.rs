@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use crate::clock::ticks;
 use crate::record::{Chunk, Record};
 use crate::sync::lock;
+use crate::value::CallMetadata;
 
 /// A run of a lane's records, in memory or in the scratch file.
 #[derive(Clone)]
@@ -30,6 +31,24 @@ pub(crate) struct TaskRecord {
     pub polls: u64,
     /// Ticks spent inside polls.
     pub running: u64,
+}
+
+/// Metadata for calls of a thread lane (see `crate::metadata`), kept
+/// beside its records and matched to them when the file is assembled.
+#[derive(Clone, Debug)]
+pub(crate) struct MetaEntry {
+    pub scope: MetaScope,
+    pub values: Arc<CallMetadata>,
+}
+
+/// Which calls a [`MetaEntry`] is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MetaScope {
+    /// Every call that starts at or after `start` and ends at or before
+    /// `end` (ticks).
+    Interval { start: u64, end: u64 },
+    /// The one call at `depth` open at `at` (ticks): a function's outcome.
+    Call { depth: u32, at: u64 },
 }
 
 /// What a lane's records are.
@@ -78,6 +97,8 @@ pub(crate) struct Lane {
     pub tasks: Mutex<Vec<TaskRecord>>,
     /// Calls per region id that were dropped, not recorded.
     pub dropped: Mutex<Vec<Dropped>>,
+    /// Metadata for this thread's calls, in the order the scopes ended.
+    pub metadata: Mutex<Vec<MetaEntry>>,
 }
 
 /// A segment of a lane as it was at a cut: a chunk with the number of its
@@ -99,6 +120,8 @@ pub(crate) struct LaneCut {
     pub dropped: Vec<Dropped>,
     /// Number of records in `segments`.
     pub len: usize,
+    /// The lane's call metadata as of the cut.
+    pub metadata: Vec<MetaEntry>,
 }
 
 impl Lane {
@@ -123,6 +146,7 @@ impl Lane {
             spilled_counts: Mutex::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
             dropped: Mutex::new(Vec::new()),
+            metadata: Mutex::new(Vec::new()),
         }
     }
 
@@ -142,6 +166,7 @@ impl Lane {
             spilled_counts: Mutex::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
             dropped: Mutex::new(Vec::new()),
+            metadata: Mutex::new(Vec::new()),
         }
     }
 
@@ -220,6 +245,7 @@ impl Lane {
             counts,
             dropped: lock(&self.dropped).clone(),
             len,
+            metadata: lock(&self.metadata).clone(),
         }
     }
 
@@ -239,6 +265,7 @@ impl Lane {
         }
         *lock(&self.spilled_counts) = Vec::new();
         *lock(&self.tasks) = Vec::new();
+        *lock(&self.metadata) = Vec::new();
     }
 
     /// CPU time of the thread: at its exit, or now from /proc while it runs.

@@ -47,6 +47,7 @@ mod options;
 mod profile;
 mod scratch;
 mod sync;
+mod value;
 
 // 2. Records, lanes and memory.
 mod lane;
@@ -60,6 +61,7 @@ mod registry;
 mod active;
 
 // 5. Recording: the per-thread recorder and the ways into it.
+mod callmeta;
 mod callsite;
 mod region;
 mod task;
@@ -68,6 +70,7 @@ mod trace;
 
 // 6. Assembly: lanes and names in, rows and columns out.
 mod assemble;
+mod callmatch;
 mod metadata;
 mod placement;
 mod sink;
@@ -81,6 +84,7 @@ mod results;
 // 8. Lifecycle: setup, checkpoint, finalize.
 mod session;
 
+pub use callmeta::{MetadataScope, metadata};
 pub use error::Error;
 pub use hdf5::{AggregateRow, EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 pub use options::{Compression, OnSpillFailure, Options};
@@ -90,9 +94,10 @@ pub use profile::{
 };
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
-pub use session::{Run, SessionGuard};
+pub use session::{Run, Sampler, SessionGuard, Step};
 pub use summary::{Summary, SummaryNode};
 pub use thread::Guard;
+pub use value::{CallMetadata, Value};
 
 /// Re-exported attribute macros; see the `scope-profiler-macros` crate.
 pub use scope_profiler_macros::*;
@@ -100,7 +105,9 @@ pub use scope_profiler_macros::*;
 /// What the macros expand to. Not a public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::callmeta::{Outcome, OutcomeOfAny, OutcomeOfResult, OutcomeProbe, Status};
     pub use crate::callsite::{CallSite, EntrypointGuard, TracedGuard};
+    pub use crate::registry::Details;
     pub use crate::task::{Instrumented, Mode};
     pub use crate::thread::Guard;
     // The built-in macros the expansion calls, named through this crate so
@@ -197,8 +204,94 @@ pub fn checkpoint() -> Result<Results, Error> {
 /// }
 /// # main().unwrap();
 /// ```
+///
+/// The session records the envelope region `scope_profiler.session` (the
+/// Python package's name) on this thread from start to end, so every
+/// region's share of the session is known (`scope-profiler inspect`'s
+/// "% session" column); it ends when the guard is dropped on this thread.
 pub fn session(options: Options) -> Result<SessionGuard, Error> {
-    setup(options).map(SessionGuard::new)
+    setup(options.session_region(true)).map(SessionGuard::new)
+}
+
+/// Pauses recording in the active session, for every thread: calls
+/// entered from now on are not recorded (each costs what a call with no
+/// session costs) until [`resume`]. Calls already open finish recording.
+///
+/// An `Err` when no session is active, or when this thread has a region
+/// open (other than the session envelope): a pause would cut that call in
+/// two, so pause between phases, not inside one.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::pause()?;
+/// sp::region("skipped").run(|| ());
+/// sp::resume();
+/// sp::region("kept").run(|| ());
+/// {
+///     let _open = sp::region("open").enter();
+///     assert!(sp::pause().is_err()); // inside a region
+/// }
+/// sp::finalize()?;
+/// assert_eq!(sp::get_region("skipped").unwrap().num_calls(), 0);
+/// assert_eq!(sp::get_region("kept").unwrap().num_calls(), 1);
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn pause() -> Result<(), Error> {
+    session::pause()
+}
+
+/// Resumes recording after [`pause`]; harmless when not paused or when no
+/// session is active.
+///
+/// ```
+/// scope_profiler::resume(); // nothing to resume: no effect
+/// ```
+pub fn resume() {
+    session::resume()
+}
+
+/// Whether the active session is paused (see [`pause`]).
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::pause()?;
+/// assert!(sp::is_paused());
+/// sp::resume();
+/// assert!(!sp::is_paused());
+/// sp::finalize()?;
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn is_paused() -> bool {
+    active::is_paused()
+}
+
+/// Records selected timesteps of a loop: timestep `start` and every
+/// `every`-th one after it; the others run paused. Pass each timestep to
+/// [`Sampler::step`] at the top of the iteration and keep the returned
+/// [`Step`] for the iteration's work. When the sampler is dropped, the
+/// session's pause state from before is restored.
+///
+/// An `Err` for `every == 0`.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// let sampler = sp::sample_every(10, 0)?;
+/// for t in 0..100 {
+///     let step = sampler.step(t)?;
+///     assert_eq!(step.is_sampled(), t % 10 == 0);
+///     sp::region("advance").run(|| ());
+/// }
+/// drop(sampler);
+/// sp::finalize()?;
+/// assert_eq!(sp::get_region("advance").unwrap().num_calls(), 10);
+/// assert!(sp::sample_every(0, 0).is_err());
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn sample_every(every: u64, start: i64) -> Result<Sampler, Error> {
+    Sampler::new(every, start)
 }
 
 /// The region named `name`, created on first use in the active session.
@@ -222,6 +315,65 @@ pub fn region(name: &str) -> Region {
     }
     #[cfg(feature = "enabled")]
     region::region(name)
+}
+
+/// The region `name` carrying `tags`, stored in the file's `tags` column
+/// of its rows (a JSON list, as the Python package writes it). Identity is
+/// by name, as for [`region`]: the first definition that gives tags (this,
+/// or `#[profile(tags = [...])]`) sets them; a later different set is
+/// reported once on stderr and ignored.
+///
+/// A region carrying a tag registered with [`register_opt_in_tag`] records
+/// only in sessions that enable it ([`Options::enable_tags`]); with
+/// [`Options::region_tags`] set, only regions carrying one of those record.
+/// A region that does not record costs what a region with no session
+/// costs.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::register_opt_in_tag("mylib");
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::tagged_region("io.read", &["io"]).run(|| ());
+/// sp::tagged_region("mylib.solve", &["mylib"]).run(|| ()); // opt-in, off
+/// let profile = sp::finalize()?.profile().unwrap().clone();
+/// assert_eq!(profile.region_names, ["io.read"]);
+/// assert_eq!(profile.rows[0].tags, ["io"]);
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[track_caller]
+#[inline]
+pub fn tagged_region(name: &str, tags: &[&str]) -> Region {
+    #[cfg(not(feature = "enabled"))]
+    {
+        let _ = (name, tags);
+        Region::inert()
+    }
+    #[cfg(feature = "enabled")]
+    region::tagged_region(name, tags)
+}
+
+/// Marks `tag` as opt-in: regions carrying it (see [`tagged_region`] and
+/// `#[profile(tags = [...])]`) record only in sessions that enable it, with
+/// [`Options::enable_tags`] (`"*"` for all), [`Options::region_tags`], or
+/// the environment variable `SCOPE_PROFILER_ENABLE_TAGS=tag1,tag2`. Meant
+/// for libraries that ship their own instrumentation: the application
+/// records the library's regions only when it asks for them.
+///
+/// May come before or after `setup`: a session decides for each region at
+/// the region's first use in it, so a tag registered after a region was
+/// first used in the active session takes effect from the next session.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::register_opt_in_tag("solver-internals");
+/// sp::setup(Options::new().in_memory().verbose(false).enable_tags(["solver-internals"]))?;
+/// sp::tagged_region("factorize", &["solver-internals"]).run(|| ());
+/// assert_eq!(sp::get_region("factorize").unwrap().num_calls(), 1);
+/// sp::finalize()?;
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn register_opt_in_tag(tag: &str) {
+    registry::register_opt_in_tag(tag)
 }
 
 /// Like [`region`], with `file:line` as the region's source location when

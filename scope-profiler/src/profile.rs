@@ -175,6 +175,16 @@ pub struct RegionRow {
     pub exclusive_total: i64,
     /// Exact statistics of the row's durations.
     pub stats: SummaryStatistics,
+    /// The region's tags (the file's `tags`), see
+    /// [`tagged_region`](crate::tagged_region).
+    pub tags: Vec<String>,
+    /// The region's source text (the file's `source_texts`), "" when not
+    /// captured; see [`Options::capture_region_source`](crate::Options::capture_region_source).
+    pub source_text: String,
+    /// Each call's metadata, in the order of the row's events (the file's
+    /// `event_metadata`); empty when no call of the row has any. See
+    /// [`metadata`](crate::metadata).
+    pub event_metadata: Vec<crate::value::CallMetadata>,
 }
 
 impl RegionRow {

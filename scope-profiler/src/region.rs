@@ -46,6 +46,35 @@ impl Region {
         }
     }
 
+    /// The handle of region `id` of session `generation`: an inert one if
+    /// that session does not record the region.
+    #[inline]
+    fn made(entry: &'static Entry, generation: u32, id: u32) -> Region {
+        if id == registry::DISABLED {
+            Region {
+                entry,
+                generation: 0,
+                id: 0,
+            }
+        } else {
+            Region {
+                entry,
+                generation,
+                id,
+            }
+        }
+    }
+
+    /// The region's tags (see [`tagged_region`](crate::tagged_region)).
+    ///
+    /// ```
+    /// let r = scope_profiler::tagged_region("io.read", &["io"]);
+    /// assert_eq!(r.tags(), ["io"]);
+    /// ```
+    pub fn tags(&self) -> &'static [&'static str] {
+        self.entry.tags()
+    }
+
     /// The region's name.
     ///
     /// ```
@@ -73,7 +102,7 @@ impl Region {
             return Guard::inert();
         }
         let generation = self.generation;
-        if generation == 0 || generation != active::active_generation() {
+        if generation == 0 || generation != active::recording_generation() {
             return Guard::inert();
         }
         thread::enter(self.id, generation)
@@ -141,7 +170,7 @@ impl Region {
     /// assert_eq!(profile.events.task_ids, Some(vec![0]));
     /// ```
     pub fn start_async(&self) -> AsyncCall {
-        let task = if self.is_current() {
+        let task = if self.generation != 0 && self.generation == active::recording_generation() {
             match thread::start_task_here(self.generation, self.id) {
                 thread::Start::Task(mut task) => {
                     let (id, generation) = (self.id, self.generation);
@@ -371,12 +400,8 @@ pub(crate) fn region(name: &str) -> Region {
             id: 0,
         };
     }
-    match entry.id_in(generation) {
-        Some(id) => Region {
-            entry,
-            generation,
-            id,
-        },
+    match entry.state_in(generation) {
+        Some(id) => Region::made(entry, generation, id),
         None => register(entry, generation, std::panic::Location::caller()),
     }
 }
@@ -394,11 +419,7 @@ fn register(
             let id = session
                 .regions
                 .resolve(entry, location.file(), location.line());
-            Region {
-                entry,
-                generation,
-                id,
-            }
+            Region::made(entry, generation, id)
         }
         None => Region {
             entry,
@@ -421,19 +442,15 @@ pub(crate) fn region_at(name: &str, file: &'static str, line: u32) -> Region {
             id: 0,
         };
     }
-    if let Some(id) = entry.id_in(generation) {
-        return Region {
-            entry,
-            generation,
-            id,
-        };
+    if let Some(id) = entry.state_in(generation) {
+        return Region::made(entry, generation, id);
     }
     match active::active(generation) {
-        Some(session) => Region {
+        Some(session) => Region::made(
             entry,
             generation,
-            id: session.regions.resolve(entry, file, line),
-        },
+            session.regions.resolve(entry, file, line),
+        ),
         None => Region {
             entry,
             generation: 0,
@@ -492,4 +509,56 @@ pub(crate) fn recorded_regions() -> Vec<String> {
         .filter(|(_, n)| **n > 0)
         .map(|(info, _)| info.entry.name.to_owned())
         .collect()
+}
+
+/// The region `name` carrying `tags`: as [`region`], and the tags are the
+/// region's (first definition with tags wins; a different set later is
+/// reported once on stderr and ignored).
+#[track_caller]
+#[cfg_attr(not(feature = "enabled"), allow(dead_code))]
+pub(crate) fn tagged_region(name: &str, tags: &[&str]) -> Region {
+    let entry = registry::intern(name);
+    if !tags.is_empty() && entry.tags() != tags {
+        define_tags(entry, tags);
+    }
+    region(name)
+}
+
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(feature = "enabled"), allow(dead_code))]
+fn define_tags(entry: &'static Entry, tags: &[&str]) {
+    if !entry.tags().is_empty() {
+        report_tag_conflict(entry, tags);
+        return;
+    }
+    // Leaked once per region (the tags are compared first, so a loop that
+    // makes the same tagged region leaks nothing more).
+    let tags: Vec<&'static str> = tags
+        .iter()
+        .map(|t| &*Box::leak(Box::<str>::from(*t)))
+        .collect();
+    let details = Box::leak(Box::new(registry::Details::new(
+        Box::leak(tags.into_boxed_slice()),
+        "",
+    )));
+    if !entry.define(details) {
+        report_tag_conflict(entry, details.tags_list());
+    }
+}
+
+#[cfg_attr(not(feature = "enabled"), allow(dead_code))]
+fn report_tag_conflict(entry: &'static Entry, tags: &[&str]) {
+    static REPORTED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+    let mut reported = crate::sync::lock(&REPORTED);
+    let key = entry as *const Entry as usize;
+    if !reported.contains(&key) {
+        reported.push(key);
+        eprintln!(
+            "scope-profiler: region {:?} already has tags {:?}; ignoring {:?}",
+            entry.name,
+            entry.tags(),
+            tags
+        );
+    }
 }

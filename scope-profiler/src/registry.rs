@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 use dashmap::DashMap;
@@ -23,16 +23,160 @@ use crate::sync::lock;
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub name: &'static str,
-    /// `generation << 32 | id` of the last session that registered it.
+    /// `generation << 32 | id` of the last session that resolved it; the id
+    /// is [`DISABLED`] when that session does not record it.
     state: AtomicU64,
+    /// What the region's first definition carrying tags or source text
+    /// said (null: none yet).
+    details: AtomicPtr<Details>,
 }
 
+/// The id a session gives a region it does not record (its tags are
+/// filtered out, or behind an opt-in tag that is off).
+pub(crate) const DISABLED: u32 = u32::MAX;
+
+/// A region's tags and source text, as its definition gives them: a call
+/// site's own (a `static`), or leaked once per region for a by-name region.
+#[derive(Debug)]
+pub struct Details {
+    tags: &'static [&'static str],
+    source: &'static str,
+}
+
+impl Details {
+    /// Tags and source text; `const` for call sites.
+    pub const fn new(tags: &'static [&'static str], source: &'static str) -> Details {
+        Details { tags, source }
+    }
+
+    /// The tags.
+    pub(crate) fn tags_list(&self) -> &'static [&'static str] {
+        self.tags
+    }
+
+    /// Whether there is nothing to say.
+    pub(crate) const fn is_empty(&self) -> bool {
+        self.tags.is_empty() && self.source.is_empty()
+    }
+}
+
+static NO_DETAILS: Details = Details::new(&[], "");
+
 impl Entry {
-    /// The id of this region in session `generation`, if registered there.
+    /// The id of this region in session `generation`, if it records there.
     #[inline]
     pub(crate) fn id_in(&self, generation: u32) -> Option<u32> {
+        self.state_in(generation).filter(|&id| id != DISABLED)
+    }
+
+    /// The id of this region in session `generation` ([`DISABLED`]
+    /// included), if resolved there.
+    #[inline]
+    pub(crate) fn state_in(&self, generation: u32) -> Option<u32> {
         let state = self.state.load(Ordering::Acquire);
         ((state >> 32) as u32 == generation).then_some(state as u32)
+    }
+
+    /// Gives the region `details` unless a definition did already; `false`
+    /// if the earlier one had different tags.
+    pub(crate) fn define(&self, details: &'static Details) -> bool {
+        if details.is_empty() {
+            return true;
+        }
+        let new = details as *const Details as *mut Details;
+        match self.details.compare_exchange(
+            std::ptr::null_mut(),
+            new,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            // SAFETY: a non-null `details` always points to a `Details`
+            // that lives for the process (a static or leaked), published
+            // with Release by the exchange that stored it.
+            Err(old) => details.tags.is_empty() || unsafe { &*old }.tags == details.tags,
+        }
+    }
+
+    /// The region's definition details (empty if none was given).
+    pub(crate) fn details(&self) -> &'static Details {
+        let ptr = self.details.load(Ordering::Acquire);
+        if ptr.is_null() {
+            &NO_DETAILS
+        } else {
+            // SAFETY: as in `define`: a `Details` that lives for the process.
+            unsafe { &*ptr }
+        }
+    }
+
+    /// The region's tags.
+    pub(crate) fn tags(&self) -> &'static [&'static str] {
+        self.details().tags
+    }
+
+    /// The region's captured source text ("" if none).
+    pub(crate) fn source_text(&self) -> &'static str {
+        self.details().source
+    }
+}
+
+/// Opt-in tags: process-wide, registered once (typically by a library),
+/// never removed; see `register_opt_in_tag`.
+static OPT_IN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+
+/// Marks `tag` as opt-in: regions carrying it record only in sessions that
+/// enable it. Regions resolved earlier in the active session keep their
+/// state until its end.
+pub(crate) fn register_opt_in_tag(tag: &str) {
+    let mut tags = lock(&OPT_IN);
+    if !tags.contains(&tag) {
+        tags.push(Box::leak(tag.into()));
+    }
+}
+
+/// Which regions a session records, by their tags.
+#[derive(Debug, Default)]
+pub(crate) struct TagFilter {
+    /// Opt-in tags enabled (`"*"`: all).
+    enabled: Vec<String>,
+    /// Only regions carrying one of these, if set.
+    only: Option<Vec<String>>,
+}
+
+impl TagFilter {
+    /// The filter of a session with these options, with the tags of the
+    /// environment variable `SCOPE_PROFILER_ENABLE_TAGS` (comma-separated)
+    /// enabled too, as the Python package reads it at every setup.
+    pub(crate) fn new(options: &crate::options::Options) -> TagFilter {
+        let mut enabled = options.enable_tags.clone();
+        if let Ok(env) = std::env::var("SCOPE_PROFILER_ENABLE_TAGS") {
+            enabled.extend(
+                env.split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        enabled.extend(options.region_tags.iter().flatten().cloned());
+        TagFilter {
+            enabled,
+            only: options.region_tags.clone(),
+        }
+    }
+
+    /// Whether a region carrying `tags` records.
+    pub(crate) fn records(&self, tags: &[&str]) -> bool {
+        if let Some(only) = &self.only {
+            if !tags.iter().any(|t| only.iter().any(|o| o == t)) {
+                return false;
+            }
+        }
+        if tags.is_empty() || self.enabled.iter().any(|t| t == "*") {
+            return true;
+        }
+        let opt_in = lock(&OPT_IN);
+        let mut gated = tags.iter().filter(|t| opt_in.contains(t)).peekable();
+        gated.peek().is_none() || gated.any(|t| self.enabled.iter().any(|e| e == t))
     }
 }
 
@@ -43,6 +187,7 @@ pub(crate) fn inert_entry() -> &'static Entry {
     static INERT: Entry = Entry {
         name: "",
         state: AtomicU64::new(0),
+        details: AtomicPtr::new(std::ptr::null_mut()),
     };
     &INERT
 }
@@ -176,6 +321,7 @@ fn intern_new(name: &str) -> &'static Entry {
     let entry = arena.entry(Entry {
         name,
         state: AtomicU64::new(0),
+        details: AtomicPtr::new(std::ptr::null_mut()),
     });
     NAMES.insert(Key(entry), ());
     entry
@@ -231,6 +377,37 @@ fn file_id(file: &'static str) -> u32 {
     id
 }
 
+/// A source file as the file stores it: never an absolute path of the
+/// machine that built the program. `file!()` is relative to the workspace
+/// for the program's own crates; for dependencies it is absolute: inside
+/// Cargo's registry or git checkouts it becomes `crate-1.2.3/src/lib.rs`;
+/// under the working directory, relative to it; anywhere else, from the
+/// crate's directory on (`mycrate/src/lib.rs`, the directory above `src`),
+/// or the file name alone.
+pub(crate) fn display_path(file: &str, cwd: Option<&std::path::Path>) -> String {
+    let path = std::path::Path::new(file);
+    if !path.is_absolute() {
+        return file.to_owned();
+    }
+    for marker in ["/registry/src/", "/git/checkouts/"] {
+        if let Some(at) = file.find(marker) {
+            // Past the index (or repository) directory.
+            let rest = &file[at + marker.len()..];
+            if let Some(slash) = rest.find('/') {
+                return rest[slash + 1..].to_owned();
+            }
+        }
+    }
+    if let Some(relative) = cwd.and_then(|cwd| path.strip_prefix(cwd).ok()) {
+        return relative.to_string_lossy().into_owned();
+    }
+    let parts: Vec<&str> = file.split('/').filter(|p| !p.is_empty()).collect();
+    match parts.iter().rposition(|p| *p == "src") {
+        Some(src) if src > 0 => parts[src - 1..].join("/"),
+        _ => parts.last().copied().unwrap_or("").to_owned(),
+    }
+}
+
 /// Every source file interned so far, by index (see [`RegionInfo::file`]).
 pub(crate) fn files() -> Vec<&'static str> {
     lock(&FILES).names.clone()
@@ -240,28 +417,35 @@ pub(crate) fn files() -> Vec<&'static str> {
 pub(crate) struct RegionTable {
     generation: u32,
     regions: Mutex<Vec<RegionInfo>>,
+    filter: TagFilter,
 }
 
 impl RegionTable {
-    pub(crate) fn new(generation: u32) -> Self {
+    pub(crate) fn new(generation: u32, filter: TagFilter) -> Self {
         RegionTable {
             generation,
             regions: Mutex::new(Vec::new()),
+            filter,
         }
     }
 
     /// The id of `entry` in this session, registering it (with its source
-    /// location, the first definition wins) if needed.
+    /// location, the first definition wins) if needed; [`DISABLED`] if this
+    /// session does not record it (decided once, at its first use here).
     pub(crate) fn resolve(&self, entry: &'static Entry, file: &'static str, line: u32) -> u32 {
-        if let Some(id) = entry.id_in(self.generation) {
+        if let Some(id) = entry.state_in(self.generation) {
             return id;
         }
         let mut regions = lock(&self.regions);
-        if let Some(id) = entry.id_in(self.generation) {
+        if let Some(id) = entry.state_in(self.generation) {
             return id;
         }
-        let id = regions.len() as u32;
-        regions.push(RegionInfo::new(entry, file, line));
+        let id = if self.filter.records(entry.tags()) {
+            regions.push(RegionInfo::new(entry, file, line));
+            regions.len() as u32 - 1
+        } else {
+            DISABLED
+        };
         entry
             .state
             .store(pack(self.generation, id), Ordering::Release);
@@ -284,6 +468,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn source_paths_never_show_the_build_machine() {
+        let cwd = std::path::Path::new("/home/me/proj");
+        let shown = |f: &str| display_path(f, Some(cwd));
+        assert_eq!(shown("src/main.rs"), "src/main.rs");
+        assert_eq!(
+            shown(
+                "/home/me/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.1/src/de.rs"
+            ),
+            "serde-1.0.1/src/de.rs"
+        );
+        assert_eq!(
+            shown("/home/me/.cargo/git/checkouts/foo-8a1b/5e3c2d1/src/lib.rs"),
+            "5e3c2d1/src/lib.rs"
+        );
+        assert_eq!(
+            shown("/home/me/proj/crates/a/src/lib.rs"),
+            "crates/a/src/lib.rs"
+        );
+        assert_eq!(
+            shown("/opt/build/vendor/zstd/src/lib.rs"),
+            "zstd/src/lib.rs"
+        );
+        assert_eq!(shown("/tmp/gen.rs"), "gen.rs");
+    }
+
+    #[test]
     fn interning_is_by_name() {
         let a = intern("registry-test-a");
         assert!(std::ptr::eq(a, intern(&String::from("registry-test-a"))));
@@ -293,13 +503,13 @@ mod tests {
 
     #[test]
     fn ids_are_per_session_in_registration_order() {
-        let t1 = RegionTable::new(u32::MAX - 1);
+        let t1 = RegionTable::new(u32::MAX - 1, TagFilter::default());
         let (x, y) = (intern("registry-test-x"), intern("registry-test-y"));
         assert_eq!(t1.resolve(y, "f.rs", 3), 0);
         assert_eq!(t1.resolve(x, "", 0), 1);
         assert_eq!(t1.resolve(y, "g.rs", 9), 0);
         assert_eq!(t1.snapshot()[0].line, 3);
-        let t2 = RegionTable::new(u32::MAX);
+        let t2 = RegionTable::new(u32::MAX, TagFilter::default());
         assert_eq!(t2.resolve(x, "", 0), 0);
         assert_eq!(x.id_in(u32::MAX), Some(0));
         assert_eq!(x.id_in(u32::MAX - 1), None);

@@ -2,13 +2,16 @@
 //! in order, and the statistics of each row as it is completed, to a file or
 //! to memory.
 
+use std::borrow::Cow;
+
 use crate::error::Error;
 use crate::profile::{Events, RegionRow, SummaryStatistics};
+use crate::value;
 
 /// One row of the index as the file stores it, but its statistics (which a
 /// sink receives one row at a time, see [`EventSink::row_stats`]): made on
 /// demand, so that a million rows are never all in memory at once.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct IndexRow<'a> {
     pub region_id: u32,
     pub rank: u32,
@@ -17,6 +20,12 @@ pub(crate) struct IndexRow<'a> {
     pub source_file: &'a str,
     pub source_line: i64,
     pub exclusive_total: i64,
+    /// The tags as stored: a JSON list.
+    pub tags: Cow<'a, str>,
+    pub source_text: &'a str,
+    /// Each call's metadata as stored: a JSON list of objects, `[]` when
+    /// no call has any.
+    pub event_metadata: Cow<'a, str>,
 }
 
 impl<'a> IndexRow<'a> {
@@ -30,6 +39,9 @@ impl<'a> IndexRow<'a> {
             source_file: &row.source_file,
             source_line: row.source_line,
             exclusive_total: row.exclusive_total,
+            tags: Cow::Owned(tags_json(&row.tags)),
+            source_text: &row.source_text,
+            event_metadata: Cow::Owned(event_metadata_json(&row.event_metadata)),
         }
     }
 
@@ -44,8 +56,42 @@ impl<'a> IndexRow<'a> {
             source_line: self.source_line,
             exclusive_total: self.exclusive_total,
             stats,
+            tags: value::parse_string_list(&self.tags).unwrap_or_default(),
+            source_text: self.source_text.to_owned(),
+            event_metadata: value::parse_event_metadata(&self.event_metadata).unwrap_or_default(),
         }
     }
+}
+
+/// Tags as the file stores them: a JSON list (`["io", "mylib"]`, as
+/// Python's `json.dumps` writes it).
+pub(crate) fn tags_json<S: AsRef<str>>(tags: &[S]) -> String {
+    let mut out = String::from("[");
+    for (i, tag) in tags.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        value::write_json_string(&mut out, tag.as_ref());
+    }
+    out.push(']');
+    out
+}
+
+/// Per-call metadata as the file stores it: `[]` when no call has any,
+/// else one object per call (`{}` for a call without).
+pub(crate) fn event_metadata_json(calls: &[value::CallMetadata]) -> String {
+    if calls.iter().all(|c| c.is_empty()) {
+        return "[]".to_owned();
+    }
+    let mut out = String::from("[");
+    for (i, call) in calls.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        value::write_json_object(&mut out, call);
+    }
+    out.push(']');
+    out
 }
 
 /// Consecutive events `[offset, offset + len)` of every column.

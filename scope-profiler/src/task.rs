@@ -119,7 +119,7 @@ impl<F> Instrumented<F> {
     /// At the first poll: a task of its own, or a frame of the task
     /// being polled, or nothing (no session, or traced outside a trace).
     fn start(&mut self) {
-        let generation = active::active_generation();
+        let generation = active::recording_generation();
         let off = generation == 0 || (self.mode == Mode::Traced && !trace::tracing_here());
         let region = if off {
             None

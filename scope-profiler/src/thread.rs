@@ -16,10 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
-use crate::lane::{Lane, Segment, TaskRecord};
+use crate::lane::{Lane, MetaEntry, MetaScope, Segment, TaskRecord};
 use crate::record::{Chunk, Record};
 use crate::store::Store;
 use crate::sync::lock;
+use crate::value::CallMetadata;
 
 const FIRST_CHUNK: usize = 1024;
 
@@ -791,6 +792,49 @@ pub(crate) fn open(region: u32, generation: u32) -> u64 {
     let seq = guard.seq;
     std::mem::forget(guard);
     seq
+}
+
+/// The calls open on this thread's current recorder in session
+/// `generation`: how many, and the region of the outermost.
+pub(crate) fn open_calls(generation: u32) -> (usize, Option<u32>) {
+    HOT.try_with(|hot| {
+        if hot.generation.get() != generation {
+            return (0, None);
+        }
+        let depth = hot.depth.get().min(hot.stack_cap.get());
+        if depth == 0 {
+            return (0, None);
+        }
+        // SAFETY: `0 < depth <= stack_cap`: slot 0 is initialized and inside
+        // the live stack buffer, which only this thread touches.
+        let bottom = unsafe { hot.stack.get().read() };
+        (depth, Some(bottom.region))
+    })
+    .unwrap_or((0, None))
+}
+
+/// Adds call metadata to this thread's lane in session `generation`:
+/// `scope` gets the depth of the innermost open call (`None`: none is
+/// open) and says which calls the values are for. `false` if nothing was
+/// added: no such session, or an instrumented future is being polled here
+/// (its calls are in a tasks lane, which metadata does not reach).
+pub(crate) fn add_metadata(
+    generation: u32,
+    scope: impl FnOnce(Option<u32>) -> Option<MetaScope>,
+    values: Arc<CallMetadata>,
+) -> bool {
+    Cold::with(|cold, hot| {
+        if cold.task.is_some() || !cold.attach(hot, generation) {
+            return false;
+        }
+        let innermost = hot.depth.get().checked_sub(1).map(|d| d as u32);
+        let (Some(scope), Some(lane)) = (scope(innermost), &cold.lane) else {
+            return false;
+        };
+        lock(&lane.metadata).push(MetaEntry { scope, values });
+        true
+    })
+    .unwrap_or(false)
 }
 
 /// Closes the call `open` returned, and any opened after it.

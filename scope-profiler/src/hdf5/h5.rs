@@ -620,10 +620,10 @@ impl Group {
     }
 
     /// A contiguous dataset `name` of variable-length UTF-8 strings.
-    pub(super) fn write_strings<'a>(
+    pub(super) fn write_strings<S: AsRef<str> + PartialEq>(
         &self,
         name: &str,
-        values: impl ExactSizeIterator<Item = &'a str>,
+        values: impl ExactSizeIterator<Item = S>,
     ) -> Result<()> {
         let dtype = Datatype::var_string(H5T_cset_t::H5T_CSET_UTF8)?;
         let len = values.len();
@@ -638,10 +638,10 @@ impl Group {
         while values.peek().is_some() {
             strings.clear();
             pointers.clear();
-            let mut previous: Option<&str> = None;
+            let mut previous: Option<S> = None;
             for value in values.by_ref().take(STRING_BATCH) {
-                if previous != Some(value) {
-                    strings.push(stored_string(value)?);
+                if previous.as_ref() != Some(&value) {
+                    strings.push(stored_string(value.as_ref())?);
                     previous = Some(value);
                 }
                 // A CString's bytes stay where they are when `strings` grows.

@@ -160,6 +160,7 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
         false => vec![String::new(); n],
     };
     check_len("rank_region_index/source_files", source_files.len(), n)?;
+    let details = RowDetails::read(group, n)?;
     let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
     let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
     let mut rows = Vec::with_capacity(n);
@@ -173,6 +174,9 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
             source_line: source_lines[i],
             exclusive_total: exclusive_totals[i],
             stats: SummaryStatistics::default(),
+            tags: details.tags(i)?,
+            source_text: details.source_texts[i].clone(),
+            event_metadata: details.event_metadata(i)?,
         });
     }
     decode_starts(&rows, raw)?;
@@ -360,4 +364,57 @@ pub(super) fn check_len(name: &str, len: usize, expected: usize) -> Result<()> {
         return Err(format!("{name} has {len} values, expected {expected}").into());
     }
     Ok(())
+}
+
+/// The per-row text columns: `tags`, `source_texts`, `event_metadata`
+/// (absent in older files: empty).
+pub(super) struct RowDetails {
+    tags: Vec<String>,
+    pub source_texts: Vec<String>,
+    event_metadata: Vec<String>,
+}
+
+impl RowDetails {
+    pub(super) fn read(group: &Group, n: usize) -> Result<RowDetails> {
+        let strings = |name: &str, missing: &str| -> Result<Vec<String>> {
+            let values = match group.contains(name)? {
+                true => read_strings(group, name)?,
+                false => vec![missing.to_owned(); n],
+            };
+            check_len(&format!("rank_region_index/{name}"), values.len(), n)?;
+            Ok(values)
+        };
+        Ok(RowDetails {
+            tags: strings("tags", schema::EMPTY_JSON_LIST)?,
+            source_texts: strings("source_texts", "")?,
+            event_metadata: strings("event_metadata", schema::EMPTY_JSON_LIST)?,
+        })
+    }
+
+    /// Row `i`'s tags.
+    pub(super) fn tags(&self, i: usize) -> Result<Vec<String>> {
+        let text = &self.tags[i];
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        crate::value::parse_string_list(text).ok_or_else(|| {
+            format!("rank_region_index/tags row {i} is not a JSON list of strings: {text:?}").into()
+        })
+    }
+
+    /// Row `i`'s per-call metadata (empty when none).
+    pub(super) fn event_metadata(&self, i: usize) -> Result<Vec<crate::value::CallMetadata>> {
+        let text = &self.event_metadata[i];
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        let calls = crate::value::parse_event_metadata(text).ok_or_else(|| {
+            format!("rank_region_index/event_metadata row {i} is not a JSON list of objects")
+        })?;
+        Ok(if calls.iter().all(|c| c.is_empty()) {
+            Vec::new()
+        } else {
+            calls
+        })
+    }
 }

@@ -568,6 +568,7 @@ fn read_rows(group: &Group, reader: &mut ProfileReader) -> Result<()> {
         Ok(values)
     };
     let source_files = optional_strings("source_files", "")?;
+    let details = super::read::RowDetails::read(group, n)?;
     reader.tags = optional_strings("tags", schema::EMPTY_JSON_LIST)?;
     let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
     let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
@@ -594,6 +595,9 @@ fn read_rows(group: &Group, reader: &mut ProfileReader) -> Result<()> {
             source_line: source_lines[i],
             exclusive_total: exclusive_totals[i],
             stats: summaries.as_ref().map(|s| s[i].into()).unwrap_or_default(),
+            tags: details.tags(i)?,
+            source_text: details.source_texts[i].clone(),
+            event_metadata: details.event_metadata(i)?,
         });
     }
     Ok(())

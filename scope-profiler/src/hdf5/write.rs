@@ -385,9 +385,9 @@ fn write_index<'a>(group: &Group, rows: usize, row: &dyn Fn(usize) -> IndexRow<'
     write_rows(group, "event_counts", rows, row, |r| r.event_count)?;
     write_rows(group, "source_lines", rows, row, |r| r.source_line)?;
     group.write_strings("source_files", (0..rows).map(|i| row(i).source_file))?;
-    group.write_strings("source_texts", (0..rows).map(|_| ""))?;
-    group.write_strings("tags", (0..rows).map(|_| schema::EMPTY_JSON_LIST))?;
-    group.write_strings("event_metadata", (0..rows).map(|_| schema::EMPTY_JSON_LIST))?;
+    group.write_strings("source_texts", (0..rows).map(|i| row(i).source_text))?;
+    group.write_strings("tags", (0..rows).map(|i| row(i).tags))?;
+    group.write_strings("event_metadata", (0..rows).map(|i| row(i).event_metadata))?;
     write_rows(group, "exclusive_totals", rows, row, |r| r.exclusive_total)
 }
 

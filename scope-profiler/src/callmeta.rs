@@ -1,0 +1,240 @@
+//! Per-call metadata and outcomes: [`metadata`](crate::metadata) scopes and
+//! the outcome of `#[profile(record_outcome)]` functions. Each is kept beside
+//! the thread's records (a `MetaEntry` of its lane) and matched to its calls
+//! when the file is assembled (`callmatch`); calls that use neither cost
+//! nothing more.
+
+use std::marker::PhantomData;
+use std::sync::{Arc, LazyLock};
+
+use crate::active;
+use crate::clock::ticks;
+use crate::lane::MetaScope;
+use crate::thread;
+use crate::value::{CallMetadata, Value};
+
+/// Attaches `values` to every call that starts and ends inside the returned
+/// scope, on this thread (the file's `event_metadata`, shown per call by
+/// the Python reader). Scopes nest: an inner scope's values add to the outer
+/// one's, and win for a key both set.
+///
+/// Costs two timestamps and one allocation per scope, and nothing per call
+/// inside it; nothing at all when no session records. Calls of instrumented
+/// futures (async tasks) are not reached by a scope.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options, Value};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// for step in 0..3 {
+///     let _m = sp::metadata([("timestep", Value::from(step)), ("phase", Value::from("predictor"))]);
+///     sp::region("advance").run(|| ());
+/// }
+/// sp::region("advance").run(|| ()); // outside any scope: {}
+/// let results = sp::finalize()?;
+/// let row = &results.profile().unwrap().rows[0];
+/// assert_eq!(row.event_metadata.len(), 4);
+/// assert_eq!(row.event_metadata[1][0], ("timestep".to_owned(), Value::Int(1)));
+/// assert!(row.event_metadata[3].is_empty());
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn metadata<I, K, V>(values: I) -> MetadataScope
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<String>,
+    V: Into<Value>,
+{
+    let generation = active::recording_generation();
+    if !cfg!(feature = "enabled") || generation == 0 {
+        return MetadataScope {
+            open: None,
+            _not_send: PhantomData,
+        };
+    }
+    let values: CallMetadata = values
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+    MetadataScope {
+        open: Some((generation, ticks(), Arc::new(values))),
+        _not_send: PhantomData,
+    }
+}
+
+/// The scope of [`metadata`]: the values apply to calls that complete
+/// before it is dropped (on the thread that made it).
+///
+/// ```
+/// let scope = scope_profiler::metadata([("k", 1)]);
+/// assert!(!scope.is_recording()); // no session
+/// ```
+#[derive(Debug)]
+#[must_use = "the metadata applies to calls made while the scope lives"]
+pub struct MetadataScope {
+    open: Option<(u32, u64, Arc<CallMetadata>)>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl MetadataScope {
+    /// Whether the values will be attached to calls (a session records).
+    pub fn is_recording(&self) -> bool {
+        self.open.is_some()
+    }
+}
+
+impl Drop for MetadataScope {
+    fn drop(&mut self) {
+        if let Some((generation, start, values)) = self.open.take() {
+            let end = ticks();
+            thread::add_metadata(
+                generation,
+                |_| Some(MetaScope::Interval { start, end }),
+                values,
+            );
+        }
+    }
+}
+
+/// How a `#[profile(record_outcome)]` call ended: `status` "ok", "error"
+/// (with `exception`: the error type's name) or "panic".
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    status: &'static str,
+    exception: Option<&'static str>,
+}
+
+impl Status {
+    const OK: Status = Status {
+        status: "ok",
+        exception: None,
+    };
+}
+
+/// The outcome of one call of a `record_outcome` function; see the
+/// attribute. Not a public API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Outcome {
+    /// The session, 0 when the call is not recorded (or already finished).
+    generation: u32,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Outcome {
+    /// For the call just entered, if it records.
+    #[inline]
+    pub fn begin(recording: bool) -> Outcome {
+        let generation = if recording {
+            active::active_generation()
+        } else {
+            0
+        };
+        Outcome {
+            generation,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The call returned: its status, by the returned value's type (see
+    /// [`OutcomeProbe`]).
+    #[inline]
+    pub fn finish(mut self, status: Status) {
+        let generation = std::mem::take(&mut self.generation);
+        if generation != 0 {
+            record(generation, status);
+        }
+    }
+}
+
+impl Drop for Outcome {
+    fn drop(&mut self) {
+        if self.generation != 0 && std::thread::panicking() {
+            record(
+                self.generation,
+                Status {
+                    status: "panic",
+                    exception: None,
+                },
+            );
+        }
+    }
+}
+
+/// The metadata of an "ok" call, shared by every such call.
+static OK_VALUES: LazyLock<Arc<CallMetadata>> =
+    LazyLock::new(|| Arc::new(vec![("status".to_owned(), Value::from("ok"))]));
+
+#[cold]
+#[inline(never)]
+fn record(generation: u32, status: Status) {
+    let values = if status == Status::OK {
+        Arc::clone(&OK_VALUES)
+    } else {
+        let mut values = vec![("status".to_owned(), Value::from(status.status))];
+        if let Some(exception) = status.exception {
+            values.push(("exception".to_owned(), Value::from(exception)));
+        }
+        Arc::new(values)
+    };
+    let at = ticks();
+    thread::add_metadata(
+        generation,
+        |innermost| innermost.map(|depth| MetaScope::Call { depth, at }),
+        values,
+    );
+}
+
+/// Classifies a returned value: `Result::Err` is an error, anything else
+/// ok. The expansion calls `(&&OutcomeProbe(&value)).outcome()`, which
+/// picks [`OutcomeOfResult`] for a `Result` and [`OutcomeOfAny`] for
+/// everything else (method resolution tries `&&OutcomeProbe` first).
+#[doc(hidden)]
+pub struct OutcomeProbe<'a, T>(pub &'a T);
+
+#[doc(hidden)]
+pub trait OutcomeOfResult {
+    fn outcome(&self) -> Status;
+}
+
+impl<T, E> OutcomeOfResult for &OutcomeProbe<'_, Result<T, E>> {
+    #[inline]
+    fn outcome(&self) -> Status {
+        match self.0 {
+            Ok(_) => Status::OK,
+            Err(_) => Status {
+                status: "error",
+                exception: Some(std::any::type_name::<E>()),
+            },
+        }
+    }
+}
+
+#[doc(hidden)]
+pub trait OutcomeOfAny {
+    fn outcome(&self) -> Status;
+}
+
+impl<T> OutcomeOfAny for OutcomeProbe<'_, T> {
+    #[inline]
+    fn outcome(&self) -> Status {
+        Status::OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::needless_borrow)] // the expansion's form, as written there
+    fn the_probe_tells_results_from_other_values() {
+        let ok: Result<u8, std::io::Error> = Ok(1);
+        let err: Result<u8, std::fmt::Error> = Err(std::fmt::Error);
+        assert_eq!((&&OutcomeProbe(&ok)).outcome(), Status::OK);
+        let status = (&&OutcomeProbe(&err)).outcome();
+        assert_eq!(status.status, "error");
+        assert_eq!(status.exception, Some("core::fmt::Error"));
+        assert_eq!((&&OutcomeProbe(&5)).outcome(), Status::OK);
+        assert_eq!((&&OutcomeProbe(&())).outcome(), Status::OK);
+    }
+}
