@@ -18,10 +18,13 @@ mod kw {
     syn::custom_keyword!(qualifier);
     syn::custom_keyword!(file);
     syn::custom_keyword!(line);
+    syn::custom_keyword!(tags);
+    syn::custom_keyword!(record_outcome);
 }
 
 const PROFILE_EXPECTED: &str = "expected a region name (`\"solver\"` or `name = \"solver\"`), \
-                                `recursive`, `traced`, `skip` or `crate = path`";
+                                `recursive`, `traced`, `tags = [\"io\"]`, `record_outcome`, \
+                                `skip` or `crate = path`";
 
 const PROFILE_ALL_EXPECTED: &str = "#[profile_all] accepts only `always` and `crate = path`; a \
                                     scope's functions are named after their path";
@@ -60,6 +63,57 @@ pub(crate) struct ProfileArgs {
     pub skip: Option<kw::skip>,
     /// `crate = path`: where the runtime crate is.
     pub krate: Option<Path>,
+    /// `tags = ["io", ...]`, with the keyword for its span.
+    pub tags: Option<(kw::tags, Vec<LitStr>)>,
+    /// The `record_outcome` flag.
+    pub record_outcome: Option<kw::record_outcome>,
+}
+
+/// `tags = ["io", "mylib"]`: a list of non-empty string literals, given once.
+fn set_tags(slot: &mut Option<(kw::tags, Vec<LitStr>)>, input: ParseStream) -> syn::Result<()> {
+    let key: kw::tags = input.parse()?;
+    if !input.peek(Token![=]) {
+        return Err(syn::Error::new_spanned(
+            key,
+            "`tags` needs a list of string literals: `tags = [\"io\", \"mylib\"]`",
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    if !input.peek(syn::token::Bracket) {
+        let value: syn::Expr = input.parse()?;
+        return Err(syn::Error::new_spanned(
+            value,
+            "`tags` takes a list of string literals in brackets: `tags = [\"io\"]`",
+        ));
+    }
+    let content;
+    syn::bracketed!(content in input);
+    let mut tags: Vec<LitStr> = Vec::new();
+    while !content.is_empty() {
+        if !content.peek(LitStr) {
+            let value: syn::Expr = content.parse()?;
+            return Err(syn::Error::new_spanned(
+                value,
+                "a tag must be a string literal, like `\"io\"`",
+            ));
+        }
+        let tag: LitStr = content.parse()?;
+        if tag.value().is_empty() {
+            return Err(syn::Error::new_spanned(tag, "a tag must not be empty"));
+        }
+        if tags.iter().any(|t| t.value() == tag.value()) {
+            return Err(syn::Error::new_spanned(tag, "this tag is given twice"));
+        }
+        tags.push(tag);
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    if slot.is_some() {
+        return Err(syn::Error::new_spanned(key, "`tags` is given twice"));
+    }
+    *slot = Some((key, tags));
+    Ok(())
 }
 
 impl Parse for ProfileArgs {
@@ -89,6 +143,10 @@ impl Parse for ProfileArgs {
                 set_flag(&mut args.traced, input)?;
             } else if input.peek(kw::skip) {
                 set_flag(&mut args.skip, input)?;
+            } else if input.peek(kw::tags) {
+                set_tags(&mut args.tags, input)?;
+            } else if input.peek(kw::record_outcome) {
+                set_flag(&mut args.record_outcome, input)?;
             } else if input.peek(Token![crate]) {
                 set_crate(&mut args.krate, input)?;
             } else if input.peek(Ident::peek_any) && input.peek2(Token![!]) {
@@ -136,7 +194,12 @@ impl ProfileArgs {
 
     fn check_combination(&self) -> syn::Result<()> {
         if let Some(skip) = &self.skip {
-            if self.name.is_some() || self.recursive.is_some() || self.traced.is_some() {
+            if self.name.is_some()
+                || self.recursive.is_some()
+                || self.traced.is_some()
+                || self.tags.is_some()
+                || self.record_outcome.is_some()
+            {
                 return Err(syn::Error::new_spanned(
                     skip,
                     "`skip` cannot be combined with other arguments: a skipped function is not \
@@ -378,6 +441,11 @@ mod tests {
         let args = parse(quote!(crate = "sp")).unwrap();
         assert_eq!(runtime(args.krate.as_ref()).to_string(), "sp");
         assert_eq!(runtime(None).to_string(), ":: scope_profiler");
+        let args = parse(quote!("io.load", tags = ["io", "mylib"], record_outcome)).unwrap();
+        let tags: Vec<String> = args.tags.unwrap().1.iter().map(LitStr::value).collect();
+        assert_eq!(tags, ["io", "mylib"]);
+        assert!(args.record_outcome.is_some());
+        assert!(parse(quote!(tags = [])).unwrap().tags.unwrap().1.is_empty());
         let all: ProfileAllArgs = syn::parse2(quote!(always, crate = sp)).unwrap();
         assert_eq!(all.mode(), Mode::Plain);
         let all: ProfileAllArgs = syn::parse2(quote!()).unwrap();
@@ -399,6 +467,14 @@ mod tests {
         assert!(err(quote!(crate)).contains("needs the path"));
         assert!(err(quote!(crate = 1)).contains("expected the path"));
         assert!(err(quote!(crate = a, crate = b)).contains("`crate` is given twice"));
+        assert!(err(quote!(tags)).contains("needs a list"));
+        assert!(err(quote!(tags = "io")).contains("in brackets"));
+        assert!(err(quote!(tags = [io])).contains("must be a string literal"));
+        assert!(err(quote!(tags = [""])).contains("must not be empty"));
+        assert!(err(quote!(tags = ["a", "a"])).contains("given twice"));
+        assert!(err(quote!(tags = ["a"], tags = ["b"])).contains("`tags` is given twice"));
+        assert!(err(quote!(record_outcome = true)).contains("takes no value"));
+        assert!(err(quote!(skip, tags = ["a"])).contains("`skip` cannot be combined"));
         assert!(syn::parse2::<ProfileAllArgs>(quote!(always, always)).is_err());
         assert!(syn::parse2::<ProfileAllArgs>(quote!(sometimes)).is_err());
     }

@@ -31,6 +31,12 @@ pub(crate) struct Region {
     /// Where the call site is, when the function's tokens do not say it
     /// (`None`: `file!()` and `line!()` at the function's name).
     pub location: Option<Location>,
+    /// `tags = [...]`.
+    pub tags: Vec<LitStr>,
+    /// The function's source text, captured at compile time.
+    pub source: Option<String>,
+    /// `record_outcome`: each call's status goes into its metadata.
+    pub record_outcome: bool,
 }
 
 impl Region {
@@ -47,6 +53,9 @@ impl Region {
             mode,
             runtime,
             location: None,
+            tags: Vec::new(),
+            source: None,
+            record_outcome: false,
         }
     }
 
@@ -67,6 +76,9 @@ impl Region {
             mode,
             runtime,
             location: None,
+            tags: Vec::new(),
+            source: None,
+            record_outcome: false,
         }
     }
 }
@@ -139,6 +151,22 @@ fn profile_item(
         None => Region::named_after(&function.sig, mode, runtime),
     };
     region.location = scope.location;
+    region.tags = args
+        .tags
+        .as_ref()
+        .map(|(_, tags)| tags.clone())
+        .unwrap_or_default();
+    region.source = Some(crate::source::text_of(&item, true));
+    if let Some(flag) = &args.record_outcome {
+        if function.sig.asyncness.is_some() || returns_async_block(&function.block.stmts) {
+            return Err(syn::Error::new_spanned(
+                flag,
+                "`record_outcome` applies to functions that are not async: an async call's \
+                 status is not recorded yet",
+            ));
+        }
+        region.record_outcome = true;
+    }
     if canonical_body_lint(&function.sig, &function.block).is_some() {
         // A canonical `partial_cmp` / `clone` body is one clippy checks for
         // its shape, which the guard breaks. Clippy reads that lint's level
@@ -251,7 +279,34 @@ fn sync_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
     let prologue: Stmt = syn::parse_quote! {
         let #guard = { #declare #site.#enter() };
     };
-    std::iter::once(prologue).chain(stmts).collect()
+    if !region.record_outcome {
+        return std::iter::once(prologue).chain(stmts).collect();
+    }
+    // The body runs in a closure so that its value (also one given by
+    // `return` or `?`) is seen before the guard ends the call; the outcome
+    // is recorded while the call is still open (a panic: when unwinding
+    // drops the outcome, before the guard).
+    let runtime = &region.runtime;
+    let outcome = Ident::new("__sp_outcome", Span::mixed_site());
+    let value = Ident::new("__sp_value", Span::mixed_site());
+    vec![
+        prologue,
+        syn::parse_quote! {
+            let #outcome = #runtime::__private::Outcome::begin(#guard.is_recording());
+        },
+        syn::parse_quote! {
+            #[allow(clippy::redundant_closure_call)]
+            let #value = (move || { #(#stmts)* })();
+        },
+        syn::parse_quote! {
+            #outcome.finish({
+                #[allow(unused_imports)]
+                use #runtime::__private::{OutcomeOfAny as _, OutcomeOfResult as _};
+                (&&#runtime::__private::OutcomeProbe(&#value)).outcome()
+            });
+        },
+        Stmt::Expr(syn::parse_quote!(#value), None),
+    ]
 }
 
 /// The body of an `async fn` becomes a future instrumented as one call:
@@ -365,9 +420,17 @@ fn site_static(site: &Ident, sig: &Signature, region: &Region) -> TokenStream {
             )
         }
     };
+    let tags = &region.tags;
+    let details = match (&region.source, tags.is_empty()) {
+        (None, true) => TokenStream::new(),
+        (source, _) => {
+            let source = source.as_deref().unwrap_or("");
+            quote!(.with_details(&[#(#tags),*], #source))
+        }
+    };
     quote! {
         static #site: #runtime::__private::CallSite =
-            #runtime::__private::CallSite::new(#name, #file, #line);
+            #runtime::__private::CallSite::new(#name, #file, #line) #details;
     }
 }
 

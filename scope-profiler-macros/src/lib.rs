@@ -180,6 +180,7 @@ mod expand;
 mod file_lines;
 mod names;
 mod profile_all;
+mod source;
 
 /// Records each call of a function as a region.
 ///

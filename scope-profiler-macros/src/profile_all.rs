@@ -332,6 +332,13 @@ fn visit_fn(
     if let Some(body) = body {
         let mut region =
             Region::qualified(qualifier, sig.ident.span(), scope.mode, scope.runtime());
+        let tokens = quote::quote!(#sig #body);
+        // A module file's tokens carry the spans of its `mod x;` line (see
+        // `FileLines`): their text is the tokens themselves.
+        region.source = Some(match location {
+            Some(_) => tokens.to_string(),
+            None => crate::source::text_of(&tokens, false),
+        });
         region.location = location;
         expand::instrument(sig, body, &region);
     }
