@@ -65,7 +65,7 @@ fn python_reader_opens_the_example_file() {
         String::from_utf8_lossy(&check.stderr)
     );
     assert!(
-        out.contains("interop: 12 regions, 415 calls, 0 failure(s)"),
+        out.contains("interop: 15 regions, 428 calls, 0 failure(s)"),
         "{out}"
     );
 }

@@ -24,6 +24,11 @@ pub enum Variant {
     AsyncTask,
     InTask,
     AsyncNested,
+    OptInOff,
+    Paused,
+    Outcome,
+    InMetadata,
+    MetadataPerCall,
     DisabledProfile,
     DisabledCached,
     DisabledByName,
@@ -72,7 +77,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 26] = [
+    pub const ALL: [Variant; 31] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -84,6 +89,11 @@ impl Variant {
         Variant::AsyncTask,
         Variant::InTask,
         Variant::AsyncNested,
+        Variant::OptInOff,
+        Variant::Paused,
+        Variant::Outcome,
+        Variant::InMetadata,
+        Variant::MetadataPerCall,
         Variant::DisabledProfile,
         Variant::DisabledCached,
         Variant::DisabledByName,
@@ -116,6 +126,15 @@ impl Variant {
             Variant::InTask => "ours: `#[profile]` fn inside a task's poll",
             Variant::AsyncNested => {
                 "ours: `#[profile] async fn` polled once inside a task's poll (a frame)"
+            }
+            Variant::OptInOff => {
+                "ours: `#[profile(tags = [..])]` of an opt-in tag that is off (session active)"
+            }
+            Variant::Paused => "ours: `#[profile]` fn while the session is paused",
+            Variant::Outcome => "ours: `#[profile(record_outcome)]` fn returning `Ok`",
+            Variant::InMetadata => "ours: `#[profile]` fn inside one long `sp::metadata` scope",
+            Variant::MetadataPerCall => {
+                "ours: `#[profile]` fn in an `sp::metadata([(\"step\", i)])` scope of its own"
             }
             Variant::DisabledProfile => "ours: runtime-disabled `#[profile]` (no session)",
             Variant::DisabledCached => "ours: runtime-disabled `scope!` (no session)",
@@ -157,6 +176,11 @@ impl Variant {
             Variant::AsyncTask => "async-task",
             Variant::InTask => "in-task",
             Variant::AsyncNested => "async-nested",
+            Variant::OptInOff => "opt-in-off",
+            Variant::Paused => "paused",
+            Variant::Outcome => "outcome",
+            Variant::InMetadata => "in-metadata",
+            Variant::MetadataPerCall => "metadata-per-call",
             Variant::DisabledProfile => "disabled-profile",
             Variant::DisabledCached => "disabled-cached",
             Variant::DisabledByName => "disabled-by-name",
@@ -205,6 +229,9 @@ impl Variant {
                 | Variant::ByName
                 | Variant::WhatIfOn
                 | Variant::TracingOurLayer
+                | Variant::Outcome
+                | Variant::InMetadata
+                | Variant::MetadataPerCall
         )
     }
 
@@ -224,6 +251,21 @@ impl Variant {
             Variant::AsyncTask => time(calls, ours::async_task),
             Variant::InTask => ours::in_task(|| time(calls, ours::profiled)),
             Variant::AsyncNested => ours::in_task(|| time(calls, ours::async_task)),
+            Variant::OptInOff => time(calls, ours::opt_in_off),
+            Variant::Paused => {
+                // `profiled` records nothing here: its count (checked after
+                // the round) stays the `Profile` row's.
+                sp::pause().expect("pause between calls");
+                let ns = time(calls, ours::profiled);
+                sp::resume();
+                ns
+            }
+            Variant::Outcome => time(calls, ours::outcome),
+            Variant::InMetadata => {
+                let _scope = sp::metadata([("phase", "bench")]);
+                time(calls, ours::in_metadata)
+            }
+            Variant::MetadataPerCall => time(calls, ours::metadata_per_call),
             Variant::Hotpath => time(calls, peers::hotpath_fn),
             Variant::Puffin => time_batched(calls, PuffinFrame::open, peers::puffin_fn),
             Variant::Fastrace => time_batched(calls, FastraceRoot::open, peers::fastrace_fn),
@@ -372,6 +414,7 @@ impl MicroResult {
 /// Runs `rounds` rounds of `calls` calls per variant.
 pub fn run(calls: u64, rounds: usize, tmp: &std::path::Path) -> MicroResult {
     let clock = quanta::Clock::new();
+    sp::register_opt_in_tag(ours::OPT_IN_TAG);
     let peers = Peers::start(tmp);
     let mut samples: Vec<(Variant, Vec<f64>)> =
         Variant::ALL.iter().map(|&v| (v, Vec::new())).collect();
@@ -462,6 +505,9 @@ fn region_name(v: Variant) -> &'static str {
         Variant::ByName => "by_name",
         Variant::WhatIfOn => "whatif_outlined",
         Variant::TracingOurLayer => "compare::peers::tracing_fn",
+        Variant::Outcome => "outcome",
+        Variant::InMetadata => "in_metadata",
+        Variant::MetadataPerCall => "metadata_per_call",
         _ => unreachable!("not a recording variant"),
     }
 }
@@ -478,6 +524,7 @@ pub fn run_one(slug: &str, calls: u64) {
         .unwrap_or_else(|| panic!("unknown variant {slug:?}"));
     assert!(!v.is_peer(), "`one` runs our variants and the floors only");
     let clock = quanta::Clock::new();
+    sp::register_opt_in_tag(ours::OPT_IN_TAG);
     let session = v
         .runs_in_session()
         .then(|| sp::setup(Options::new().in_memory().verbose(false)).expect("setup"));

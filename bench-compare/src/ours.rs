@@ -102,3 +102,64 @@ pub fn in_task<R>(f: impl FnOnce() -> R) -> R {
         sp::__private::CallSite::new("in_task", file!(), line!());
     poll_once(SITE.instrument(sp::__private::Mode::Plain, async move { f() }))
 }
+
+/// The tag of [`opt_in_off`]'s region, registered as opt-in and never
+/// enabled.
+pub const OPT_IN_TAG: &str = "bench-opt-in";
+
+/// A region carrying an opt-in tag that is off: resolved once per session
+/// as "not recorded", then one comparison per call.
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn opt_in_off(x: u64) -> u64 {
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("opt_in_off", file!(), line!())
+            .with_details(&[OPT_IN_TAG], "");
+    let _g = SITE.enter();
+    work(x)
+}
+
+/// `#[profile(record_outcome)]` on a function returning `Result`.
+#[cfg(feature = "macros")]
+#[scope_profiler::profile(record_outcome)]
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn outcome(x: u64) -> u64 {
+    outcome_result(x).unwrap_or(0)
+}
+
+#[inline(always)]
+#[allow(dead_code)]
+fn outcome_result(x: u64) -> Result<u64, std::fmt::Error> {
+    Ok(work(x))
+}
+
+/// Without the macros: the same function uninstrumented (the row then
+/// measures nothing of ours).
+#[cfg(not(feature = "macros"))]
+#[inline(never)]
+#[allow(dead_code)]
+pub fn outcome(x: u64) -> u64 {
+    outcome_result(x).unwrap_or(0)
+}
+
+/// A `#[profile]`-style call inside a metadata scope opened around the loop.
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn in_metadata(x: u64) -> u64 {
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("in_metadata", file!(), line!());
+    let _g = SITE.enter();
+    work(x)
+}
+
+/// A `#[profile]`-style call in a metadata scope of its own.
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn metadata_per_call(x: u64) -> u64 {
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("metadata_per_call", file!(), line!());
+    let _m = sp::metadata([("step", x)]);
+    let _g = SITE.enter();
+    work(x)
+}

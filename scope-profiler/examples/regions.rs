@@ -88,6 +88,23 @@ async fn handler(x: u32) -> u32 {
     parse(a)
 }
 
+/// A library's instrumentation behind an opt-in tag: off unless the run
+/// enables `mylib` (here it does, in `main`).
+#[profile("mylib.solve", tags = ["mylib"])]
+fn mylib_solve(x: f64) -> f64 {
+    x * 2.0
+}
+
+/// Tagged and recording its outcome: each call's `status` ("ok", "error"
+/// with the error type, or "panic") goes into its metadata.
+#[profile("io.load", tags = ["io"], record_outcome)]
+fn load(step: u32) -> Result<u32, std::fmt::Error> {
+    if step == 3 {
+        return Err(std::fmt::Error);
+    }
+    Ok(step)
+}
+
 /// A future that is pending once, like an executor's `yield_now`.
 struct YieldOnce(bool);
 
@@ -121,7 +138,8 @@ fn main() -> Result<(), sp::Error> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "regions.h5".to_owned());
-    let run = sp::setup(Options::new().file_path(&path))?;
+    sp::register_opt_in_tag("mylib");
+    let run = sp::setup(Options::new().file_path(&path).enable_tags(["mylib"]))?;
 
     // Creating regions.
     let (a, b) = (1.0, [1.0, 1.0, 1.0]);
@@ -178,6 +196,25 @@ fn main() -> Result<(), sp::Error> {
 
     // Async: `parse` runs twice inside `handler`, across two polls.
     println!("{}", block_on(handler(1)));
+
+    // Tags, per-call metadata and outcomes: each call of `mylib.solve` and
+    // `io.load` carries its timestep and phase; `io.load` also its status.
+    for step in 0..5 {
+        let _m = sp::metadata([
+            ("step", sp::Value::from(step)),
+            ("phase", sp::Value::from("predictor")),
+        ]);
+        mylib_solve(step as f64);
+        let _ = load(step);
+    }
+
+    // Timestep sampling: steps 0, 2 and 4 of 6 record, the others run paused.
+    let sampler = sp::sample_every(2, 0)?;
+    for t in 0..6 {
+        let _step = sampler.step(t)?;
+        sp::region("sampled_step").run(|| std::hint::black_box(t));
+    }
+    drop(sampler);
 
     // Region data at runtime.
     let region = sp::get_region("solver").expect("registered above");

@@ -24,6 +24,9 @@ EXPECTED_CALLS = {
     "worker_step": 200,
     "handler": 1,
     "parse": 2,
+    "mylib.solve": 5,
+    "io.load": 5,
+    "sampled_step": 3,
 }
 
 
@@ -36,6 +39,17 @@ def main(path):
     for name, calls in EXPECTED_CALLS.items():
         if name in names and results[name].num_calls != calls:
             failures.append(f"{name}: {results[name].num_calls} calls, expected {calls}")
+
+    if "io.load" in names:
+        load = results["io.load"].regions[0]
+        statuses = [m.get("status") for m in load.event_metadata]
+        if statuses != ["ok", "ok", "ok", "error", "ok"]:
+            failures.append(f"io.load statuses {statuses}")
+        steps = [m.get("step") for m in results["mylib.solve"].regions[0].event_metadata]
+        if steps != [0, 1, 2, 3, 4]:
+            failures.append(f"mylib.solve steps {steps}")
+        if tuple(results["mylib.solve"].tags) != ("mylib",):
+            failures.append(f"mylib.solve tags {results['mylib.solve'].tags}")
 
     graph = {node["call_id"]: node for node in results.call_graph(0)}
     def parents_of(name):

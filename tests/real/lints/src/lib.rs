@@ -54,6 +54,62 @@ impl Clone for Lone {
     }
 }
 
+/// Parses a version, recording each call's outcome: `?` and `return` in
+/// the body work as without the attribute.
+#[scope_profiler::profile(record_outcome, tags = ["parse"])]
+pub fn parse_version(text: &str) -> Result<Version, std::num::ParseIntError> {
+    let n: u32 = text.trim().parse()?;
+    if n == 0 {
+        return Ok(Version(1));
+    }
+    Ok(Version(n))
+}
+
+impl Version {
+    /// Bumps the version in place (an outcome on a `&mut self` method
+    /// returning a plain value).
+    #[scope_profiler::profile(record_outcome)]
+    pub fn bump(&mut self) -> u32 {
+        self.0 += 1;
+        self.0
+    }
+}
+
+/// The tests of this crate set up the process-wide session one at a time.
+#[cfg(test)]
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::{Version, parse_version};
+    use scope_profiler as sp;
+
+    #[test]
+    fn outcomes_record_without_changing_results() {
+        let _serial = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        sp::setup(sp::Options::new().in_memory().verbose(false)).unwrap();
+        assert_eq!(parse_version(" 3 "), Ok(Version(3)));
+        assert_eq!(parse_version("0"), Ok(Version(1)));
+        assert!(parse_version("x").is_err());
+        let mut v = Version(1);
+        assert_eq!(v.bump(), 2);
+        let results = sp::finalize().unwrap();
+        let profile = results.profile().unwrap();
+        let row = |name: &str| {
+            let i = profile.region_names.iter().position(|n| n == name).unwrap();
+            &profile.rows[i]
+        };
+        let statuses: Vec<String> = row("parse_version")
+            .event_metadata
+            .iter()
+            .map(|m| format!("{:?}", m[0].1))
+            .collect();
+        assert_eq!(statuses, [r#"Str("ok")"#, r#"Str("ok")"#, r#"Str("error")"#]);
+        assert_eq!(row("parse_version").tags, ["parse"]);
+        assert_eq!(row("bump").event_metadata.len(), 1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Lone, Version};
@@ -62,6 +118,7 @@ mod tests {
 
     #[test]
     fn canonical_impls_record() {
+        let _serial = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         sp::setup(sp::Options::new().in_memory().verbose(false)).unwrap();
         let a = Version(1);
         #[allow(clippy::clone_on_copy)]
