@@ -395,7 +395,10 @@ fn a_session_guard_finalizes_on_drop() {
     assert_eq!(sp::get_region("guarded").unwrap().num_calls(), 1);
     // Nothing but the session's envelope.
     let finished = sp::session(in_memory()).unwrap().finish().unwrap();
-    assert_eq!(finished.profile().unwrap().region_names, ["scope_profiler.session"]);
+    assert_eq!(
+        finished.profile().unwrap().region_names,
+        ["scope_profiler.session"]
+    );
 }
 
 #[test]

@@ -104,7 +104,10 @@ mod outcome_tests {
             .iter()
             .map(|m| format!("{:?}", m[0].1))
             .collect();
-        assert_eq!(statuses, [r#"Str("ok")"#, r#"Str("ok")"#, r#"Str("error")"#]);
+        assert_eq!(
+            statuses,
+            [r#"Str("ok")"#, r#"Str("ok")"#, r#"Str("error")"#]
+        );
         assert_eq!(row("parse_version").tags, ["parse"]);
         assert_eq!(row("bump").event_metadata.len(), 1);
     }
