@@ -6,8 +6,9 @@
 //! (their guards end in reverse order), so sorted by start (the longer
 //! first on a tie) each has the nearest enclosing one as its parent, and
 //! the scopes around a call are the chain up from the last scope starting
-//! at or before it. An outcome is for the one call at its depth open at
-//! its instant (calls at one depth of a thread never overlap).
+//! at or before it. An outcome (or an annotation) is for the one call at
+//! its depth open at its instant (calls at one depth of a thread never
+//! overlap).
 
 use std::sync::Arc;
 
@@ -82,10 +83,12 @@ impl LaneMeta {
         let i = self
             .outcomes
             .partition_point(|o| (o.0, o.1) < (r.depth, r.start));
-        if let Some((depth, when, values)) = self.outcomes.get(i) {
-            if *depth == r.depth && *when <= r.end {
-                out.push(Arc::clone(values));
-            }
+        // Every entry of this call (annotations, then its outcome), in time.
+        for (_, _, values) in self.outcomes[i..]
+            .iter()
+            .take_while(|(depth, when, _)| *depth == r.depth && *when <= r.end)
+        {
+            out.push(Arc::clone(values));
         }
     }
 }
@@ -139,6 +142,8 @@ mod tests {
             entry(Interval { start: 0, end: 100 }, "outer", 0),
             entry(Interval { start: 30, end: 60 }, "inner", 2),
             entry(Call { depth: 1, at: 45 }, "status", 7),
+            entry(Call { depth: 1, at: 42 }, "status", 6),
+            entry(Call { depth: 1, at: 44 }, "note", 5),
             entry(Interval { start: 30, end: 60 }, "same", 3),
         ];
         let meta = LaneMeta::new(&entries).unwrap();
@@ -148,7 +153,13 @@ mod tests {
         // Both equal scopes, and the outcome of the depth-1 call open at 45.
         assert_eq!(
             keys(&meta, call(40, 50, 1)),
-            [v("outer", 0), v("inner", 2), v("same", 3), v("status", 7)]
+            [
+                v("outer", 0),
+                v("inner", 2),
+                v("same", 3),
+                v("status", 7),
+                v("note", 5)
+            ]
         );
         assert_eq!(keys(&meta, call(40, 50, 2)).len(), 3); // not its depth
         assert!(keys(&meta, call(90, 110, 0)).is_empty()); // ends outside

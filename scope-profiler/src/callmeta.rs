@@ -60,6 +60,53 @@ where
     }
 }
 
+/// Attaches `values` to the call open innermost on this thread (the call
+/// of the function this runs in, under `#[profile]`), as the Python
+/// package's `profile(metadata=...)` does for a decorated function's call:
+/// metadata computed from the call's own arguments or results. `false` if
+/// nothing was attached: no session records, no call is open here, or an
+/// instrumented future is being polled (its calls are not reached yet).
+/// Several annotations of one call add up, the later winning a key both set.
+///
+/// ```
+/// use scope_profiler::{self as sp, profile, Options, Value};
+///
+/// #[profile]
+/// fn solve(n: u32) -> u32 {
+///     sp::annotate([("n", n)]);
+///     n * 2
+/// }
+///
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// solve(7);
+/// assert!(!sp::annotate([("outside", 1)])); // no call is open
+/// let results = sp::finalize()?;
+/// let calls = &results.profile().unwrap().rows[0].event_metadata;
+/// assert_eq!(calls[0], [("n".to_owned(), Value::Int(7))]);
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn annotate<I, K, V>(values: I) -> bool
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<String>,
+    V: Into<Value>,
+{
+    let generation = active::recording_generation();
+    if !cfg!(feature = "enabled") || generation == 0 {
+        return false;
+    }
+    let values: CallMetadata = values
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+    let at = ticks();
+    thread::add_metadata(
+        generation,
+        |innermost| innermost.map(|depth| MetaScope::Call { depth, at }),
+        Arc::new(values),
+    )
+}
+
 /// The scope of [`metadata`]: the values apply to calls that complete
 /// before it is dropped (on the thread that made it).
 ///

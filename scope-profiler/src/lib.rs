@@ -84,7 +84,7 @@ mod results;
 // 8. Lifecycle: setup, checkpoint, finalize.
 mod session;
 
-pub use callmeta::{MetadataScope, metadata};
+pub use callmeta::{MetadataScope, annotate, metadata};
 pub use error::Error;
 pub use hdf5::{AggregateRow, EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 pub use options::{Compression, OnSpillFailure, Options};
