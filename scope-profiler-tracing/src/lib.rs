@@ -48,7 +48,9 @@
 //! selects the spans of this layer only. With no profiling session active
 //! the layer records nothing and costs one load per callback.
 //!
-//! Span fields are not recorded yet (the file has no per-call metadata).
+//! With [`ScopeProfilerLayer::record_fields`], a span's fields (those given
+//! at creation and those recorded later) go into the `event_metadata` of
+//! each of its calls.
 
 #![warn(missing_docs)]
 
@@ -56,8 +58,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use scope_profiler::Value;
 use scope_profiler::{self as sp, AsyncCall, Guard, Region};
-use tracing_core::span::Id;
+use tracing_core::field::Field;
+use tracing_core::span::{Attributes, Id, Record};
 use tracing_core::{Event, Metadata, Subscriber};
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
@@ -89,6 +93,7 @@ pub struct ScopeProfilerLayer {
     plain_names: bool,
     span_lifetime: bool,
     events_as_marks: bool,
+    record_fields: bool,
 }
 
 impl ScopeProfilerLayer {
@@ -179,6 +184,41 @@ impl ScopeProfilerLayer {
         self
     }
 
+    /// Puts each span's fields into the metadata of its calls (the file's
+    /// `event_metadata`, shown per call by the Python reader): integers,
+    /// floats, booleans and strings as themselves, anything else as its
+    /// `Debug` text. Fields recorded after the span's creation
+    /// (`span.record(..)`) apply to the calls that end after them. Off by
+    /// default; on, each call costs the copy of its fields. Calls of
+    /// [`span_lifetime`](Self::span_lifetime) spans do not get them.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options, Value};
+    /// use tracing_subscriber::prelude::*;
+    /// let layer = scope_profiler_tracing::layer().record_fields(true);
+    /// tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+    ///     let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    ///     tracing::info_span!("query", table = "users", rows = 3).in_scope(|| ());
+    ///     let results = run.finalize().unwrap();
+    ///     let calls = &results.profile().unwrap().rows[0].event_metadata;
+    ///     assert_eq!(calls[0][0], ("table".to_owned(), Value::from("users")));
+    ///     assert_eq!(calls[0][1], ("rows".to_owned(), Value::Int(3)));
+    /// });
+    /// ```
+    pub fn record_fields(mut self, on: bool) -> Self {
+        self.record_fields = on;
+        self
+    }
+
+    /// Whether span fields are recorded.
+    ///
+    /// ```
+    /// assert!(!scope_profiler_tracing::layer().is_record_fields());
+    /// ```
+    pub fn is_record_fields(&self) -> bool {
+        self.record_fields
+    }
+
     /// Whether events are recorded as marks.
     ///
     /// ```
@@ -258,6 +298,47 @@ fn resolve(meta: &'static Metadata<'static>, plain: bool) -> Region {
     }
 }
 
+/// A span's fields, kept in its extensions when `record_fields` is on.
+#[derive(Default)]
+struct SpanFields(Vec<(String, Value)>);
+
+impl tracing_core::field::Visit for SpanFields {
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.set(field, Value::from(value));
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.set(field, Value::from(value));
+    }
+    fn record_i128(&mut self, field: &Field, value: i128) {
+        self.set(field, Value::from(value));
+    }
+    fn record_u128(&mut self, field: &Field, value: u128) {
+        self.set(field, Value::from(value));
+    }
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.set(field, Value::from(value));
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.set(field, Value::from(value));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.set(field, Value::from(value));
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.set(field, Value::from(format!("{value:?}")));
+    }
+}
+
+impl SpanFields {
+    /// Sets a field, keeping its first position when it is recorded again.
+    fn set(&mut self, field: &Field, value: Value) {
+        match self.0.iter_mut().find(|(k, _)| k == field.name()) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((field.name().to_owned(), value)),
+        }
+    }
+}
+
 /// The async call of a span recorded with `span_lifetime`, kept in the
 /// span's extensions from its first enter to its close.
 struct SpanCall(AsyncCall);
@@ -318,6 +399,34 @@ where
         });
     }
 
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if !self.record_fields || attrs.fields().is_empty() {
+            return;
+        }
+        if let Some(span) = ctx.span(id) {
+            let mut fields = SpanFields::default();
+            attrs.record(&mut fields);
+            span.extensions_mut().insert(fields);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if !self.record_fields {
+            return;
+        }
+        if let Some(span) = ctx.span(id) {
+            let mut extensions = span.extensions_mut();
+            match extensions.get_mut::<SpanFields>() {
+                Some(fields) => values.record(fields),
+                None => {
+                    let mut fields = SpanFields::default();
+                    values.record(&mut fields);
+                    extensions.insert(fields);
+                }
+            }
+        }
+    }
+
     #[inline]
     fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
         if self.span_lifetime {
@@ -336,10 +445,22 @@ where
                 // The innermost call of this span (exits come innermost
                 // first, except when guards are dropped out of order).
                 let pos = state.open.iter().rposition(|(open, _)| open == id)?;
-                Some(state.open.remove(pos).1)
+                let innermost = pos + 1 == state.open.len();
+                Some((state.open.remove(pos).1, innermost))
             })
             .ok()
             .flatten();
+        let Some((guard, innermost)) = guard else {
+            return;
+        };
+        if self.record_fields && innermost {
+            // The span's call is still open, the innermost on this thread.
+            if let Some(span) = ctx.span(id) {
+                if let Some(fields) = span.extensions().get::<SpanFields>() {
+                    sp::annotate(fields.0.iter().map(|(k, v)| (k.as_str(), v.clone())));
+                }
+            }
+        }
         // Ends the call (and any call entered inside it and still open, at
         // the same instant), outside the borrow.
         drop(guard);

@@ -118,3 +118,34 @@ fn python_reader_reads_both_modes_with_exact_nesting() {
         );
     }
 }
+
+#[test]
+fn span_fields_read_back_in_python() {
+    let Some(python) = made_reader_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let _s = serial();
+    let dir = temp_dir("tracing-fields");
+    let file = dir.join("fields.h5");
+    let layer = scope_profiler_tracing::layer().record_fields(true);
+    let dispatch = Dispatch::new(tracing_subscriber::registry().with(layer));
+    tracing::dispatcher::with_default(&dispatch, || {
+        let run = sp::setup(Options::new().file_path(&file).verbose(false)).unwrap();
+        for i in 0..3u64 {
+            tracing::info_span!(target: "app", "query", step = i, table = "users").in_scope(|| ());
+        }
+        run.finalize().unwrap();
+    });
+    let script = "import sys, json, scope_profiler\n\
+                  r = scope_profiler.read_h5(sys.argv[1])\n\
+                  print(json.dumps(list(r['app::query'].regions[0].event_metadata)))";
+    let out = output_ok(
+        Command::new(python).args(["-c", script]).arg(&file),
+        "run python",
+        "the Python reader failed",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        r#"[{"step": 0, "table": "users"}, {"step": 1, "table": "users"}, {"step": 2, "table": "users"}]"#
+    );
+}

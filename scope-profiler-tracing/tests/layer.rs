@@ -366,3 +366,52 @@ fn tokio_multi_thread_runtime_both_modes() {
         }
     }
 }
+
+#[test]
+fn span_fields_go_into_the_metadata_of_each_call() {
+    use scope_profiler::Value;
+    let _s = serial();
+    let layer = scope_profiler_tracing::layer().record_fields(true);
+    let dispatch = Dispatch::new(tracing_subscriber::registry().with(layer));
+    let p = tracing::dispatcher::with_default(&dispatch, || {
+        recorded(|| {
+            let span = tracing::info_span!(target: "app", "query", table = "users", rows = tracing::field::Empty);
+            span.in_scope(|| sp::region("inside").run(|| ()));
+            span.record("rows", 3u64);
+            span.in_scope(|| ());
+            tracing::info_span!(target: "app", "plain").in_scope(|| ());
+            tracing::info_span!(target: "app", "typed", ok = true, ratio = 0.5, n = -2i64, dbg = ?[1, 2])
+                .in_scope(|| ());
+        })
+    });
+    let row = |name: &str| {
+        let i = p.region_names.iter().position(|n| n == name).unwrap();
+        &p.rows[i]
+    };
+    let s = |k: &str, v: Value| (k.to_owned(), v);
+    assert_eq!(
+        row("app::query").event_metadata,
+        [
+            vec![s("table", Value::from("users"))],
+            vec![s("table", Value::from("users")), s("rows", Value::Int(3))],
+        ]
+    );
+    // Only the span's own call carries its fields.
+    assert!(row("inside").event_metadata.is_empty());
+    assert!(row("app::plain").event_metadata.is_empty());
+    assert_eq!(
+        row("app::typed").event_metadata,
+        [vec![
+            s("ok", Value::Bool(true)),
+            s("ratio", Value::Float(0.5)),
+            s("n", Value::Int(-2)),
+            s("dbg", Value::from("[1, 2]")),
+        ]]
+    );
+    // Off by default.
+    let plain = Dispatch::new(tracing_subscriber::registry().with(scope_profiler_tracing::layer()));
+    let p = tracing::dispatcher::with_default(&plain, || {
+        recorded(|| tracing::info_span!(target: "app", "query", table = "users").in_scope(|| ()))
+    });
+    assert!(p.rows[0].event_metadata.is_empty());
+}
