@@ -677,3 +677,70 @@ fn region_at_is_current_and_async_calls() {
     assert_eq!((task_ids[ext], task_ids[inner]), (0, -1));
     assert!(!r.is_current());
 }
+
+/// The nearest-rank `q` quantile of `sorted`.
+fn nearest_rank(sorted: &[i64], q: f64) -> i64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+#[test]
+fn finalize_statistics_match_a_sort_of_the_durations() {
+    let _s = serial();
+    let dir = temp_dir("statistics");
+    let path = dir.join("stats.h5");
+    // Small memory limit: `finalize`'s budget is its floor, 8 MiB, so a
+    // region of 300k calls is past the exact percentiles' 131072.
+    sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .memory_limit(4 << 20),
+    )
+    .unwrap();
+    for i in 0..2_000u64 {
+        sp::region("varied").run(|| {
+            let mut x = i;
+            for _ in 0..(i % 97) * 10 {
+                x = std::hint::black_box(x.wrapping_mul(31).rotate_left(7));
+            }
+            sp::region("leaf").run(|| std::hint::black_box(x));
+        });
+    }
+    for _ in 0..300_000 {
+        sp::region("many").run(|| ());
+    }
+    let results = sp::finalize().unwrap();
+    let profile = sp::read_profile(&path).unwrap();
+    let names: Vec<&str> = results.statistics().iter().map(|s| s.name()).collect();
+    assert_eq!(names, profile.region_names);
+    for (row, stats) in profile.rows.iter().zip(results.statistics()) {
+        let mut durations = profile.events.durations[row.events()].to_vec();
+        durations.sort_unstable();
+        assert_eq!(stats.calls(), row.event_count);
+        assert_eq!(stats.total_ns(), row.stats.total);
+        assert_eq!(stats.own_ns(), row.exclusive_total);
+        assert_eq!(
+            (stats.min_ns(), stats.max_ns()),
+            (durations[0], *durations.last().unwrap())
+        );
+        let mean = durations.iter().sum::<i64>() as f64 / durations.len() as f64;
+        assert!((stats.mean_ns() - mean).abs() < 1e-6 * mean.max(1.0));
+        let got = [stats.p50_ns(), stats.p95_ns(), stats.p99_ns()];
+        let exact = [0.5, 0.95, 0.99].map(|q| nearest_rank(&durations, q));
+        if stats.name() == "many" {
+            assert!(!stats.is_exact(), "300k calls are past the budget");
+            for (g, e) in got.iter().zip(exact) {
+                let error = (g - e).abs() as f64 / e.max(1) as f64;
+                assert!(
+                    error <= sp::RegionStatistics::RELATIVE_ERROR || (g - e).abs() <= 1,
+                    "{g} vs {e}"
+                );
+            }
+        } else {
+            assert!(stats.is_exact());
+            assert_eq!(got, exact, "{}", stats.name());
+        }
+    }
+    assert!(results.stats("varied").unwrap().p99_ns() > results.stats("varied").unwrap().p50_ns());
+}

@@ -21,11 +21,13 @@ use std::sync::Arc;
 use crate::callmatch::{self, LaneMeta};
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
+use crate::histogram::{self, LogHistogram};
 use crate::lane::{Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
 use crate::placement::{Buckets, DirectRuns, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
-    DroppedCalls, MetaValue, RecordingHealth, StatsAccumulator, TaskInfo, ThreadInfo,
+    DroppedCalls, MetaValue, RecordingHealth, RegionStatistics, StatsAccumulator, TaskInfo,
+    ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
@@ -62,6 +64,9 @@ pub(crate) struct Plan {
     walk: WalkInput,
     /// Whether the regions' source text goes into the rows.
     capture_source: bool,
+    /// Each row's statistics, percentiles included (set when the events are
+    /// emitted).
+    pub statistics: Vec<RegionStatistics>,
     /// The `event_metadata` of the rows whose calls have any (set by the
     /// walk), by row.
     row_metadata: std::collections::HashMap<u32, String>,
@@ -104,6 +109,15 @@ impl Plan {
             .get(row)
             .map_or(usize::MAX, |&r| r as usize);
         self.regions.get(region).map_or("", |r| r.entry.name)
+    }
+
+    /// The exclusive time of the calls of row `row`, ns (set by the walk).
+    fn row_exclusive(&self, row: usize) -> i64 {
+        let region = self
+            .row_regions
+            .get(row)
+            .map_or(usize::MAX, |&r| r as usize);
+        self.exclusive.get(region).copied().unwrap_or(0)
     }
 
     /// Index row `row`, but its statistics (the sink receives them while
@@ -227,7 +241,7 @@ impl Plan {
             }
             sink.events(range.start, &cols.slice(self.with_task_ids))?;
         }
-        stats.finish(sink)?;
+        self.statistics = stats.finish(sink)?;
         Ok(summary)
     }
 
@@ -267,7 +281,7 @@ impl Plan {
                 .map_err(|e| columns.error(e))?;
             first += len;
         }
-        stats.finish(stats_sink)?;
+        self.statistics = stats.finish(stats_sink)?;
         Ok(summary)
     }
 
@@ -324,6 +338,14 @@ struct RowStats<'a> {
     row: usize,
     acc: StatsAccumulator,
     previous_start: i64,
+    /// The row's durations, for exact percentiles, while they fit `cap`.
+    durations: Vec<i64>,
+    cap: usize,
+    /// The row's durations once they did not fit (percentiles within
+    /// [`histogram::RELATIVE_ERROR`]).
+    hist: Option<LogHistogram>,
+    /// The statistics of the rows closed so far.
+    statistics: Vec<RegionStatistics>,
 }
 
 impl<'a> RowStats<'a> {
@@ -334,6 +356,11 @@ impl<'a> RowStats<'a> {
             row: 0,
             acc: StatsAccumulator::default(),
             previous_start: 0,
+            durations: Vec::new(),
+            // An eighth of the walk's budget holds one row's durations.
+            cap: (plan.walk.budget / 8 / 8).max(1 << 16),
+            hist: None,
+            statistics: Vec::with_capacity(plan.rows()),
         }
     }
 
@@ -342,8 +369,12 @@ impl<'a> RowStats<'a> {
         if row >= plan.rows() {
             return (u64::MAX, u64::MAX);
         }
-        let r = plan.index_row(row);
-        (r.event_offset, r.event_offset + r.event_count)
+        let region = plan.row_regions[row] as usize;
+        let offset = plan.walk.row_offset.get(region).copied().unwrap_or(0);
+        (
+            offset,
+            offset + plan.counts.get(region).copied().unwrap_or(0),
+        )
     }
 
     /// Adds the event at `slot` (slots come in ascending order, each row's
@@ -366,6 +397,19 @@ impl<'a> RowStats<'a> {
         };
         self.previous_start = start;
         self.acc.add(start, duration);
+        match &mut self.hist {
+            Some(hist) => hist.add(duration),
+            None if self.durations.len() < self.cap => self.durations.push(duration),
+            None => {
+                let mut hist = LogHistogram::default();
+                for &d in &self.durations {
+                    hist.add(d);
+                }
+                hist.add(duration);
+                self.durations = Vec::new();
+                self.hist = Some(hist);
+            }
+        }
         Ok(delta)
     }
 
@@ -373,19 +417,67 @@ impl<'a> RowStats<'a> {
     /// to the next row.
     fn close_row(&mut self, sink: &mut dyn EventSink) -> Result<(), Error> {
         let acc = std::mem::take(&mut self.acc);
-        sink.row_stats(&acc.finish())?;
+        let stats = acc.finish();
+        sink.row_stats(&stats)?;
+        let calls = self.bounds.1.saturating_sub(self.bounds.0);
+        let (p50, p95, p99) = match self.hist.take() {
+            Some(hist) => {
+                let q = |q| hist.quantile(q, calls, stats.minimum, stats.maximum);
+                (q(0.50), q(0.95), q(0.99))
+            }
+            None => exact_percentiles(&mut self.durations),
+        };
+        self.statistics.push(RegionStatistics {
+            name: self.plan.region_name(self.row),
+            calls,
+            total_ns: stats.total,
+            own_ns: self.plan.row_exclusive(self.row),
+            min_ns: stats.minimum,
+            max_ns: stats.maximum,
+            p50_ns: p50,
+            p95_ns: p95,
+            p99_ns: p99,
+            exact: calls as usize <= self.cap,
+        });
+        self.durations.clear();
         self.row += 1;
         self.bounds = Self::bounds(self.plan, self.row);
         Ok(())
     }
 
-    /// Closes the rows left (the last one, after its last event).
-    fn finish(mut self, sink: &mut dyn EventSink) -> Result<(), Error> {
+    /// Closes the rows left (the last one, after its last event); the
+    /// statistics of every row.
+    fn finish(mut self, sink: &mut dyn EventSink) -> Result<Vec<RegionStatistics>, Error> {
         while self.row < self.plan.rows() {
             self.close_row(sink)?;
         }
-        Ok(())
+        Ok(self.statistics)
     }
+}
+
+/// p50, p95 and p99 of `durations` (nearest rank, as numpy's
+/// `inverted_cdf`), in linear time; 0s when empty.
+fn exact_percentiles(durations: &mut [i64]) -> (i64, i64, i64) {
+    let n = durations.len() as u64;
+    if n == 0 {
+        return (0, 0, 0);
+    }
+    let at = |q| histogram::rank(q, n) as usize - 1;
+    let (i50, i95, i99) = (at(0.50), at(0.95), at(0.99));
+    let (_, &mut p50, upper) = durations.select_nth_unstable(i50);
+    // p95 and p99 are in the part above p50.
+    let p95 = if i95 == i50 {
+        p50
+    } else {
+        *upper.select_nth_unstable(i95 - i50 - 1).1
+    };
+    let upper = &mut durations[i95 + 1..];
+    let p99 = if i99 == i95 {
+        p95
+    } else {
+        *upper.select_nth_unstable(i99 - i95 - 1).1
+    };
+    (p50, p95, p99)
 }
 
 /// The event columns of one bucket.
@@ -538,6 +630,7 @@ pub(crate) fn plan(
         },
         capture_source,
         row_metadata: Default::default(),
+        statistics: Vec::new(),
         exclusive: Vec::new(),
         counts,
         health,

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::hdf5::ProfileReader;
+use crate::histogram::LogHistogram;
 use crate::scratch::{self, Plain};
 
 /// Calls sorted in memory at once before a run is spilled to disk.
@@ -94,11 +95,8 @@ pub struct TreeNode {
     pub min: i64,
     /// Longest call, ns.
     pub max: i64,
-    hist: Vec<u64>,
+    hist: LogHistogram,
 }
-
-/// Sub-buckets per power of two of the duration histogram (about 3%).
-const HIST_SUB: u32 = 16;
 
 impl TreeNode {
     /// Mean duration, ns (0 without calls).
@@ -129,18 +127,7 @@ impl TreeNode {
     /// assert_eq!(scope_profiler::export::TreeNode::default().quantile(0.5), 0);
     /// ```
     pub fn quantile(&self, q: f64) -> i64 {
-        if self.calls == 0 {
-            return 0;
-        }
-        let rank = ((q.clamp(0.0, 1.0) * self.calls as f64).ceil() as u64).max(1);
-        let mut seen = 0;
-        for (bucket, &n) in self.hist.iter().enumerate() {
-            seen += n;
-            if seen >= rank {
-                return bucket_mid(bucket).clamp(self.min, self.max);
-            }
-        }
-        self.max
+        self.hist.quantile(q, self.calls, self.min, self.max)
     }
 
     fn add(&mut self, duration: i64, own: i64) {
@@ -152,36 +139,8 @@ impl TreeNode {
         self.own = self.own.wrapping_add(own);
         self.min = self.min.min(duration);
         self.max = self.max.max(duration);
-        let bucket = bucket_of(duration);
-        if self.hist.len() <= bucket {
-            self.hist.resize(bucket + 1, 0);
-        }
-        self.hist[bucket] += 1;
+        self.hist.add(duration);
     }
-}
-
-/// The histogram bucket of a duration.
-fn bucket_of(duration: i64) -> usize {
-    let d = duration.max(0) as u64;
-    if d < HIST_SUB as u64 {
-        return d as usize;
-    }
-    let log = 63 - d.leading_zeros(); // >= 4
-    let shift = log - HIST_SUB.trailing_zeros();
-    let sub = ((d >> shift) as u32) - HIST_SUB; // 0..16
-    ((log - HIST_SUB.trailing_zeros() + 1) * HIST_SUB + sub) as usize
-}
-
-/// The middle of a bucket's range of durations.
-fn bucket_mid(bucket: usize) -> i64 {
-    let bucket = bucket as u32;
-    if bucket < HIST_SUB {
-        return bucket as i64;
-    }
-    let shift = bucket / HIST_SUB - 1;
-    let sub = bucket % HIST_SUB + HIST_SUB;
-    let low = (sub as u64) << shift;
-    (low + ((1u64 << shift) >> 1)) as i64
 }
 
 /// How [`call_tree`] groups the calls: one tree per group.

@@ -43,6 +43,7 @@
 mod clock;
 mod error;
 mod fxhash;
+mod histogram;
 mod options;
 mod profile;
 mod scratch;
@@ -89,8 +90,8 @@ pub use error::Error;
 pub use hdf5::{AggregateRow, EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 pub use options::{Compression, OnSpillFailure, Options};
 pub use profile::{
-    DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow, SummaryStatistics,
-    TaskInfo, ThreadInfo,
+    DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow, RegionStatistics,
+    SummaryStatistics, TaskInfo, ThreadInfo,
 };
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};

@@ -218,11 +218,14 @@ impl Options {
     ///
     /// The limit counts recorded calls. Region names and per-region state
     /// are outside it: about 75 bytes per distinct region plus its name
-    /// while recording, and about 200 bytes per region with calls plus its
+    /// while recording, and about 270 bytes per region with calls plus its
     /// name at the peak of `finalize` (the summary tree, the region table,
-    /// per-region counts; index rows are made and written 16k at a time),
-    /// so a session with a million distinct regions needs about 200 MB more
-    /// at `finalize`.
+    /// per-region counts, the statistics the results keep; index rows are
+    /// made and written 16k at a time), so a session with a million
+    /// distinct regions needs about 290 MB more at `finalize`. One region's
+    /// durations are kept for exact percentiles while they fit an eighth of
+    /// `finalize`'s budget (half this limit, at least 8 MiB): 2M calls of a
+    /// region by default.
     ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);

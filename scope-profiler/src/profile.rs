@@ -416,3 +416,95 @@ pub struct RecordingHealth {
     /// When the first call was dropped, ns after the session's start.
     pub events_stopped_ns: Option<i64>,
 }
+
+/// The statistics of one region's calls (all threads), as `finalize`
+/// computed them while writing: the Python package's `ProfilingResults`
+/// per region. See [`Results::statistics`](crate::Results::statistics).
+///
+/// The percentiles are exact (nearest rank, as numpy's `inverted_cdf`)
+/// when the region's durations fit an eighth of `finalize`'s memory budget
+/// (half of [`Options::memory_limit`](crate::Options::memory_limit), at
+/// least 8 MiB: 2M calls by default); above that they come from a log histogram, within
+/// [`RegionStatistics::RELATIVE_ERROR`] of the exact value, and
+/// [`RegionStatistics::is_exact`] is false.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// for _ in 0..100 {
+///     sp::region("step").run(|| ());
+/// }
+/// let results = sp::finalize()?;
+/// let step = results.stats("step").unwrap();
+/// assert_eq!(step.calls(), 100);
+/// assert!(step.min_ns() <= step.p50_ns() && step.p50_ns() <= step.p99_ns());
+/// assert!(step.p99_ns() <= step.max_ns() && step.is_exact());
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionStatistics {
+    pub(crate) name: &'static str,
+    pub(crate) calls: u64,
+    pub(crate) total_ns: i64,
+    pub(crate) own_ns: i64,
+    pub(crate) min_ns: i64,
+    pub(crate) max_ns: i64,
+    pub(crate) p50_ns: i64,
+    pub(crate) p95_ns: i64,
+    pub(crate) p99_ns: i64,
+    pub(crate) exact: bool,
+}
+
+impl RegionStatistics {
+    /// The bound on the relative error of the percentiles of a region whose
+    /// durations did not fit the budget: 1/32 (half a log bucket).
+    pub const RELATIVE_ERROR: f64 = crate::histogram::RELATIVE_ERROR;
+
+    /// The region's name.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+    /// Number of calls.
+    pub fn calls(&self) -> u64 {
+        self.calls
+    }
+    /// Summed duration of the calls, ns.
+    pub fn total_ns(&self) -> i64 {
+        self.total_ns
+    }
+    /// Time spent in the calls outside their child calls, ns.
+    pub fn own_ns(&self) -> i64 {
+        self.own_ns
+    }
+    /// Shortest call, ns.
+    pub fn min_ns(&self) -> i64 {
+        self.min_ns
+    }
+    /// Longest call, ns.
+    pub fn max_ns(&self) -> i64 {
+        self.max_ns
+    }
+    /// Mean duration, ns (0 without calls).
+    pub fn mean_ns(&self) -> f64 {
+        match self.calls {
+            0 => 0.0,
+            n => self.total_ns as f64 / n as f64,
+        }
+    }
+    /// Median duration, ns.
+    pub fn p50_ns(&self) -> i64 {
+        self.p50_ns
+    }
+    /// 95th percentile of the durations, ns.
+    pub fn p95_ns(&self) -> i64 {
+        self.p95_ns
+    }
+    /// 99th percentile of the durations, ns.
+    pub fn p99_ns(&self) -> i64 {
+        self.p99_ns
+    }
+    /// Whether the percentiles are exact (see the type's documentation).
+    pub fn is_exact(&self) -> bool {
+        self.exact
+    }
+}

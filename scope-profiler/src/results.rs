@@ -6,7 +6,7 @@ use crate::assemble::Plan;
 use crate::error::Error;
 use crate::hdf5::{self, FileSink, Header};
 use crate::options::{Options, Output};
-use crate::profile::{DroppedCalls, Profile, RecordingHealth};
+use crate::profile::{DroppedCalls, Profile, RecordingHealth, RegionStatistics};
 use crate::sink::MemorySink;
 use crate::summary::Summary;
 
@@ -54,6 +54,7 @@ pub struct Results {
     file_path: Option<PathBuf>,
     health: RecordingHealth,
     write_path: WritePath,
+    statistics: Vec<RegionStatistics>,
 }
 
 impl Results {
@@ -61,6 +62,7 @@ impl Results {
     /// atomically, or memory) and prints the summary if verbose.
     pub(crate) fn publish(mut plan: Plan, options: &Options) -> Result<Results, Error> {
         let health = std::mem::take(&mut plan.health);
+        let statistics;
         let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match &options.output {
             Output::File(path) => {
@@ -92,11 +94,13 @@ impl Results {
                     summary = Some(tree);
                     sink.finish(plan.rows(), &|i| plan.index_row(i))
                 })?;
+                statistics = std::mem::take(&mut plan.statistics);
                 (None, summary.unwrap_or_default(), Some(path.clone()))
             }
             Output::Memory => {
                 let mut sink = MemorySink::new(plan.len(), plan.with_task_ids());
                 let summary = plan.emit(&mut sink)?;
+                statistics = std::mem::take(&mut plan.statistics);
                 let rows = (0..plan.rows())
                     .zip(sink.stats)
                     .map(|(i, stats)| plan.index_row(i).with_stats(stats))
@@ -121,6 +125,7 @@ impl Results {
             file_path,
             health,
             write_path,
+            statistics,
         };
         if options.verbose {
             eprintln!("{results}");
@@ -176,6 +181,41 @@ impl Results {
     /// ```
     pub fn summary(&self) -> &Summary {
         &self.summary
+    }
+
+    /// Per-region statistics of the calls written (calls, total, own, min,
+    /// max, mean, p50/p95/p99), in the file's region order, for a file
+    /// session as for an in-memory one.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let path = std::env::temp_dir().join(format!("stats-doc-{}.h5", std::process::id()));
+    /// sp::setup(Options::new().file_path(&path).verbose(false))?;
+    /// sp::region("a").run(|| sp::region("b").run(|| ()));
+    /// let results = sp::finalize()?;
+    /// let names: Vec<&str> = results.statistics().iter().map(|s| s.name()).collect();
+    /// assert_eq!(names, ["a", "b"]);
+    /// assert!(results.statistics()[0].own_ns() <= results.statistics()[0].total_ns());
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn statistics(&self) -> &[RegionStatistics] {
+        &self.statistics
+    }
+
+    /// The statistics of region `name`, if it has calls in the results.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// sp::region("solve").run(|| ());
+    /// let results = sp::finalize()?;
+    /// assert_eq!(results.stats("solve").unwrap().calls(), 1);
+    /// assert!(results.stats("missing").is_none());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn stats(&self, name: &str) -> Option<&RegionStatistics> {
+        self.statistics.iter().find(|s| s.name == name)
     }
 }
 
