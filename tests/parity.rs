@@ -377,3 +377,126 @@ fn child_with_enable_tags_env() {
     let results = sp::finalize().unwrap();
     assert_eq!(results.profile().unwrap().region_names, ["env.on"]);
 }
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+#[test]
+fn aggregation_keeps_totals_not_calls_and_python_reads_them() {
+    let _serial = serial();
+    let dir = temp_dir("parity-aggregate");
+    let path = dir.join("aggregate.h5");
+    sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .aggregation(true),
+    )
+    .unwrap();
+    // 4 threads x 25k outer calls, each with exactly one inner call.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for i in 0..25_000u64 {
+                    sp::region("outer").run(|| {
+                        sp::region("inner").run(|| std::hint::black_box(i));
+                    });
+                }
+            });
+        }
+    });
+    // Memory does not grow with the number of calls.
+    let before = rss_bytes();
+    for i in 0..2_000_000u64 {
+        sp::region("hot").run(|| std::hint::black_box(i));
+    }
+    let growth = rss_bytes().saturating_sub(before);
+    assert!(
+        growth < 1 << 20,
+        "RSS grew {growth} bytes over 2M aggregated calls"
+    );
+    assert_eq!(sp::get_region("hot").unwrap().num_calls(), 2_000_000);
+    // No calls are kept to attach metadata to.
+    sp::region("annotated").run(|| assert!(!sp::annotate([("k", 1)])));
+    let results = sp::finalize().unwrap();
+    let agg = |name: &str| {
+        let i = results
+            .statistics()
+            .iter()
+            .position(|s| s.name() == name)
+            .unwrap();
+        results.aggregates()[i].clone()
+    };
+    let (outer, inner, hot) = (agg("outer"), agg("inner"), agg("hot"));
+    assert_eq!(
+        (outer.calls, inner.calls, hot.calls),
+        (100_000, 100_000, 2_000_000)
+    );
+    // Own time of outer: its total minus its one child's, to the rounding
+    // of two tick-to-ns conversions.
+    assert!(
+        (outer.exclusive - (outer.total - inner.total)).abs() <= 2,
+        "{outer:?} {inner:?}"
+    );
+    assert_eq!(inner.exclusive, inner.total);
+    for row in [&outer, &inner, &hot] {
+        assert!(
+            row.minimum <= row.total / row.calls as i64
+                && row.total / row.calls as i64 <= row.maximum,
+            "{row:?}"
+        );
+    }
+    // The file: the aggregate layout, read back equal by our reader ...
+    let reader = sp::ProfileReader::open(&path).unwrap();
+    assert_eq!(
+        reader.region_names(),
+        ["outer", "inner", "hot", "annotated"]
+    );
+    assert_eq!(reader.aggregates(), results.aggregates());
+    // ... and by the Python package's reader, inspect and diff.
+    let python = match reader_python(env!("CARGO_TARGET_TMPDIR"), true) {
+        Ok(p) => p,
+        Err(why) => return prerequisite_missing(&format!("aggregate interop: {why}")),
+    };
+    let script = r#"
+import sys, subprocess, scope_profiler
+r = scope_profiler.read_h5(sys.argv[1])
+for name in r.region_names:
+    reg = r[name].regions[0]
+    print(name, reg.num_calls, reg.total_duration_ns if hasattr(reg, "total_duration_ns") else int(round(reg.total_duration * 1e9)), int(round(reg.min_duration * 1e9)), int(round(reg.max_duration * 1e9)))
+for cmd in (["inspect", sys.argv[1]], ["diff", sys.argv[1], sys.argv[1]]):
+    out = subprocess.run([sys.executable, "-m", "scope_profiler", *cmd], capture_output=True, text=True)
+    assert out.returncode == 0, (cmd, out.stderr)
+    assert "hot" in out.stdout, out.stdout
+print("ok")
+"#;
+    let out = Command::new(python)
+        .args(["-c", script])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.last(), Some(&"ok"));
+    assert_eq!(lines.len(), 5, "{stdout}");
+    for (line, row) in lines.iter().zip([&outer, &inner, &hot]) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f[1].parse::<u64>().unwrap(), row.calls, "{line}");
+        // Python reads seconds as floats: equal to the ns within rounding.
+        for (got, want) in [(f[2], row.total), (f[3], row.minimum), (f[4], row.maximum)] {
+            let got: i64 = got.parse().unwrap();
+            assert!(
+                (got - want).abs() <= (want / 1_000_000_000).max(1),
+                "{line}: {got} vs {want}"
+            );
+        }
+    }
+}

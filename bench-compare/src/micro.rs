@@ -29,6 +29,7 @@ pub enum Variant {
     Outcome,
     InMetadata,
     MetadataPerCall,
+    Aggregate,
     DisabledProfile,
     DisabledCached,
     DisabledByName,
@@ -77,7 +78,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 31] = [
+    pub const ALL: [Variant; 32] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -94,6 +95,7 @@ impl Variant {
         Variant::Outcome,
         Variant::InMetadata,
         Variant::MetadataPerCall,
+        Variant::Aggregate,
         Variant::DisabledProfile,
         Variant::DisabledCached,
         Variant::DisabledByName,
@@ -135,6 +137,9 @@ impl Variant {
             Variant::InMetadata => "ours: `#[profile]` fn inside one long `sp::metadata` scope",
             Variant::MetadataPerCall => {
                 "ours: `#[profile]` fn in an `sp::metadata([(\"step\", i)])` scope of its own"
+            }
+            Variant::Aggregate => {
+                "ours: `#[profile]` fn, aggregation mode (per-region totals, a process of its own)"
             }
             Variant::DisabledProfile => "ours: runtime-disabled `#[profile]` (no session)",
             Variant::DisabledCached => "ours: runtime-disabled `scope!` (no session)",
@@ -181,6 +186,7 @@ impl Variant {
             Variant::Outcome => "outcome",
             Variant::InMetadata => "in-metadata",
             Variant::MetadataPerCall => "metadata-per-call",
+            Variant::Aggregate => "aggregate",
             Variant::DisabledProfile => "disabled-profile",
             Variant::DisabledCached => "disabled-cached",
             Variant::DisabledByName => "disabled-by-name",
@@ -242,7 +248,7 @@ impl Variant {
             Variant::FloorQuanta => time(calls, |x| floor_quanta(clock, x)),
             Variant::FloorRdtsc => time(calls, floor_rdtsc),
             Variant::Profile | Variant::DisabledProfile => time(calls, ours::profiled),
-            Variant::ProfileFresh => time(calls, ours::profiled),
+            Variant::ProfileFresh | Variant::Aggregate => time(calls, ours::profiled),
             Variant::Cached | Variant::DisabledCached => time(calls, ours::cached),
             Variant::ByName | Variant::DisabledByName => {
                 time(calls, |x| ours::by_name(black_box("by_name"), x))
@@ -295,7 +301,7 @@ impl Variant {
 /// until [`SETTLE`] after the calls so that work a peer hands to a
 /// background thread is included.
 fn measure(v: Variant, n: u64, clock: &quanta::Clock) -> (Variant, f64, f64, f64) {
-    if v == Variant::ProfileFresh {
+    if v == Variant::ProfileFresh || v == Variant::Aggregate {
         // A new process: its memory has never been touched.
         let f = crate::scale::spawn(&["one".into(), v.slug().into(), n.to_string()]);
         let g = |k| crate::scale::get(&f, k);
@@ -525,9 +531,14 @@ pub fn run_one(slug: &str, calls: u64) {
     assert!(!v.is_peer(), "`one` runs our variants and the floors only");
     let clock = quanta::Clock::new();
     sp::register_opt_in_tag(ours::OPT_IN_TAG);
+    let options = Options::new()
+        .in_memory()
+        .verbose(false)
+        .aggregation(v == Variant::Aggregate);
+    let rss0 = crate::scale::status_kib("VmRSS:");
     let session = v
         .runs_in_session()
-        .then(|| sp::setup(Options::new().in_memory().verbose(false)).expect("setup"));
+        .then(|| sp::setup(options).expect("setup"));
     if session.is_some() {
         whatif::ACTIVE.store(1, std::sync::atomic::Ordering::Relaxed);
     }
@@ -536,12 +547,14 @@ pub fn run_one(slug: &str, calls: u64) {
     let ns = v.run(calls, &clock);
     let f1 = crate::scale::minor_faults(libc::RUSAGE_SELF);
     let c1 = process_cpu_ns();
+    // Memory the calls took, session included (before `finalize`).
+    let rss_growth = crate::scale::status_kib("VmRSS:").saturating_sub(rss0) * 1024;
     let done = (calls / crate::common::BATCH).max(1) * crate::common::BATCH;
     if let Some(s) = session {
         s.finalize().expect("finalize");
     }
     println!(
-        "ns={ns:.4} faults_per_call={:.6} cpu_ns_per_call={:.4}",
+        "ns={ns:.4} faults_per_call={:.6} cpu_ns_per_call={:.4} rss_growth_bytes={rss_growth}",
         (f1 - f0) as f64 / done as f64,
         (c1 - c0) / done as f64
     );

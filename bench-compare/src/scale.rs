@@ -16,7 +16,7 @@ use scope_profiler::__private::CallSite;
 /// A `key=value` line a child prints, read back by the parent.
 pub type Fields = Vec<(String, f64)>;
 
-fn status_kib(key: &str) -> u64 {
+pub fn status_kib(key: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

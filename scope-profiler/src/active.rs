@@ -10,7 +10,7 @@
 //! its fork epoch and forgotten (leaked: its threads, writer and scratch
 //! file are the parent's).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
@@ -26,6 +26,14 @@ static GENERATION: AtomicU32 = AtomicU32::new(0);
 /// What the hot path reads: the active session's generation while it
 /// records, 0 when none is active or it is paused ([`pause`]).
 static RECORDING: AtomicU32 = AtomicU32::new(0);
+/// Whether the active session aggregates (see `Options::aggregation`).
+static AGGREGATING: AtomicBool = AtomicBool::new(false);
+
+/// Whether the active session keeps per-region totals instead of calls.
+#[inline]
+pub(crate) fn aggregating() -> bool {
+    AGGREGATING.load(Ordering::Relaxed)
+}
 static NEXT_GENERATION: AtomicU32 = AtomicU32::new(1);
 /// The active session; held only briefly, never while writing a file.
 static ACTIVE: Mutex<Option<Arc<Session>>> = Mutex::new(None);
@@ -125,6 +133,11 @@ impl Session {
             }
             for (region, d) in cut.dropped.iter().enumerate() {
                 bump(&mut counts, region, d.calls);
+            }
+            if let Some(table) = lock(&lane.aggregates).clone() {
+                for (region, e) in table.entries.iter().enumerate() {
+                    bump(&mut counts, region, e.count.load(Ordering::Relaxed));
+                }
             }
         }
         counts
@@ -233,6 +246,7 @@ pub(crate) fn activate(session: Arc<Session>) -> bool {
         return false;
     }
     let generation = session.generation;
+    AGGREGATING.store(session.options.aggregation, Ordering::Relaxed);
     *lock(&LAST) = None;
     *active = Some(session);
     GENERATION.store(generation, Ordering::Release);

@@ -17,17 +17,18 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use crate::callmatch::{self, LaneMeta};
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
 use crate::histogram::{self, LogHistogram};
-use crate::lane::{Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
+use crate::lane::{AggTable, Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
 use crate::placement::{Buckets, DirectRuns, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
-    DroppedCalls, MetaValue, RecordingHealth, RegionStatistics, StatsAccumulator, TaskInfo,
-    ThreadInfo,
+    AggregateRow, DroppedCalls, MetaValue, RecordingHealth, RegionStatistics, StatsAccumulator,
+    TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
@@ -874,5 +875,108 @@ fn thread_info(lane: &Lane, conv: &TickConverter, origin_ns: i64) -> ThreadInfo 
         end_ns: exit.map_or(-1, |(t, _)| conv.ns(t) - origin_ns),
         cpu_ns: lane.cpu_ns(),
         name: lane.name.clone(),
+    }
+}
+
+/// The file of an aggregation-mode session: one row per region with calls
+/// (threads summed), in registration order.
+pub(crate) struct AggregatePlan {
+    pub metadata: Vec<(String, MetaValue)>,
+    /// The region of each row, by name.
+    pub names: Vec<&'static str>,
+    /// `region_id` is the row's index in `names`.
+    pub rows: Vec<AggregateRow>,
+    /// Calls per session region id.
+    pub counts: Vec<u64>,
+    pub summary: Summary,
+}
+
+impl AggregatePlan {
+    /// The statistics of each row (no percentiles: the calls' durations
+    /// were not kept).
+    pub(crate) fn statistics(&self) -> Vec<RegionStatistics> {
+        self.rows
+            .iter()
+            .zip(&self.names)
+            .map(|(row, &name)| RegionStatistics {
+                name,
+                calls: row.calls,
+                total_ns: row.total,
+                own_ns: row.exclusive,
+                min_ns: row.minimum,
+                max_ns: row.maximum,
+                p50_ns: 0,
+                p95_ns: 0,
+                p99_ns: 0,
+                exact: false,
+            })
+            .collect()
+    }
+}
+
+/// Plans the aggregate file of everything `store`'s threads added up so far.
+pub(crate) fn plan_aggregate(
+    store: &Arc<Store>,
+    table: &RegionTable,
+    span: Span,
+    metadata: Vec<(String, MetaValue)>,
+) -> AggregatePlan {
+    let conv = TickConverter::new(span.start, span.end);
+    let ns = |ticks: u64| conv.ns(span.start.ticks.wrapping_add(ticks)) - span.start.ns;
+    // Tables first, then regions: every region a table counts is registered.
+    let tables: Vec<Arc<AggTable>> = lock(&store.lanes)
+        .iter()
+        .filter_map(|l| lock(&l.aggregates).clone())
+        .collect();
+    let mut sums: Vec<(u64, u128, u64, u64, i128)> = Vec::new();
+    for t in &tables {
+        for (region, e) in t.entries.iter().enumerate() {
+            let count = e.count.load(Ordering::Relaxed);
+            if count == 0 {
+                continue;
+            }
+            if sums.len() <= region {
+                sums.resize(region + 1, (0, 0, u64::MAX, 0, 0));
+            }
+            let s = &mut sums[region];
+            s.0 += count;
+            s.1 += e.total.load(Ordering::Relaxed) as u128;
+            s.2 = s.2.min(e.min.load(Ordering::Relaxed));
+            s.3 = s.3.max(e.max.load(Ordering::Relaxed));
+            s.4 += e.exclusive.load(Ordering::Relaxed) as i64 as i128;
+        }
+    }
+    let regions = complete_regions(table, sums.len());
+    let mut counts = vec![0u64; regions.len()];
+    let mut names = Vec::new();
+    let mut rows = Vec::new();
+    let mut summary = SummaryBuilder::with_capacity(sums.len());
+    for (region, &(calls, total, min, max, own)) in sums.iter().enumerate() {
+        if calls == 0 {
+            continue;
+        }
+        counts[region] = calls;
+        // Sums of ticks convert as durations do (the map is linear); a sum
+        // past u64 ticks is clamped.
+        let total_ns = ns(u64::try_from(total).unwrap_or(u64::MAX));
+        let own_ns = ns(u64::try_from(own.max(0)).unwrap_or(u64::MAX));
+        summary.totals(region as u32, calls, total_ns, own_ns);
+        rows.push(AggregateRow {
+            region_id: names.len() as u32,
+            rank: 0,
+            calls,
+            total: total_ns,
+            exclusive: own_ns,
+            minimum: ns(min),
+            maximum: ns(max),
+        });
+        names.push(regions.get(region).map_or("", |r| r.entry.name));
+    }
+    AggregatePlan {
+        metadata,
+        names,
+        rows,
+        counts,
+        summary: summary.finish(regions.iter().map(|r| r.entry).collect()),
     }
 }

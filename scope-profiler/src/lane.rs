@@ -2,6 +2,7 @@
 //! memory and some spilled to the scratch file, and the one routine that
 //! counts them (for `num_calls` and for the cut `finalize` writes).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::clock::ticks;
@@ -31,6 +32,74 @@ pub(crate) struct TaskRecord {
     pub polls: u64,
     /// Ticks spent inside polls.
     pub running: u64,
+}
+
+/// One thread's per-region totals in aggregation mode, by session region
+/// id: written by that thread only, read by cuts. Relaxed atomics, each
+/// field a plain load and store on the recording thread (no read-modify-
+/// write is needed with one writer), whole on every target; a cut of a
+/// thread still recording may see one field a call ahead of another.
+pub(crate) struct AggTable {
+    pub entries: Box<[AggEntry]>,
+}
+
+/// Calls of one region on one thread, in ticks.
+pub(crate) struct AggEntry {
+    pub count: AtomicU64,
+    pub total: AtomicU64,
+    pub min: AtomicU64,
+    pub max: AtomicU64,
+    /// Wrapping sum of the calls' durations minus their direct children's.
+    pub exclusive: AtomicU64,
+}
+
+impl Default for AggEntry {
+    fn default() -> AggEntry {
+        AggEntry {
+            count: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            min: AtomicU64::new(u64::MAX),
+            max: AtomicU64::new(0),
+            exclusive: AtomicU64::new(0),
+        }
+    }
+}
+
+impl AggEntry {
+    /// Adds one call (by the table's thread only).
+    #[inline(always)]
+    pub(crate) fn add(&self, duration: u64, own: u64) {
+        let bump = |field: &AtomicU64, f: &dyn Fn(u64) -> u64| {
+            field.store(f(field.load(Ordering::Relaxed)), Ordering::Relaxed)
+        };
+        bump(&self.count, &|c| c + 1);
+        bump(&self.total, &|t| t.wrapping_add(duration));
+        bump(&self.min, &|m| m.min(duration));
+        bump(&self.max, &|m| m.max(duration));
+        bump(&self.exclusive, &|e| e.wrapping_add(own));
+    }
+}
+
+impl AggTable {
+    /// A table of `len` regions, with the totals of `from` (a smaller one).
+    pub(crate) fn grown(len: usize, from: Option<&AggTable>) -> AggTable {
+        let entries: Box<[AggEntry]> = (0..len).map(|_| AggEntry::default()).collect();
+        for (new, old) in entries
+            .iter()
+            .zip(from.iter().flat_map(|t| t.entries.iter()))
+        {
+            for (n, o) in [
+                (&new.count, &old.count),
+                (&new.total, &old.total),
+                (&new.min, &old.min),
+                (&new.max, &old.max),
+                (&new.exclusive, &old.exclusive),
+            ] {
+                n.store(o.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+        AggTable { entries }
+    }
 }
 
 /// Metadata for calls of a thread lane (see `crate::metadata`), kept
@@ -99,6 +168,9 @@ pub(crate) struct Lane {
     pub dropped: Mutex<Vec<Dropped>>,
     /// Metadata for this thread's calls, in the order the scopes ended.
     pub metadata: Mutex<Vec<MetaEntry>>,
+    /// The thread's per-region totals in aggregation mode (replaced by a
+    /// larger table as regions appear).
+    pub aggregates: Mutex<Option<Arc<AggTable>>>,
 }
 
 /// A segment of a lane as it was at a cut: a chunk with the number of its
@@ -147,6 +219,7 @@ impl Lane {
             tasks: Mutex::new(Vec::new()),
             dropped: Mutex::new(Vec::new()),
             metadata: Mutex::new(Vec::new()),
+            aggregates: Mutex::new(None),
         }
     }
 
@@ -167,6 +240,7 @@ impl Lane {
             tasks: Mutex::new(Vec::new()),
             dropped: Mutex::new(Vec::new()),
             metadata: Mutex::new(Vec::new()),
+            aggregates: Mutex::new(None),
         }
     }
 

@@ -87,11 +87,11 @@ mod session;
 
 pub use callmeta::{MetadataScope, annotate, metadata};
 pub use error::Error;
-pub use hdf5::{AggregateRow, EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
+pub use hdf5::{EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 pub use options::{Compression, OnSpillFailure, Options};
 pub use profile::{
-    DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow, RegionStatistics,
-    SummaryStatistics, TaskInfo, ThreadInfo,
+    AggregateRow, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
+    RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};

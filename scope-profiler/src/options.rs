@@ -106,6 +106,7 @@ pub struct Options {
     pub(crate) region_tags: Option<Vec<String>>,
     pub(crate) capture_region_source: bool,
     pub(crate) session_region: bool,
+    pub(crate) aggregation: bool,
 }
 
 impl Default for Options {
@@ -123,6 +124,7 @@ impl Default for Options {
             region_tags: None,
             capture_region_source: false,
             session_region: false,
+            aggregation: false,
         }
     }
 }
@@ -448,5 +450,40 @@ impl Options {
     /// ```
     pub fn get_session_region(&self) -> bool {
         self.session_region
+    }
+
+    /// Aggregation mode (the Python package's `aggregation_mode`): each
+    /// thread keeps, per region, only the count, total, minimum, maximum
+    /// and exclusive time of its calls, no per-call records, so memory does
+    /// not grow with the number of calls. The file is the Python package's
+    /// aggregate layout (`storage_layout = "aggregate"`), one row per region
+    /// (threads summed). Instrumented futures are not recorded as calls of
+    /// their own in this mode (what they call is), and call metadata
+    /// ([`metadata`](crate::metadata), `record_outcome`) is not kept.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false).aggregation(true))?;
+    /// for _ in 0..1000 {
+    ///     sp::region("hot").run(|| sp::region("inner").run(|| ()));
+    /// }
+    /// let results = sp::finalize()?;
+    /// let hot = results.stats("hot").unwrap();
+    /// assert_eq!(hot.calls(), 1000);
+    /// assert!(hot.own_ns() <= hot.total_ns());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn aggregation(mut self, on: bool) -> Self {
+        self.aggregation = on;
+        self
+    }
+
+    /// Whether the session aggregates.
+    ///
+    /// ```
+    /// assert!(!scope_profiler::Options::new().is_aggregation());
+    /// ```
+    pub fn is_aggregation(&self) -> bool {
+        self.aggregation
     }
 }

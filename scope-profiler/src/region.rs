@@ -170,7 +170,10 @@ impl Region {
     /// assert_eq!(profile.events.task_ids, Some(vec![0]));
     /// ```
     pub fn start_async(&self) -> AsyncCall {
-        let task = if self.generation != 0 && self.generation == active::recording_generation() {
+        let task = if self.generation != 0
+            && self.generation == active::recording_generation()
+            && !active::aggregating()
+        {
             match thread::start_task_here(self.generation, self.id) {
                 thread::Start::Task(mut task) => {
                     let (id, generation) = (self.id, self.generation);

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::assemble::Plan;
+use crate::assemble::{AggregatePlan, Plan};
 use crate::error::Error;
 use crate::hdf5::{self, FileSink, Header};
 use crate::options::{Options, Output};
-use crate::profile::{DroppedCalls, Profile, RecordingHealth, RegionStatistics};
+use crate::profile::{AggregateRow, DroppedCalls, Profile, RecordingHealth, RegionStatistics};
 use crate::sink::MemorySink;
 use crate::summary::Summary;
 
@@ -55,6 +55,8 @@ pub struct Results {
     health: RecordingHealth,
     write_path: WritePath,
     statistics: Vec<RegionStatistics>,
+    /// An aggregation-mode session's rows.
+    aggregates: Vec<AggregateRow>,
 }
 
 impl Results {
@@ -126,11 +128,61 @@ impl Results {
             health,
             write_path,
             statistics,
+            aggregates: Vec::new(),
         };
         if options.verbose {
             eprintln!("{results}");
         }
         Ok(results)
+    }
+
+    /// Writes an aggregation-mode session's rows where `options` say (the
+    /// aggregate layout, published atomically, or memory) and prints the
+    /// summary if verbose.
+    pub(crate) fn publish_aggregate(
+        plan: AggregatePlan,
+        options: &Options,
+    ) -> Result<Results, Error> {
+        let file_path = match &options.output {
+            Output::File(path) => {
+                hdf5::publish_atomically(path, |temp| {
+                    hdf5::write_aggregate(temp, path, &plan.metadata, &plan.names, &plan.rows)
+                })?;
+                Some(path.clone())
+            }
+            Output::Memory => None,
+        };
+        let results = Results {
+            profile: None,
+            statistics: plan.statistics(),
+            summary: plan.summary,
+            file_path,
+            health: RecordingHealth::default(),
+            write_path: WritePath::Memory,
+            aggregates: plan.rows,
+        };
+        if options.verbose {
+            eprintln!("{results}");
+        }
+        Ok(results)
+    }
+
+    /// An aggregation-mode session's rows (see
+    /// [`Options::aggregation`](crate::Options::aggregation)): per region,
+    /// calls, total, exclusive, minimum and maximum ns; `region_id` indexes
+    /// [`Results::statistics`]. Empty for other sessions.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false).aggregation(true))?;
+    /// sp::region("hot").run(|| ());
+    /// let results = sp::finalize()?;
+    /// assert_eq!(results.aggregates()[0].calls, 1);
+    /// assert_eq!(results.statistics()[0].name(), "hot");
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn aggregates(&self) -> &[AggregateRow] {
+        &self.aggregates
     }
 
     /// The recorded data of an in-memory session; `None` for a file session,

@@ -45,6 +45,25 @@ fn end_envelope(generation: u32) {
 
 /// Plans the file of everything `session` recorded up to now, with the
 /// scratch files of the write in `dir`.
+/// Writes everything `session` recorded up to now with `options`; the
+/// calls per region written (for the session's final counts).
+fn write(session: &Session, options: &Options) -> Result<(Results, Vec<u64>), Error> {
+    if options.aggregation {
+        let end = Anchor::now();
+        let metadata = metadata::run_metadata(options, session.wall_start, session.start, end);
+        let span = assemble::Span {
+            start: session.start,
+            end,
+        };
+        let plan = assemble::plan_aggregate(&session.store, &session.regions, span, metadata);
+        let counts = plan.counts.clone();
+        return Ok((Results::publish_aggregate(plan, options)?, counts));
+    }
+    let plan = plan(session, scratch::dir_for(options.get_file_path()))?;
+    let counts = plan.counts_with_dropped();
+    Ok((Results::publish(plan, options)?, counts))
+}
+
 fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
     let end = Anchor::now();
     let metadata = metadata::run_metadata(&session.options, session.wall_start, session.start, end);
@@ -141,6 +160,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
             .or_else(|| scratch::free_bytes(&dir).map(|free| free / 2))
             .unwrap_or(u64::MAX),
         on_failure: options.on_spill_failure,
+        aggregate: options.aggregation,
     };
     let trace_all = options.trace_all;
     let envelope = options.session_region;
@@ -214,8 +234,7 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
 pub(crate) fn checkpoint() -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
     let session = active_session().ok_or(Error::NotActive)?;
-    let plan = plan(&session, scratch::dir_for(session.options.get_file_path()))?;
-    Results::publish(plan, &session.options)
+    write(&session, &session.options).map(|(results, _)| results)
 }
 
 /// Ends the active session (the one of `generation`, if given) and writes it.
@@ -241,9 +260,7 @@ pub(crate) fn finalize_generation(
         options.output = Output::File(path.to_path_buf());
     }
     end_envelope(session.generation);
-    let plan = plan(&session, scratch::dir_for(options.get_file_path()))?;
-    let counts = plan.counts_with_dropped();
-    let results = Results::publish(plan, &options)?;
+    let (results, counts) = write(&session, &options)?;
     // Written: the session ends. Calls entered from now on record nothing.
     active::deactivate(session, counts);
     crate::trace::set_trace_all(false);

@@ -68,6 +68,9 @@ pub(crate) struct Limits {
     pub disk: u64,
     /// What happens past the memory limit once spilling failed.
     pub on_failure: OnSpillFailure,
+    /// Aggregation mode: threads keep per-region totals (`lane::AggTable`)
+    /// instead of records; no chunk is ever handed out.
+    pub aggregate: bool,
 }
 
 /// The lanes of a session and its memory bound.
@@ -122,6 +125,11 @@ impl Store {
             wake_writer: Condvar::new(),
             space_freed: Condvar::new(),
         })
+    }
+
+    /// Whether the session keeps per-region totals instead of records.
+    pub(crate) fn aggregates(&self) -> bool {
+        self.limits.aggregate
     }
 
     /// The next thread lane's index (dense, from 0).

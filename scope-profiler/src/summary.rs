@@ -501,6 +501,20 @@ impl SummaryBuilder {
         node
     }
 
+    /// Adds `calls` calls of `region` as a root, from their totals (an
+    /// aggregation-mode session, whose calls' nesting was not kept).
+    pub(crate) fn totals(&mut self, region: u32, calls: u64, total_ns: i64, own_ns: i64) {
+        self.nodes.push(Node {
+            region,
+            calls,
+            total_ns,
+            own_ns,
+            ..Node::default()
+        });
+        self.parents.push(NO_NODE);
+        self.first_start.push(self.first_start.len() as i64);
+    }
+
     /// The tree, named by the names the process interned (by region id).
     pub(crate) fn finish(self, names: Vec<&'static Entry>) -> Summary {
         self.build(Names::Interned(names))

@@ -120,7 +120,11 @@ impl<F> Instrumented<F> {
     /// being polled, or nothing (no session, or traced outside a trace).
     fn start(&mut self) {
         let generation = active::recording_generation();
-        let off = generation == 0 || (self.mode == Mode::Traced && !trace::tracing_here());
+        // In aggregation mode a future is not a call of its own (what it
+        // calls records on the thread that polls it).
+        let off = generation == 0
+            || active::aggregating()
+            || (self.mode == Mode::Traced && !trace::tracing_here());
         let region = if off {
             None
         } else {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
-use crate::lane::{Lane, MetaEntry, MetaScope, Segment, TaskRecord};
+use crate::lane::{AggEntry, AggTable, Lane, MetaEntry, MetaScope, Segment, TaskRecord};
 use crate::record::{Chunk, Record};
 use crate::store::Store;
 use crate::sync::lock;
@@ -43,7 +43,9 @@ struct Open {
 /// `len` are pushed. `Cold` zeroes both capacities before it touches those
 /// allocations (so a re-entrant call, from an instrumented allocator say,
 /// takes the slow path, finds `Cold` busy and records nothing) and when it
-/// is destroyed at thread exit.
+/// is destroyed at thread exit. Likewise while `agg_len > 0` (aggregation
+/// mode), `agg` points to `agg_len` entries of the table `Cold` holds, and
+/// `kids` to `kids_len` counters `Cold` owns; `disarm` zeroes both lengths.
 struct Hot {
     /// Session generation the lane belongs to (0: none).
     generation: Cell<u32>,
@@ -56,6 +58,13 @@ struct Hot {
     chunk: Cell<*const Chunk>,
     len: Cell<usize>,
     cap: Cell<usize>,
+    /// Aggregation mode: the thread's per-region totals.
+    agg: Cell<*const AggEntry>,
+    agg_len: Cell<usize>,
+    /// Aggregation mode: per depth, the summed durations of the calls ended
+    /// there since the enclosing call opened (its children's time).
+    kids: Cell<*mut u64>,
+    kids_len: Cell<usize>,
 }
 
 impl Hot {
@@ -69,7 +78,35 @@ impl Hot {
             chunk: Cell::new(std::ptr::null()),
             len: Cell::new(0),
             cap: Cell::new(0),
+            agg: Cell::new(std::ptr::null()),
+            agg_len: Cell::new(0),
+            kids: Cell::new(std::ptr::null_mut()),
+            kids_len: Cell::new(0),
         }
+    }
+
+    /// Aggregation mode: adds the ended call to the totals of its region
+    /// (and its time to its parent's children); `false` when not
+    /// aggregating, or the table or the counters need to grow (`Cold`).
+    #[inline(always)]
+    fn aggregate(&self, record: Record) -> bool {
+        let region = record.region as usize;
+        let depth = record.depth as usize;
+        if region >= self.agg_len.get() || depth + 1 >= self.kids_len.get() {
+            return false;
+        }
+        let duration = record.end.wrapping_sub(record.start);
+        // SAFETY: `depth + 1 < kids_len` and `region < agg_len`: by the
+        // invariant both are inside the live allocations `Cold` holds, the
+        // counters only this thread touches, the entry only this thread
+        // writes (atomics, read by cuts).
+        unsafe {
+            let kids = self.kids.get();
+            let children = kids.add(depth + 1).replace(0);
+            *kids.add(depth) = (*kids.add(depth)).wrapping_add(duration);
+            (*self.agg.get().add(region)).add(duration, duration.wrapping_sub(children));
+        }
+        true
     }
 
     /// Pushes an open call; `false` when the stack is full (or disarmed).
@@ -122,6 +159,8 @@ impl Hot {
     fn disarm(&self) {
         self.stack_cap.set(0);
         self.cap.set(0);
+        self.agg_len.set(0);
+        self.kids_len.set(0);
     }
 }
 
@@ -141,6 +180,10 @@ struct Cold {
     tasks: Option<TasksLane>,
     /// The state of the last task completed here, for the next one.
     spare: Option<Box<TaskState>>,
+    /// Aggregation mode: the thread's totals (also in its lane) and the
+    /// children's time per depth (see `Hot`).
+    agg: Option<Arc<AggTable>>,
+    kids: Vec<u64>,
 }
 
 /// A task: its number and its first thread's lane index.
@@ -181,6 +224,8 @@ thread_local! {
             task: None,
             tasks: None,
             spare: None,
+            agg: None,
+            kids: Vec::new(),
         })
     };
 }
@@ -214,6 +259,46 @@ impl Cold {
             }
             None => hot.cap.set(0),
         }
+        match &self.agg {
+            Some(table) => {
+                hot.agg.set(table.entries.as_ptr());
+                hot.agg_len.set(table.entries.len());
+                hot.kids.set(self.kids.as_mut_ptr());
+                hot.kids_len.set(self.kids.len());
+            }
+            None => {
+                hot.agg_len.set(0);
+                hot.kids_len.set(0);
+            }
+        }
+    }
+
+    /// Aggregation mode: adds `record` to the totals, growing the table or
+    /// the counters first if they are too small; `false` when the thread is
+    /// not aggregating.
+    fn aggregate(&mut self, hot: &Hot, record: Record) -> bool {
+        let Some(table) = &self.agg else {
+            return false;
+        };
+        let region = record.region as usize;
+        if region >= table.entries.len() {
+            let grown = Arc::new(AggTable::grown(
+                (region + 1).next_power_of_two().max(64),
+                Some(table),
+            ));
+            if let Some(lane) = &self.lane {
+                *lock(&lane.aggregates) = Some(Arc::clone(&grown));
+            }
+            self.agg = Some(grown);
+        }
+        let depth = record.depth as usize;
+        if depth + 1 >= self.kids.len() {
+            self.kids.resize((depth + 2).next_power_of_two().max(64), 0);
+        }
+        self.arm(hot);
+        let done = hot.aggregate(record);
+        hot.disarm();
+        done
     }
 
     /// Joins the session `generation`: a new lane, an empty stack.
@@ -233,6 +318,13 @@ impl Cold {
         hot.generation.set(generation);
         hot.depth.set(0);
         hot.len.set(0);
+        self.agg = None;
+        if store.aggregates() {
+            let table = Arc::new(AggTable::grown(64, None));
+            *lock(&lane.aggregates) = Some(Arc::clone(&table));
+            self.agg = Some(table);
+            self.kids = vec![0; 64];
+        }
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;
@@ -479,6 +571,9 @@ impl Cold {
     /// Stores `record` in the current chunk (a new one if it is full), or
     /// counts it as dropped if there is no room.
     fn push_record(&mut self, hot: &Hot, record: Record) {
+        if self.aggregate(hot, record) {
+            return;
+        }
         if hot.len.get() >= self.chunk.as_ref().map_or(0, |c| c.capacity()) {
             self.next_chunk(hot);
         }
@@ -592,7 +687,8 @@ fn exit(seq: u64) {
                 depth: depth as u32,
             };
             hot.depth.set(depth);
-            if !hot.push_record(record) {
+            // A full chunk, or aggregation mode (no chunk at all).
+            if !hot.push_record(record) && !hot.aggregate(record) {
                 hot.depth.set(depth + 1);
                 exit_slow(seq, end);
             }
@@ -824,7 +920,8 @@ pub(crate) fn add_metadata(
     values: Arc<CallMetadata>,
 ) -> bool {
     Cold::with(|cold, hot| {
-        if cold.task.is_some() || !cold.attach(hot, generation) {
+        // Aggregation mode keeps no calls to attach metadata to.
+        if cold.task.is_some() || !cold.attach(hot, generation) || cold.agg.is_some() {
             return false;
         }
         let innermost = hot.depth.get().checked_sub(1).map(|d| d as u32);

@@ -35,6 +35,6 @@ mod write;
 
 pub(crate) use publish::publish_atomically;
 pub use read::read_profile;
-pub use reader::{AggregateRow, EventChunk, EventChunks, ProfileReader};
+pub use reader::{EventChunk, EventChunks, ProfileReader};
 pub use write::write_profile;
-pub(crate) use write::{FileSink, Header};
+pub(crate) use write::{FileSink, Header, write_aggregate};

@@ -10,34 +10,7 @@ use super::read::{
 };
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
-use crate::profile::{Events, MetaValue, RegionRow, TaskInfo, ThreadInfo};
-
-/// One row of an aggregate file (`storage_layout = "aggregate"`, written by
-/// the Python package's `aggregation_mode`): per-(rank, region) totals
-/// without per-call events.
-///
-/// ```
-/// let row = scope_profiler::AggregateRow::default();
-/// assert_eq!((row.calls, row.total), (0, 0));
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AggregateRow {
-    /// Index into [`ProfileReader::region_names`].
-    pub region_id: u32,
-    /// MPI rank.
-    pub rank: u32,
-    /// Number of calls.
-    pub calls: u64,
-    /// Summed duration, ns.
-    pub total: i64,
-    /// Summed exclusive (own) time, ns.
-    pub exclusive: i64,
-    /// Shortest call, ns.
-    pub minimum: i64,
-    /// Longest call, ns.
-    pub maximum: i64,
-}
+use crate::profile::{AggregateRow, Events, MetaValue, RegionRow, TaskInfo, ThreadInfo};
 
 /// A run of consecutive events of one row, starts decoded to absolute ns.
 ///

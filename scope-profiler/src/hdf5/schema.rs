@@ -14,6 +14,8 @@ pub(super) const SCHEMA_VERSION: i64 = 3;
 pub(super) const LAYOUT_ATTR: &str = "storage_layout";
 /// The only storage layout written: one row per (rank, region), events in columns.
 pub(super) const COLUMNAR: &str = "columnar";
+/// `storage_layout` of an aggregation-mode file.
+pub(super) const AGGREGATE: &str = "aggregate";
 
 /// Group of run metadata attributes.
 pub(super) const METADATA: &str = "metadata";

@@ -14,7 +14,7 @@ use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::options::Compression;
 use crate::profile::{
-    Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
+    AggregateRow, Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 use crate::sink::{EventSink, EventSlice, IndexRow};
 
@@ -568,4 +568,50 @@ fn write_small<S, T: H5Type>(
         dataset.write(i * BATCH, &values)?;
     }
     Ok(())
+}
+
+/// Writes the aggregate layout of an aggregation-mode session at `temp`
+/// (published as `target`): what the Python package writes for
+/// `aggregation_mode`: the columnar layout's groups and columns, empty, and
+/// per-(rank, region) `aggregate_*` columns.
+pub(crate) fn write_aggregate(
+    temp: &Path,
+    target: &Path,
+    metadata: &[(String, MetaValue)],
+    names: &[&str],
+    rows: &[AggregateRow],
+) -> std::result::Result<(), Error> {
+    let write = || -> Result<()> {
+        let file = File::create(temp)?;
+        let root = file.root()?;
+        root.write_attr_i64(schema::SCHEMA_ATTR, schema::SCHEMA_VERSION)?;
+        root.write_attr_str(schema::LAYOUT_ATTR, schema::AGGREGATE)?;
+        write_metadata(&root, metadata)?;
+        write_region_table(&root, names.len(), &|i| names[i])?;
+        let events = root.create_group(schema::EVENTS, false)?;
+        for column in ["start_deltas", "durations"] {
+            events.create_dataset::<i64>(column, 0, Layout::Contiguous)?;
+        }
+        let index = root.create_group(schema::INDEX, false)?;
+        index.create_dataset::<SummaryRecord>("summary_statistics", 0, Layout::Contiguous)?;
+        for column in ["event_counts", "event_offsets"] {
+            index.create_dataset::<u64>(column, 0, Layout::Contiguous)?;
+        }
+        for column in ["exclusive_totals", "source_lines"] {
+            index.create_dataset::<i64>(column, 0, Layout::Contiguous)?;
+        }
+        for column in ["source_files", "source_texts", "tags", "event_metadata"] {
+            index.write_strings(column, std::iter::empty::<&str>())?;
+        }
+        write_small(&index, "region_ids", rows, |r| r.region_id)?;
+        write_small(&index, "ranks", rows, |r| r.rank)?;
+        write_small(&index, "aggregate_counts", rows, |r| r.calls)?;
+        write_small(&index, "aggregate_totals", rows, |r| r.total)?;
+        write_small(&index, "aggregate_minimums", rows, |r| r.minimum)?;
+        write_small(&index, "aggregate_maximums", rows, |r| r.maximum)?;
+        write_small(&index, "aggregate_exclusives", rows, |r| r.exclusive)?;
+        drop((events, index, root));
+        file.close()
+    };
+    write().map_err(|e| Error::hdf5(target, e))
 }
