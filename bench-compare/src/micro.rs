@@ -543,9 +543,11 @@ pub fn run_one(slug: &str, calls: u64) {
         whatif::ACTIVE.store(1, std::sync::atomic::Ordering::Relaxed);
     }
     let f0 = crate::scale::minor_faults(libc::RUSAGE_SELF);
+    let t0 = crate::scale::minor_faults(libc::RUSAGE_THREAD);
     let c0 = process_cpu_ns();
     let ns = v.run(calls, &clock);
     let f1 = crate::scale::minor_faults(libc::RUSAGE_SELF);
+    let t1 = crate::scale::minor_faults(libc::RUSAGE_THREAD);
     let c1 = process_cpu_ns();
     // Memory the calls took, session included (before `finalize`).
     let rss_growth = crate::scale::status_kib("VmRSS:").saturating_sub(rss0) * 1024;
@@ -554,8 +556,10 @@ pub fn run_one(slug: &str, calls: u64) {
         s.finalize().expect("finalize");
     }
     println!(
-        "ns={ns:.4} faults_per_call={:.6} cpu_ns_per_call={:.4} rss_growth_bytes={rss_growth}",
+        "ns={ns:.4} faults_per_call={:.6} thread_faults_per_call={:.6} cpu_ns_per_call={:.4} \
+         rss_growth_bytes={rss_growth}",
         (f1 - f0) as f64 / done as f64,
+        (t1 - t0) as f64 / done as f64,
         (c1 - c0) / done as f64
     );
 }
