@@ -687,14 +687,42 @@ fn exit(seq: u64) {
                 depth: depth as u32,
             };
             hot.depth.set(depth);
-            // A full chunk, or aggregation mode (no chunk at all).
-            if !hot.push_record(record) && !hot.aggregate(record) {
+            if !hot.push_record(record) {
                 hot.depth.set(depth + 1);
-                exit_slow(seq, end);
+                exit_unpushed(seq, end);
             }
         }
         _ => exit_slow(seq, end),
     });
+}
+
+/// The exit of the innermost call whose record did not fit the chunk:
+/// aggregation mode (no chunk at all: the call is added to the thread's
+/// totals here), or a full chunk (`exit_slow`). Out of line and with the
+/// arguments of `exit_slow`, so that `exit` keeps its size and is inlined
+/// whole (a larger one was not: ~28 instructions more per call).
+#[inline(never)]
+fn exit_unpushed(seq: u64, end: u64) {
+    let aggregated = HOT.with(|hot| match hot.top() {
+        Some(top) if top.seq == seq => {
+            let depth = hot.depth.get() - 1;
+            let record = Record {
+                start: top.start,
+                end,
+                region: top.region,
+                depth: depth as u32,
+            };
+            let done = hot.aggregate(record);
+            if done {
+                hot.depth.set(depth);
+            }
+            done
+        }
+        _ => false,
+    });
+    if !aggregated {
+        exit_slow(seq, end);
+    }
 }
 
 /// The exit of a call whose guard is not the innermost (dropped out of
