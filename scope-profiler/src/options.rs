@@ -579,6 +579,16 @@ impl Options {
     pub fn get_chunk_size(&self) -> Option<usize> {
         self.chunk_size
     }
+
+    /// Whether every traced function records ([`Options::trace_all`]; the
+    /// Python package's `recursive_profile`).
+    ///
+    /// ```
+    /// assert!(scope_profiler::Options::new().trace_all(true).get_trace_all());
+    /// ```
+    pub fn get_trace_all(&self) -> bool {
+        self.trace_all
+    }
 }
 
 /// How much of the run's environment the file's `/metadata` describes (the
