@@ -25,6 +25,7 @@ pub enum Variant {
     InTask,
     AsyncNested,
     DisabledProfile,
+    DeactivatedProfile,
     DisabledCached,
     DisabledByName,
     Hotpath,
@@ -48,6 +49,7 @@ impl Variant {
         !matches!(
             self,
             Variant::DisabledProfile
+                | Variant::DeactivatedProfile
                 | Variant::DisabledCached
                 | Variant::DisabledByName
                 | Variant::WhatIfOff
@@ -72,7 +74,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 26] = [
+    pub const ALL: [Variant; 27] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -85,6 +87,7 @@ impl Variant {
         Variant::InTask,
         Variant::AsyncNested,
         Variant::DisabledProfile,
+        Variant::DeactivatedProfile,
         Variant::DisabledCached,
         Variant::DisabledByName,
         Variant::Hotpath,
@@ -118,6 +121,9 @@ impl Variant {
                 "ours: `#[profile] async fn` polled once inside a task's poll (a frame)"
             }
             Variant::DisabledProfile => "ours: runtime-disabled `#[profile]` (no session)",
+            Variant::DeactivatedProfile => {
+                "ours: `#[profile]` in a deactivated session (`Options::deactivate(true)`)"
+            }
             Variant::DisabledCached => "ours: runtime-disabled `scope!` (no session)",
             Variant::DisabledByName => "ours: runtime-disabled `sp::region(name).enter()`",
             Variant::Hotpath => "hotpath `#[measure]` (guard alive)",
@@ -158,6 +164,7 @@ impl Variant {
             Variant::InTask => "in-task",
             Variant::AsyncNested => "async-nested",
             Variant::DisabledProfile => "disabled-profile",
+            Variant::DeactivatedProfile => "deactivated-profile",
             Variant::DisabledCached => "disabled-cached",
             Variant::DisabledByName => "disabled-by-name",
             Variant::Hotpath => "hotpath",
@@ -215,6 +222,17 @@ impl Variant {
             Variant::FloorQuanta => time(calls, |x| floor_quanta(clock, x)),
             Variant::FloorRdtsc => time(calls, floor_rdtsc),
             Variant::Profile | Variant::DisabledProfile => time(calls, ours::profiled),
+            Variant::DeactivatedProfile => {
+                // Set up and finalized outside the timed calls.
+                let run = sp::setup(Options::new().deactivate(true).verbose(false))
+                    .expect("deactivated setup");
+                let ns = time(calls, ours::profiled);
+                assert_eq!(
+                    run.finalize().expect("finalize").write_path(),
+                    sp::WritePath::Deactivated
+                );
+                ns
+            }
             Variant::ProfileFresh => time(calls, ours::profiled),
             Variant::Cached | Variant::DisabledCached => time(calls, ours::cached),
             Variant::ByName | Variant::DisabledByName => {
