@@ -237,6 +237,52 @@ pub fn python_names_and_counts(
         .collect()
 }
 
+// ---------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------
+
+/// The settings `options` shares with the Python package's `ProfilingConfig`,
+/// one `key=value` line each, in the Python names and spellings (`None` for
+/// an unset value; the compression as `(name, level)`), so that both sides
+/// print comparable lines.
+pub fn describe_options(options: &Options) -> String {
+    use scope_profiler::Compression;
+    let (compression, level) = match options.get_compression() {
+        Compression::Auto => ("auto".to_owned(), "None".to_owned()),
+        Compression::None => ("none".to_owned(), "None".to_owned()),
+        Compression::Gzip(level) => ("gzip".to_owned(), level.to_string()),
+    };
+    let file = options
+        .get_file_path()
+        .map_or_else(String::new, |p| p.display().to_string());
+    let lines = [
+        format!("file_path={file}"),
+        format!("label={}", options.get_label()),
+        format!("deactivate_profiling={}", options.is_deactivated()),
+        format!(
+            "deactivate_file_output={}",
+            options.get_file_path().is_none()
+        ),
+        format!("recursive_profile={}", options.get_trace_all()),
+        format!(
+            "capture_region_source={}",
+            options.get_capture_region_source()
+        ),
+        format!("metadata_detail={}", options.get_metadata_detail().as_str()),
+        format!("aggregation_mode={}", options.is_aggregation()),
+        format!("hdf5_compression={compression}"),
+        format!("hdf5_compression_level={level}"),
+        format!(
+            "hdf5_chunk_size={}",
+            options
+                .get_chunk_size()
+                .map_or_else(|| "None".to_owned(), |n| n.to_string())
+        ),
+        format!("enable_tags={}", options.get_enable_tags().join(",")),
+    ];
+    lines.join("\n")
+}
+
 /// The workspace README's Rust examples, compiled and run as doc tests so
 /// that they stay true.
 #[doc = include_str!("../README.md")]

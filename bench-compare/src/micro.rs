@@ -31,6 +31,7 @@ pub enum Variant {
     MetadataPerCall,
     Aggregate,
     DisabledProfile,
+    DeactivatedProfile,
     DisabledCached,
     DisabledByName,
     Hotpath,
@@ -54,6 +55,7 @@ impl Variant {
         !matches!(
             self,
             Variant::DisabledProfile
+                | Variant::DeactivatedProfile
                 | Variant::DisabledCached
                 | Variant::DisabledByName
                 | Variant::WhatIfOff
@@ -78,7 +80,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 32] = [
+    pub const ALL: [Variant; 33] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -97,6 +99,7 @@ impl Variant {
         Variant::MetadataPerCall,
         Variant::Aggregate,
         Variant::DisabledProfile,
+        Variant::DeactivatedProfile,
         Variant::DisabledCached,
         Variant::DisabledByName,
         Variant::Hotpath,
@@ -142,6 +145,9 @@ impl Variant {
                 "ours: `#[profile]` fn, aggregation mode (per-region totals, a process of its own)"
             }
             Variant::DisabledProfile => "ours: runtime-disabled `#[profile]` (no session)",
+            Variant::DeactivatedProfile => {
+                "ours: `#[profile]` in a deactivated session (`Options::deactivate(true)`)"
+            }
             Variant::DisabledCached => "ours: runtime-disabled `scope!` (no session)",
             Variant::DisabledByName => "ours: runtime-disabled `sp::region(name).enter()`",
             Variant::Hotpath => "hotpath `#[measure]` (guard alive)",
@@ -188,6 +194,7 @@ impl Variant {
             Variant::MetadataPerCall => "metadata-per-call",
             Variant::Aggregate => "aggregate",
             Variant::DisabledProfile => "disabled-profile",
+            Variant::DeactivatedProfile => "deactivated-profile",
             Variant::DisabledCached => "disabled-cached",
             Variant::DisabledByName => "disabled-by-name",
             Variant::Hotpath => "hotpath",
@@ -248,6 +255,17 @@ impl Variant {
             Variant::FloorQuanta => time(calls, |x| floor_quanta(clock, x)),
             Variant::FloorRdtsc => time(calls, floor_rdtsc),
             Variant::Profile | Variant::DisabledProfile => time(calls, ours::profiled),
+            Variant::DeactivatedProfile => {
+                // Set up and finalized outside the timed calls.
+                let run = sp::setup(Options::new().deactivate(true).verbose(false))
+                    .expect("deactivated setup");
+                let ns = time(calls, ours::profiled);
+                assert_eq!(
+                    run.finalize().expect("finalize").write_path(),
+                    sp::WritePath::Deactivated
+                );
+                ns
+            }
             Variant::ProfileFresh | Variant::Aggregate => time(calls, ours::profiled),
             Variant::Cached | Variant::DisabledCached => time(calls, ours::cached),
             Variant::ByName | Variant::DisabledByName => {

@@ -272,3 +272,10 @@ pub(crate) fn deactivate(session: Arc<Session>, counts: Vec<u64>) {
     session.finish(counts);
     *lock(&LAST) = Some(session);
 }
+
+/// Forgets the session finalized last: introspection (`get_region`, ...)
+/// then finds no session, as after a `setup` (a deactivated one starts none).
+pub(crate) fn forget_last() {
+    forget_inherited(&mut lock(&LAST));
+    *lock(&LAST) = None;
+}

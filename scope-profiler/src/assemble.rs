@@ -49,9 +49,8 @@ pub(crate) struct Plan {
     row_regions: Vec<u32>,
     /// Where each region is defined, by session region id.
     regions: Vec<RegionInfo>,
-    /// The source files of [`RegionInfo::file`], as the file shows them
-    /// (`registry::display_path`).
-    files: Vec<String>,
+    /// The source files of [`RegionInfo::file`].
+    files: Vec<&'static str>,
     /// Exclusive ns per session region id (set by the walk).
     exclusive: Vec<i64>,
     /// Recorded calls per region, by session region id.
@@ -128,7 +127,7 @@ impl Plan {
         let region = self.row_regions.get(row).map_or(0, |&r| r as usize);
         let info = self.regions.get(region);
         let file = info.map_or("", |i| {
-            self.files.get(i.file as usize).map_or("", String::as_str)
+            self.files.get(i.file as usize).copied().unwrap_or("")
         });
         IndexRow {
             region_id: row as u32,
@@ -622,13 +621,7 @@ pub(crate) fn plan(
         with_task_ids: !tasks.is_empty(),
         row_regions,
         regions,
-        files: {
-            let cwd = std::env::current_dir().ok();
-            registry::files()
-                .into_iter()
-                .map(|f| registry::display_path(f, cwd.as_deref()))
-                .collect()
-        },
+        files: registry::files(),
         capture_source,
         row_metadata: Default::default(),
         statistics: Vec::new(),

@@ -32,6 +32,63 @@ pub enum Error {
         /// Why it cannot be used.
         reason: String,
     },
+    /// A configuration file ([`Options::from_toml`](crate::Options::from_toml))
+    /// cannot be read or holds something this crate cannot use: the message
+    /// names the line and column, and for an unknown key the closest known one.
+    ///
+    /// ```
+    /// use scope_profiler::{Error, Options};
+    /// let err = Options::from_toml("/no/such/profiling.toml").unwrap_err();
+    /// assert!(matches!(err, Error::Config { .. }));
+    /// assert!(err.to_string().starts_with("profiling configuration /no/such/profiling.toml: "));
+    /// ```
+    #[error("profiling configuration {path}: {message}")]
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong, and where (`line L, column C: ...`).
+        message: String,
+    },
+    /// A `SCOPE_PROFILER_*` environment variable read by
+    /// [`Options::from_env`](crate::Options::from_env) has a value that means
+    /// nothing.
+    ///
+    /// ```
+    /// use scope_profiler::Error;
+    /// let err = Error::Env {
+    ///     variable: "SCOPE_PROFILER_DISABLE".into(),
+    ///     value: "maybe".into(),
+    ///     message: "expected 1/true/yes/on or 0/false/no/off".into(),
+    /// };
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "environment variable SCOPE_PROFILER_DISABLE=\"maybe\": expected 1/true/yes/on or 0/false/no/off"
+    /// );
+    /// ```
+    #[error("environment variable {variable}={value:?}: {message}")]
+    Env {
+        /// The variable's name.
+        variable: String,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An option value `setup` cannot use (a chunk size of 0, a metadata key
+    /// the run description writes itself, ...).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Error, Options};
+    /// let err = sp::setup(Options::new().in_memory().chunk_size(0)).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidOption { option: "chunk_size", .. }));
+    /// ```
+    #[error("invalid option {option}: {message}")]
+    InvalidOption {
+        /// The option (its `Options` method name).
+        option: &'static str,
+        /// Why the value cannot be used.
+        message: String,
+    },
     /// An I/O error while writing or publishing the file.
     #[error("I/O error on {path}: {source}")]
     Io {

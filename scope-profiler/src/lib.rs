@@ -41,6 +41,7 @@
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
 mod clock;
+mod config;
 mod error;
 mod fxhash;
 mod histogram;
@@ -88,7 +89,7 @@ mod session;
 pub use callmeta::{MetadataScope, annotate, metadata};
 pub use error::Error;
 pub use hdf5::{EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
-pub use options::{Compression, OnSpillFailure, Options};
+pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
 pub use profile::{
     AggregateRow, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
     RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
@@ -137,6 +138,28 @@ pub mod __private {
 /// ```
 pub fn setup(options: Options) -> Result<Run, Error> {
     session::setup(options)
+}
+
+/// Starts a session configured by the environment: [`setup`] with
+/// [`Options::from_env`] (the TOML file `SCOPE_PROFILER_CONFIG` names, then
+/// `SCOPE_PROFILER_OUTPUT`, `SCOPE_PROFILER_RECURSIVE`,
+/// `SCOPE_PROFILER_ENABLE_TAGS`, `SCOPE_PROFILER_DISABLE`, ...), as the
+/// Python package's `ProfileManager.setup_from_env`. To override a setting
+/// in code, use `setup(Options::from_env()?.label("x"))`.
+///
+/// ```
+/// use scope_profiler as sp;
+/// # // The output goes to a temporary file (no other thread reads the
+/// # // environment in this doc test).
+/// # unsafe { std::env::set_var("SCOPE_PROFILER_OUTPUT", std::env::temp_dir().join("sp-doc-env.h5")) };
+/// let run = sp::setup_from_env()?;
+/// sp::region("work").run(|| ());
+/// # let results = run.finalize()?;
+/// # assert!(results.file_path().unwrap().ends_with("sp-doc-env.h5"));
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn setup_from_env() -> Result<Run, Error> {
+    setup(Options::from_env()?)
 }
 
 /// Ends the active session: writes the file (unless in memory), prints the

@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::clock::Anchor;
-use crate::options::Options;
+use crate::options::{MetadataDetail, Options};
 use crate::profile::MetaValue;
 
 /// The `/metadata` attributes of a session with `options`, started at
@@ -22,7 +22,6 @@ pub(crate) fn run_metadata(
     let entries: Vec<(&str, MetaValue)> = vec![
         ("label", options.get_label().into()),
         ("timestamp", iso8601(wall_start).into()),
-        ("hostname", hostname().into()),
         ("platform", platform().into()),
         ("chip_information", chip().into()),
         ("total_cores", cores.into()),
@@ -38,10 +37,170 @@ pub(crate) fn run_metadata(
             env!("CARGO_PKG_VERSION").into(),
         ),
     ];
-    entries
+    let mut out: Vec<(String, MetaValue)> = entries
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
-        .collect()
+        .collect();
+    out.push((
+        "metadata_detail".to_owned(),
+        options.metadata_detail.as_str().into(),
+    ));
+    if options.metadata_detail == MetadataDetail::Full {
+        out.extend(full_metadata());
+    }
+    out.extend(options.user_metadata.iter().cloned());
+    out.into_iter().map(|(k, v)| (k, truncate(v))).collect()
+}
+
+/// What [`MetadataDetail::Full`] adds: the Python package's full level
+/// (host, user, directory, environment) and the build.
+fn full_metadata() -> Vec<(String, MetaValue)> {
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let features: Vec<&str> = [
+        ("enabled", cfg!(feature = "enabled")),
+        ("static-hdf5", cfg!(feature = "static-hdf5")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
+    let mut out: Vec<(String, MetaValue)> = vec![
+        ("hostname".into(), hostname().into()),
+        ("uname".into(), uname().into()),
+        ("working_directory".into(), cwd.into()),
+        ("user".into(), user().into()),
+        (
+            "rustc_version".into(),
+            env!("SCOPE_PROFILER_RUSTC_VERSION").into(),
+        ),
+        ("target".into(), env!("SCOPE_PROFILER_TARGET").into()),
+        (
+            "build_profile".into(),
+            env!("SCOPE_PROFILER_PROFILE").into(),
+        ),
+        ("scope_profiler_features".into(), features.join(",").into()),
+    ];
+    for name in ENVIRONMENT_VARIABLES {
+        if let Some(value) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
+            out.push(((*name).to_owned(), value.into()));
+        }
+    }
+    let mut slurm: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, v)| SLURM_PREFIXES.iter().any(|p| k.starts_with(p)) && !v.is_empty())
+        .collect();
+    slurm.sort();
+    out.extend(slurm.into_iter().map(|(k, v)| (k, v.into())));
+    out
+}
+
+/// The environment variables the Python package records at its full level,
+/// under their own names, when set.
+const ENVIRONMENT_VARIABLES: &[&str] = &[
+    "LD_LIBRARY_PATH",
+    "LOADEDMODULES",
+    "MODULEPATH",
+    "MODULESHOME",
+    "MODULES_CMD",
+    "MODULES_RUN_QUARANTINE",
+    "PATH",
+    "PYTHON_HOME",
+    "PYTHON_INC",
+    "PYTHON_INCLUDE",
+    "PYTHON_LIB",
+    "VIRTUAL_ENV",
+];
+
+/// Every variable with one of these prefixes is recorded at the full level.
+const SLURM_PREFIXES: &[&str] = &["SLURM_", "SLURMD_"];
+
+/// Keys the run description writes itself, at either level: a user entry
+/// ([`Options::metadata`]) may not take one.
+pub(crate) fn is_reserved_key(key: &str) -> bool {
+    const OWN: &[&str] = &[
+        "label",
+        "timestamp",
+        "platform",
+        "chip_information",
+        "total_cores",
+        "omp_num_threads",
+        "mpi_size",
+        "num_nodes",
+        "start_time_ns",
+        "finalize_time_ns",
+        "source",
+        "source_language",
+        "scope_profiler_rust_version",
+        "metadata_detail",
+        "hostname",
+        "uname",
+        "working_directory",
+        "user",
+        "rustc_version",
+        "target",
+        "build_profile",
+        "scope_profiler_features",
+    ];
+    OWN.contains(&key)
+        || ENVIRONMENT_VARIABLES.contains(&key)
+        || SLURM_PREFIXES.iter().any(|p| key.starts_with(p))
+}
+
+/// HDF5 attributes cannot exceed 64 KiB: longer strings are cut, as the
+/// Python package cuts them.
+fn truncate(value: MetaValue) -> MetaValue {
+    const MAX_CHARS: usize = 60_000;
+    const MARKER: &str = "...[truncated]";
+    match value {
+        MetaValue::Str(s) if s.chars().count() > MAX_CHARS => {
+            let kept: String = s.chars().take(MAX_CHARS - MARKER.len()).collect();
+            MetaValue::Str(kept + MARKER)
+        }
+        other => other,
+    }
+}
+
+/// The source file of a region as the file shows it at `detail`: at
+/// [`MetadataDetail::Minimal`] never an absolute path (the Python package
+/// writes paths relative to the working directory or the import root, else
+/// the file name): relative to the working directory if under it, from the
+/// crate's directory for a crate in Cargo's registry or git checkouts, else
+/// from the crate's directory (the one holding `src/`) or, outside any
+/// `src/`, the file name alone. Always a suffix of `path`.
+pub(crate) fn shown_source_file(detail: MetadataDetail, path: &str) -> &str {
+    if detail == MetadataDetail::Full || !path.starts_with('/') {
+        return path;
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Some(rest) = cwd
+            .to_str()
+            .and_then(|cwd| path.strip_prefix(cwd))
+            .and_then(|rest| rest.strip_prefix('/'))
+        {
+            return rest;
+        }
+    }
+    // .../registry/src/<index>/<crate-version>/src/lib.rs and
+    // .../git/checkouts/<repo>/<rev>/src/lib.rs: from <crate-version> or
+    // the checkout's files on.
+    for (marker, skip) in [("/registry/src/", 1), ("/git/checkouts/", 2)] {
+        if let Some(at) = path.find(marker) {
+            let mut rest = &path[at + marker.len()..];
+            for _ in 0..skip {
+                rest = rest.split_once('/').map_or("", |(_, r)| r);
+            }
+            if !rest.is_empty() {
+                return rest;
+            }
+        }
+    }
+    // /somewhere/mycrate/src/lib.rs: from `mycrate/` on.
+    if let Some(src) = path.rfind("/src/") {
+        if let Some(dir) = path[..src].rfind('/') {
+            return &path[dir + 1..];
+        }
+    }
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// `s` as a JSON string literal, quoted and escaped (RFC 8259). The runtime
@@ -94,6 +253,75 @@ fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
+/// `platform.uname()` joined as the Python package writes it: system, node
+/// (the host name), release, version and machine.
+fn uname() -> String {
+    // SAFETY: utsname is plain old data; all-zero is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    [
+        &u.sysname[..],
+        &u.nodename,
+        &u.release,
+        &u.version,
+        &u.machine,
+    ]
+    .iter()
+    .map(|f| c_field(f))
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+/// A NUL-terminated `c_char` field as a string.
+fn c_field(f: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = f
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The user name, as Python's `getpass.getuser()` finds it: `LOGNAME`,
+/// `USER`, `LNAME` or `USERNAME`, else the password database.
+fn user() -> String {
+    for var in ["LOGNAME", "USER", "LNAME", "USERNAME"] {
+        if let Some(name) = std::env::var(var).ok().filter(|v| !v.is_empty()) {
+            return name;
+        }
+    }
+    let mut pwd: libc::passwd = unsafe_zeroed_passwd();
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live, writable value of the right size
+    // (`buf.len()` is passed with `buf`); `getpwuid_r` is thread-safe.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return String::new();
+    }
+    // SAFETY: on success `pw_name` points to a NUL-terminated string in `buf`.
+    unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn unsafe_zeroed_passwd() -> libc::passwd {
+    // SAFETY: passwd is plain old data (integers and pointers); all-zero
+    // (null pointers) is a valid value.
+    unsafe { std::mem::zeroed() }
+}
+
 /// `Linux-<release>-<machine>`, like Python's `platform.platform()` prefix.
 fn platform() -> String {
     // SAFETY: utsname is plain old data; all-zero is a valid value.
@@ -143,9 +371,49 @@ mod tests {
     }
 
     #[test]
+    fn minimal_source_files_are_never_absolute() {
+        let m = MetadataDetail::Minimal;
+        let cwd = std::env::current_dir().unwrap();
+        let inside = format!("{}/src/lib.rs", cwd.display());
+        assert_eq!(shown_source_file(m, &inside), "src/lib.rs");
+        assert_eq!(shown_source_file(m, "src/main.rs"), "src/main.rs");
+        assert_eq!(
+            shown_source_file(
+                m,
+                "/home/ann/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/toml-1.2.2/src/de.rs"
+            ),
+            "toml-1.2.2/src/de.rs"
+        );
+        assert_eq!(
+            shown_source_file(
+                m,
+                "/home/ann/.cargo/git/checkouts/foo-1234/abcdef/src/lib.rs"
+            ),
+            "src/lib.rs"
+        );
+        assert_eq!(shown_source_file(m, "/opt/elsewhere/gen.rs"), "gen.rs");
+        assert_eq!(
+            shown_source_file(m, "/opt/build/vendor/zstd/src/lib.rs"),
+            "zstd/src/lib.rs"
+        );
+        assert_eq!(shown_source_file(MetadataDetail::Full, &inside), inside);
+    }
+
+    #[test]
+    fn long_values_are_cut_as_python_cuts_them() {
+        let MetaValue::Str(cut) = truncate(MetaValue::Str("x".repeat(70_000))) else {
+            panic!("a string stays a string");
+        };
+        assert_eq!(cut.chars().count(), 60_000);
+        assert!(cut.ends_with("...[truncated]"));
+    }
+
+    #[test]
     fn host_description_is_filled() {
         assert!(!hostname().is_empty());
         assert!(platform().contains('-'));
         assert!(!chip().is_empty());
+        assert!(uname().contains(&hostname()));
+        assert!(!user().is_empty());
     }
 }

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::profile::MetaValue;
+
 /// How the event columns are compressed in the file.
 ///
 /// ```
@@ -107,6 +109,10 @@ pub struct Options {
     pub(crate) capture_region_source: bool,
     pub(crate) session_region: bool,
     pub(crate) aggregation: bool,
+    pub(crate) deactivate: bool,
+    pub(crate) metadata_detail: MetadataDetail,
+    pub(crate) user_metadata: Vec<(String, MetaValue)>,
+    pub(crate) chunk_size: Option<usize>,
 }
 
 impl Default for Options {
@@ -125,6 +131,10 @@ impl Default for Options {
             capture_region_source: false,
             session_region: false,
             aggregation: false,
+            deactivate: false,
+            metadata_detail: MetadataDetail::Minimal,
+            user_metadata: Vec::new(),
+            chunk_size: None,
         }
     }
 }
@@ -485,5 +495,182 @@ impl Options {
     /// ```
     pub fn is_aggregation(&self) -> bool {
         self.aggregation
+    }
+
+    /// Turns profiling off for this session (the Python package's
+    /// `deactivate_profiling`): `setup` succeeds, nothing is recorded, no
+    /// file is written, and `finalize` returns `Ok` with empty results.
+    /// Every instrumented call then costs what a call with no session costs
+    /// (the hot path sees no active session), so the instrumentation can
+    /// stay in the code. [`is_active`](crate::is_active) is `false` during
+    /// such a session; [`Run::is_active`](crate::Run::is_active) is `true`
+    /// until it is finalized, and a second `setup` meanwhile is
+    /// [`Error::AlreadyConfigured`](crate::Error::AlreadyConfigured).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let dir = std::env::temp_dir().join(format!("sp-doc-deact-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let run = sp::setup(Options::new().file_path(dir.join("off.h5")).deactivate(true))?;
+    /// sp::region("work").run(|| ());
+    /// assert!(!sp::is_active() && run.is_active());
+    /// let results = run.finalize()?;
+    /// assert!(results.profile().unwrap().events.is_empty());
+    /// assert!(!dir.join("off.h5").exists());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn deactivate(mut self, off: bool) -> Self {
+        self.deactivate = off;
+        self
+    }
+
+    /// Whether the session is deactivated ([`Options::deactivate`]).
+    ///
+    /// ```
+    /// assert!(!scope_profiler::Options::new().is_deactivated());
+    /// ```
+    pub fn is_deactivated(&self) -> bool {
+        self.deactivate
+    }
+
+    /// How much of the run's environment `/metadata` describes (default
+    /// [`MetadataDetail::Minimal`]: nothing that names a person, a machine,
+    /// a directory or a job).
+    ///
+    /// ```
+    /// use scope_profiler::{MetadataDetail, Options};
+    /// let o = Options::new().metadata_detail(MetadataDetail::Full);
+    /// assert_eq!(o.get_metadata_detail(), MetadataDetail::Full);
+    /// ```
+    pub fn metadata_detail(mut self, detail: MetadataDetail) -> Self {
+        self.metadata_detail = detail;
+        self
+    }
+
+    /// The metadata level set with [`Options::metadata_detail`].
+    ///
+    /// ```
+    /// use scope_profiler::{MetadataDetail, Options};
+    /// assert_eq!(Options::new().get_metadata_detail(), MetadataDetail::Minimal);
+    /// ```
+    pub fn get_metadata_detail(&self) -> MetadataDetail {
+        self.metadata_detail
+    }
+
+    /// Adds a `/metadata` attribute of the user's, written under `key` as it
+    /// is (as the Python package writes the entries of its metadata dict),
+    /// after the run description; the same key again replaces the value. A
+    /// key the run description writes itself (`label`, `timestamp`,
+    /// `hostname`, `PATH`, `SLURM_*`, ...) is an
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption) at `setup`.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, MetaValue, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false)
+    ///     .metadata("experiment", "mesh-refinement")
+    ///     .metadata("mesh_cells", 4096))?;
+    /// let profile = run.finalize()?.into_profile().unwrap();
+    /// assert_eq!(profile.metadata_value("experiment"), Some(&MetaValue::Str("mesh-refinement".into())));
+    /// assert_eq!(profile.metadata_value("mesh_cells"), Some(&MetaValue::Int(4096)));
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<MetaValue>) -> Self {
+        let key = key.into();
+        let value = value.into();
+        match self.user_metadata.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = value,
+            None => self.user_metadata.push((key, value)),
+        }
+        self
+    }
+
+    /// The user's metadata entries ([`Options::metadata`]), in order.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().metadata("a", 1).metadata("a", 2);
+    /// assert_eq!(o.get_metadata().len(), 1);
+    /// ```
+    pub fn get_metadata(&self) -> &[(String, MetaValue)] {
+        &self.user_metadata
+    }
+
+    /// Events per chunk of the event columns (the Python package's
+    /// `hdf5_chunk_size`), compressed or not: an uncompressed file is then
+    /// chunked too, so readers can read parts of it. Default: contiguous
+    /// columns when uncompressed, chunks of up to 65,536 events when
+    /// compressed. A chunk never exceeds the column's length. 0, or more
+    /// than 536,870,911 (a chunk of 4 GiB, HDF5's limit), is an
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption) at `setup`.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().chunk_size(4096);
+    /// assert_eq!(o.get_chunk_size(), Some(4096));
+    /// ```
+    pub fn chunk_size(mut self, events: usize) -> Self {
+        self.chunk_size = Some(events);
+        self
+    }
+
+    /// The chunk size set with [`Options::chunk_size`], `None` for the default.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::Options::new().get_chunk_size(), None);
+    /// ```
+    pub fn get_chunk_size(&self) -> Option<usize> {
+        self.chunk_size
+    }
+
+    /// Whether every traced function records ([`Options::trace_all`]; the
+    /// Python package's `recursive_profile`).
+    ///
+    /// ```
+    /// assert!(scope_profiler::Options::new().trace_all(true).get_trace_all());
+    /// ```
+    pub fn get_trace_all(&self) -> bool {
+        self.trace_all
+    }
+}
+
+/// How much of the run's environment the file's `/metadata` describes (the
+/// Python package's `metadata_detail`).
+///
+/// Both levels write the label, `timestamp`, `platform`, `chip_information`,
+/// core and thread counts, `mpi_size`, `num_nodes`, `start_time_ns`,
+/// `finalize_time_ns`, `source_language` and the crate version.
+///
+/// ```
+/// use scope_profiler::MetadataDetail;
+/// assert_eq!(MetadataDetail::default(), MetadataDetail::Minimal);
+/// assert_eq!(MetadataDetail::Full.as_str(), "full");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MetadataDetail {
+    /// Nothing that names a person, a machine, a directory or a job: no host
+    /// name, user, working directory or environment variables, and region
+    /// source files relative to the working directory (outside it: from
+    /// the crate's directory in Cargo's registry or git checkouts, else the
+    /// file name alone), never absolute.
+    #[default]
+    Minimal,
+    /// Also `hostname`, `uname`, `working_directory`, `user`, the
+    /// environment variables the Python package records (`PATH`,
+    /// `LD_LIBRARY_PATH`, `VIRTUAL_ENV`, `LOADEDMODULES`, ..., every
+    /// `SLURM_*`/`SLURMD_*`), the build (`rustc_version`, `target`,
+    /// `build_profile`, `scope_profiler_features`) and source files as
+    /// compiled (absolute for crates outside the workspace).
+    Full,
+}
+
+impl MetadataDetail {
+    /// The Python package's name of the level: `"minimal"` or `"full"`.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::MetadataDetail::Minimal.as_str(), "minimal");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetadataDetail::Minimal => "minimal",
+            MetadataDetail::Full => "full",
+        }
     }
 }

@@ -377,37 +377,6 @@ fn file_id(file: &'static str) -> u32 {
     id
 }
 
-/// A source file as the file stores it: never an absolute path of the
-/// machine that built the program. `file!()` is relative to the workspace
-/// for the program's own crates; for dependencies it is absolute: inside
-/// Cargo's registry or git checkouts it becomes `crate-1.2.3/src/lib.rs`;
-/// under the working directory, relative to it; anywhere else, from the
-/// crate's directory on (`mycrate/src/lib.rs`, the directory above `src`),
-/// or the file name alone.
-pub(crate) fn display_path(file: &str, cwd: Option<&std::path::Path>) -> String {
-    let path = std::path::Path::new(file);
-    if !path.is_absolute() {
-        return file.to_owned();
-    }
-    for marker in ["/registry/src/", "/git/checkouts/"] {
-        if let Some(at) = file.find(marker) {
-            // Past the index (or repository) directory.
-            let rest = &file[at + marker.len()..];
-            if let Some(slash) = rest.find('/') {
-                return rest[slash + 1..].to_owned();
-            }
-        }
-    }
-    if let Some(relative) = cwd.and_then(|cwd| path.strip_prefix(cwd).ok()) {
-        return relative.to_string_lossy().into_owned();
-    }
-    let parts: Vec<&str> = file.split('/').filter(|p| !p.is_empty()).collect();
-    match parts.iter().rposition(|p| *p == "src") {
-        Some(src) if src > 0 => parts[src - 1..].join("/"),
-        _ => parts.last().copied().unwrap_or("").to_owned(),
-    }
-}
-
 /// Every source file interned so far, by index (see [`RegionInfo::file`]).
 pub(crate) fn files() -> Vec<&'static str> {
     lock(&FILES).names.clone()
@@ -466,32 +435,6 @@ impl RegionTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn source_paths_never_show_the_build_machine() {
-        let cwd = std::path::Path::new("/home/me/proj");
-        let shown = |f: &str| display_path(f, Some(cwd));
-        assert_eq!(shown("src/main.rs"), "src/main.rs");
-        assert_eq!(
-            shown(
-                "/home/me/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.1/src/de.rs"
-            ),
-            "serde-1.0.1/src/de.rs"
-        );
-        assert_eq!(
-            shown("/home/me/.cargo/git/checkouts/foo-8a1b/5e3c2d1/src/lib.rs"),
-            "5e3c2d1/src/lib.rs"
-        );
-        assert_eq!(
-            shown("/home/me/proj/crates/a/src/lib.rs"),
-            "crates/a/src/lib.rs"
-        );
-        assert_eq!(
-            shown("/opt/build/vendor/zstd/src/lib.rs"),
-            "zstd/src/lib.rs"
-        );
-        assert_eq!(shown("/tmp/gen.rs"), "gen.rs");
-    }
 
     #[test]
     fn interning_is_by_name() {

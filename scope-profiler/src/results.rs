@@ -5,10 +5,17 @@ use std::path::{Path, PathBuf};
 use crate::assemble::{AggregatePlan, Plan};
 use crate::error::Error;
 use crate::hdf5::{self, FileSink, Header};
-use crate::options::{Options, Output};
+use crate::metadata;
+use crate::options::{MetadataDetail, Options, Output};
 use crate::profile::{AggregateRow, DroppedCalls, Profile, RecordingHealth, RegionStatistics};
-use crate::sink::MemorySink;
+use crate::sink::{IndexRow, MemorySink};
 use crate::summary::Summary;
+
+/// `row` with its source file as the metadata level shows it (a suffix of it).
+fn shown(detail: MetadataDetail, mut row: IndexRow<'_>) -> IndexRow<'_> {
+    row.source_file = metadata::shown_source_file(detail, row.source_file);
+    row
+}
 
 /// How `finalize` or `checkpoint` wrote the events.
 ///
@@ -31,6 +38,16 @@ pub enum WritePath {
         /// Whether the buckets went through a scratch file.
         scratch: bool,
     },
+    /// Nowhere: the session was deactivated ([`Options::deactivate`]) and
+    /// recorded nothing.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options, WritePath};
+    /// sp::setup(Options::new().deactivate(true))?;
+    /// assert_eq!(sp::finalize()?.write_path(), WritePath::Deactivated);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    Deactivated,
 }
 
 /// The results of a session: the profile as written, where it was written,
@@ -65,6 +82,7 @@ impl Results {
     pub(crate) fn publish(mut plan: Plan, options: &Options) -> Result<Results, Error> {
         let health = std::mem::take(&mut plan.health);
         let statistics;
+        let detail = options.metadata_detail;
         let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match &options.output {
             Output::File(path) => {
@@ -80,7 +98,13 @@ impl Results {
                         rows: plan.rows(),
                         with_task_ids: plan.with_task_ids(),
                     };
-                    let mut sink = FileSink::create(temp, path, &header, options.compression)?;
+                    let mut sink = FileSink::create(
+                        temp,
+                        path,
+                        &header,
+                        options.compression,
+                        options.chunk_size,
+                    )?;
                     let tree = match sink.direct()? {
                         Some(columns) => {
                             write_path = WritePath::Direct;
@@ -94,7 +118,7 @@ impl Results {
                         }
                     };
                     summary = Some(tree);
-                    sink.finish(plan.rows(), &|i| plan.index_row(i))
+                    sink.finish(plan.rows(), &|i| shown(detail, plan.index_row(i)))
                 })?;
                 statistics = std::mem::take(&mut plan.statistics);
                 (None, summary.unwrap_or_default(), Some(path.clone()))
@@ -105,7 +129,7 @@ impl Results {
                 statistics = std::mem::take(&mut plan.statistics);
                 let rows = (0..plan.rows())
                     .zip(sink.stats)
-                    .map(|(i, stats)| plan.index_row(i).with_stats(stats))
+                    .map(|(i, stats)| shown(detail, plan.index_row(i)).with_stats(stats))
                     .collect();
                 let region_names = (0..plan.rows())
                     .map(|row| plan.region_name(row).to_owned())
@@ -183,6 +207,20 @@ impl Results {
     /// ```
     pub fn aggregates(&self) -> &[AggregateRow] {
         &self.aggregates
+    }
+
+    /// The results of a deactivated session: an empty profile, written
+    /// nowhere.
+    pub(crate) fn deactivated() -> Results {
+        Results {
+            profile: Some(Profile::default()),
+            summary: Summary::default(),
+            file_path: None,
+            health: RecordingHealth::default(),
+            write_path: WritePath::Deactivated,
+            statistics: Vec::new(),
+            aggregates: Vec::new(),
+        }
     }
 
     /// The recorded data of an in-memory session; `None` for a file session,

@@ -125,7 +125,7 @@ impl Run {
     /// assert!(!run.is_active());
     /// ```
     pub fn is_active(&self) -> bool {
-        active_generation() == self.generation
+        active_generation() == self.generation || deactivated() == Some(self.generation)
     }
 
     /// Finalizes this run's session (an `Err` if it already ended).
@@ -143,8 +143,12 @@ impl Run {
 /// Starts a profiling session.
 pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     let _serial = lock(&LIFECYCLE);
-    if active::is_active() {
+    if active::is_active() || deactivated().is_some() {
         return Err(Error::AlreadyConfigured);
+    }
+    check_options(&options)?;
+    if options.deactivate {
+        return Ok(setup_deactivated());
     }
     if let Output::File(path) = &options.output {
         check_output_path(path)?;
@@ -190,6 +194,72 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     })
 }
 
+/// The generation of the deactivated session ([`Options::deactivate`]), if
+/// one was set up (in this process: not one inherited through `fork()`),
+/// with the fork epoch it was set up in. The hot path never sees it: the
+/// active generation stays 0.
+static DEACTIVATED: Mutex<Option<(u32, u32)>> = Mutex::new(None);
+
+/// The generation of the deactivated session, if one is set up.
+fn deactivated() -> Option<u32> {
+    lock(&DEACTIVATED)
+        .filter(|(_, epoch)| *epoch == crate::sync::fork_epoch())
+        .map(|(generation, _)| generation)
+}
+
+/// A session that records nothing: nothing is activated, so every
+/// instrumented call costs what it costs with no session.
+fn setup_deactivated() -> Run {
+    let generation = active::new_generation();
+    active::forget_last();
+    *lock(&DEACTIVATED) = Some((generation, crate::sync::fork_epoch()));
+    Run {
+        generation,
+        file_path: None,
+    }
+}
+
+/// Ends the deactivated session (the one of `generation`, if given), if it
+/// is the one set up: `Some(Ok(empty results))`, having written nothing.
+fn finalize_deactivated(generation: Option<u32>) -> Option<Result<Results, Error>> {
+    let set_up = deactivated()?;
+    if generation.is_some_and(|g| g != set_up) {
+        return None;
+    }
+    *lock(&DEACTIVATED) = None;
+    Some(Ok(Results::deactivated()))
+}
+
+/// Option values `setup` refuses, naming the option.
+fn check_options(options: &Options) -> Result<(), Error> {
+    // HDF5 chunks are at most 4 GiB; the event columns hold 8-byte values.
+    const MAX_CHUNK_EVENTS: usize = (u32::MAX / 8) as usize;
+    if let Some(n) = options.chunk_size {
+        if n == 0 || n > MAX_CHUNK_EVENTS {
+            return Err(Error::InvalidOption {
+                option: "chunk_size",
+                message: format!("{n} events: a chunk holds 1 to {MAX_CHUNK_EVENTS} events"),
+            });
+        }
+    }
+    for (key, _) in &options.user_metadata {
+        if key.is_empty() || metadata::is_reserved_key(key) {
+            return Err(Error::InvalidOption {
+                option: "metadata",
+                message: format!(
+                    "the key {key:?} is {}",
+                    if key.is_empty() {
+                        "empty"
+                    } else {
+                        "one the run description writes itself"
+                    }
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Fails early, naming the path, when the profile could not be published
 /// there: a missing directory, a directory as the path, no write permission.
 fn check_output_path(path: &Path) -> Result<(), Error> {
@@ -233,6 +303,9 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
 /// Writes everything recorded so far and keeps recording.
 pub(crate) fn checkpoint() -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
+    if deactivated().is_some() {
+        return Ok(Results::deactivated());
+    }
     let session = active_session().ok_or(Error::NotActive)?;
     write(&session, &session.options).map(|(results, _)| results)
 }
@@ -251,6 +324,9 @@ pub(crate) fn finalize_generation(
     path: Option<&Path>,
 ) -> Result<Results, Error> {
     let _serial = lock(&LIFECYCLE);
+    if let Some(done) = finalize_deactivated(generation) {
+        return done;
+    }
     let session = active_session()
         .filter(|s| generation.is_none_or(|g| g == s.generation))
         .ok_or(Error::NotActive)?;

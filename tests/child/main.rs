@@ -28,6 +28,9 @@
 //!   region, and checks that `finalize` still writes `DIR/nul.h5` with both
 //!   calls (the NUL name may be stored altered).
 //!
+//! - The modes of `config.rs` (`Options::from_env`, `from_toml`,
+//!   `setup_from_env` in an environment of the test's): see that module.
+//!
 //! - The modes of `faults.rs` (spill failures, the disk limit, `fork()`, a
 //!   failed finalize while a thread records): see that module.
 //!
@@ -39,6 +42,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod config;
 mod faults;
 
 use integration_tests::calls_per_region;
@@ -73,6 +77,10 @@ fn main() -> ExitCode {
         ["deep-chain", depth, dir] => faults::deep_chain(num(depth), Path::new(dir)),
         ["many-names", how, n, dir] => faults::many_names(how, num(n), Path::new(dir)),
         ["fork", dir] => faults::fork(Path::new(dir)),
+        ["env-options"] => config::env_options(None),
+        ["env-options", label] => config::env_options(Some(label)),
+        ["from-toml", path] => config::from_toml(Path::new(path)),
+        ["setup-from-env", n] => config::setup_from_env(num(n)),
         ["failed-finalize-while-recording", dir] => {
             faults::failed_finalize_while_recording(Path::new(dir))
         }
@@ -81,7 +89,8 @@ fn main() -> ExitCode {
                 "usage: sp-child record-and-finalize PATH N [MEMORY_LIMIT] | fsize-limit PATH OTHER N LIMIT \
                  | disk-full DIR N | no-permission DIR | nul-name DIR \
                  | spill-fail keep|drop removed-dir|fsize DIR N | disk-limit DIR N | fork DIR \
-                 | failed-finalize-while-recording DIR | deep-chain DEPTH DIR | many-names distinct|one N DIR"
+                 | failed-finalize-while-recording DIR | deep-chain DEPTH DIR | many-names distinct|one N DIR \
+                 | env-options [LABEL] | from-toml PATH | setup-from-env N"
             );
             return ExitCode::from(2);
         }

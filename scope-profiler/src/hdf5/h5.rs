@@ -482,6 +482,11 @@ pub(super) enum Layout {
     /// One contiguous block allocated at creation and never filled by the
     /// library, so that its bytes may be written directly.
     Preallocated,
+    /// Chunks of `chunk` elements, unfiltered.
+    Chunked {
+        /// Elements per chunk.
+        chunk: usize,
+    },
     /// Chunks of `chunk` elements, filtered by shuffle then deflate(`level`).
     Deflate {
         /// Elements per chunk.
@@ -579,6 +584,19 @@ impl Group {
                     // SAFETY: `p` is the list `dcpl` owns; a valid time.
                     dcpl.set("the fill time", |p| unsafe {
                         H5Pset_fill_time(p, H5D_fill_time_t::H5D_FILL_TIME_NEVER)
+                    })?;
+                }
+                Layout::Chunked { chunk } => {
+                    // As hdf5-metno (and h5py) do for chunked datasets.
+                    // SAFETY: `p` is the list `dcpl` owns; a valid time.
+                    dcpl.set("the fill time", |p| unsafe {
+                        H5Pset_fill_time(p, H5D_fill_time_t::H5D_FILL_TIME_ALLOC)
+                    })?;
+                    let dims = [chunk as hsize_t];
+                    // SAFETY: `p` is the list `dcpl` owns; `dims` holds the
+                    // one dimension of a rank-1 chunk.
+                    dcpl.set("the chunk size", |p| unsafe {
+                        H5Pset_chunk(p, 1, dims.as_ptr())
                     })?;
                 }
                 Layout::Deflate { chunk, level } => {

@@ -78,7 +78,7 @@ pub fn write_profile(
         task_ids: events.task_ids.as_deref(),
     };
     publish_atomically(path, |temp| {
-        let mut sink = FileSink::create(temp, path, &header, compression)?;
+        let mut sink = FileSink::create(temp, path, &header, compression, None)?;
         sink.events(0, &slice)?;
         for row in &profile.rows {
             sink.row_stats(&row.stats)?;
@@ -172,14 +172,17 @@ impl crate::sink::ColumnStore for DirectColumns {
 
 impl FileSink {
     /// Creates the file at `path` (a temporary sibling of `target`) with
-    /// everything but the events and the index.
+    /// everything but the events and the index; the event columns in
+    /// chunks of at most `chunk_size` events if given (compressed or not).
     pub(crate) fn create(
         path: &Path,
         target: &Path,
         header: &Header<'_>,
         compression: Compression,
+        chunk_size: Option<usize>,
     ) -> std::result::Result<FileSink, Error> {
         let level = compression.level_for(header.events);
+        let chunk = chunk_len(header.events, chunk_size);
         let create = || -> Result<FileSink> {
             let file = File::create(path)?;
             let root = file.root()?;
@@ -193,7 +196,12 @@ impl FileSink {
                 write_task_table(&root, header.tasks)?;
             }
             let group = root.create_group(schema::EVENTS, false)?;
-            let column = |name: &str| create_event_column(&group, name, header.events, level);
+            let storage = match (level, chunk_size) {
+                (Some(level), _) => Storage::Deflate { chunk, level },
+                (None, Some(_)) => Storage::Chunked { chunk },
+                (None, None) => Storage::Direct,
+            };
+            let column = |name: &str| create_event_column(&group, name, header.events, storage);
             let columns = [
                 column("start_deltas")?,
                 column("durations")?,
@@ -215,7 +223,7 @@ impl FileSink {
                 Some(level) if header.events > 0 => Some(ChunkWriter::new(
                     columns.len() + usize::from(task_ids.is_some()),
                     header.events,
-                    chunk_len(header.events),
+                    chunk,
                     level,
                 )?),
                 _ => None,
@@ -524,31 +532,36 @@ fn check_rows(
     Ok(())
 }
 
-/// An int64 event column of `len` values, to be filled later: chunked and
-/// filtered with a compression `level`; otherwise contiguous, allocated now
-/// and never filled by the library, so that its bytes may be written directly
+/// How the event columns are stored.
+#[derive(Clone, Copy)]
+enum Storage {
+    /// Contiguous, written directly ([`DirectColumns`]).
+    Direct,
+    /// Chunked, unfiltered (an explicit chunk size without compression).
+    Chunked { chunk: usize },
+    /// Chunked, shuffled and deflated at `level`.
+    Deflate { chunk: usize, level: u8 },
+}
+
+/// An int64 event column of `len` values, to be filled later: chunked (and
+/// filtered when compressed); or contiguous, allocated now and never filled
+/// by the library, so that its bytes may be written directly
 /// ([`DirectColumns`]). Empty columns are contiguous and unallocated.
-fn create_event_column(
-    group: &Group,
-    name: &str,
-    len: usize,
-    level: Option<u8>,
-) -> Result<Dataset> {
-    let layout = match level {
+fn create_event_column(group: &Group, name: &str, len: usize, storage: Storage) -> Result<Dataset> {
+    let layout = match storage {
         _ if len == 0 => Layout::Contiguous,
-        Some(level) => Layout::Deflate {
-            chunk: chunk_len(len),
-            level,
-        },
-        None => Layout::Preallocated,
+        Storage::Deflate { chunk, level } => Layout::Deflate { chunk, level },
+        Storage::Chunked { chunk } => Layout::Chunked { chunk },
+        Storage::Direct => Layout::Preallocated,
     };
     group.create_dataset::<i64>(name, len, layout)
 }
 
-/// Chunk length of a compressed column of `len` values: at most
-/// [`schema::MAX_CHUNK`], at most `len`, at least 1.
-fn chunk_len(len: usize) -> usize {
-    len.clamp(1, schema::MAX_CHUNK)
+/// Chunk length of a chunked column of `len` values: `chunk_size` if given
+/// (as the Python package: the Options check it at `setup`), else at most
+/// [`schema::MAX_CHUNK`]; at most `len`, at least 1.
+fn chunk_len(len: usize, chunk_size: Option<usize>) -> usize {
+    len.min(chunk_size.unwrap_or(schema::MAX_CHUNK)).max(1)
 }
 
 /// A contiguous dataset of one field of each item (index and lane tables).
