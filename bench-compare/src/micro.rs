@@ -304,25 +304,49 @@ impl Variant {
                 peers::with_layered(|l| &l.identity, || time(calls, peers::tracing_fn))
             }
             Variant::TracingTracy => {
-                peers::with_layered(|l| &l.tracy, || time(calls, peers::tracing_fn))
+                // Only in a process of its own (see `measure`): the Tracy
+                // client's thread runs from its start to the process's end,
+                // taking CPU from every other row.
+                use tracing_subscriber::layer::SubscriberExt;
+                let tracy = tracing::Dispatch::new(
+                    tracing_subscriber::registry().with(tracing_tracy::TracyLayer::default()),
+                );
+                tracing::dispatcher::with_default(&tracy, || time(calls, peers::tracing_fn))
             }
             Variant::TracingChrome => {
-                peers::with_layered(|l| &l.chrome, || time(calls, peers::tracing_fn))
+                // Only in a process of its own (see `measure`): its writer
+                // thread turns the row's spans into JSON long after the
+                // calls, taking CPU from the rows after it.
+                let (ns, begins) = peers::chrome_row(calls);
+                CHROME_BEGINS.store(begins, std::sync::atomic::Ordering::Relaxed);
+                ns
             }
             Variant::WhatIfOn | Variant::WhatIfOff => time(calls, whatif::outlined),
         }
     }
 }
 
+/// Span begins in tracing-chrome's file after its row (in `compare one`).
+static CHROME_BEGINS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// `v`'s ns per call over `n` calls; the process's minor page faults per
 /// call; and the CPU time of every thread of the process per call, counted
 /// until [`SETTLE`] after the calls so that work a peer hands to a
 /// background thread is included.
 fn measure(v: Variant, n: u64, clock: &quanta::Clock) -> (Variant, f64, f64, f64) {
-    if v == Variant::ProfileFresh || v == Variant::Aggregate {
+    if matches!(
+        v,
+        Variant::ProfileFresh | Variant::Aggregate | Variant::TracingTracy | Variant::TracingChrome
+    ) {
         // A new process: its memory has never been touched.
         let f = crate::scale::spawn(&["one".into(), v.slug().into(), n.to_string()]);
         let g = |k| crate::scale::get(&f, k);
+        if v == Variant::TracingChrome {
+            peers::CHROME_BEGINS_TOTAL.fetch_add(
+                g("chrome_begins") as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         return (v, g("ns"), g("faults_per_call"), g("cpu_ns_per_call"));
     }
     let f0 = crate::scale::minor_faults(libc::RUSAGE_SELF);
@@ -546,7 +570,10 @@ pub fn run_one(slug: &str, calls: u64) {
         .into_iter()
         .find(|v| v.slug() == slug)
         .unwrap_or_else(|| panic!("unknown variant {slug:?}"));
-    assert!(!v.is_peer(), "`one` runs our variants and the floors only");
+    assert!(
+        !v.is_peer() || matches!(v, Variant::TracingTracy | Variant::TracingChrome),
+        "`one` runs our variants, the floors, tracing-tracy and tracing-chrome only"
+    );
     let clock = quanta::Clock::new();
     sp::register_opt_in_tag(ours::OPT_IN_TAG);
     let options = Options::new()
@@ -575,10 +602,11 @@ pub fn run_one(slug: &str, calls: u64) {
     }
     println!(
         "ns={ns:.4} faults_per_call={:.6} thread_faults_per_call={:.6} cpu_ns_per_call={:.4} \
-         rss_growth_bytes={rss_growth}",
+         rss_growth_bytes={rss_growth} chrome_begins={}",
         (f1 - f0) as f64 / done as f64,
         (t1 - t0) as f64 / done as f64,
-        (c1 - c0) / done as f64
+        (c1 - c0) / done as f64,
+        CHROME_BEGINS.load(std::sync::atomic::Ordering::Relaxed),
     );
 }
 

@@ -15,8 +15,10 @@
 //!   dispatch lookup), a `Registry` alone, with our `scope-profiler-tracing`
 //!   layer, and with tracing-chrome 0.7's `ChromeLayer` (writing to a
 //!   temporary file), tracing-tracy 0.11's `TracyLayer` (no Tracy server:
-//!   its client keeps the zones in memory), and a no-op layer (`Identity`:
-//!   what going through `Layered` costs, the base of what a layer adds).
+//!   its client keeps the zones in memory; measured in a process of its
+//!   own, since the client's thread runs until the process ends and took
+//!   CPU from every other row), and a no-op layer (`Identity`: what going
+//!   through `Layered` costs, the base of what a layer adds).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -123,10 +125,6 @@ pub struct Layered {
     pub scoped: tracing::Dispatch,
     /// `Registry` + our layer.
     pub ours: tracing::Dispatch,
-    /// `Registry` + tracing-chrome's layer.
-    pub chrome: tracing::Dispatch,
-    /// `Registry` + tracing-tracy's layer.
-    pub tracy: tracing::Dispatch,
     /// `Registry` + a layer that does nothing.
     pub identity: tracing::Dispatch,
 }
@@ -145,8 +143,6 @@ pub fn with_layered<R>(pick: impl Fn(&Layered) -> &tracing::Dispatch, f: impl Fn
 /// The peers' global state for one run.
 pub struct Peers {
     hotpath: Option<hotpath::HotpathGuard>,
-    chrome_flush: Option<tracing_chrome::FlushGuard>,
-    chrome_file: PathBuf,
     hotpath_report: PathBuf,
     fastrace_spans: Arc<AtomicU64>,
 }
@@ -187,18 +183,10 @@ impl Peers {
             .expect("no other global tracing subscriber");
         // The layered subscribers, used as scoped defaults by their rows.
         use tracing_subscriber::layer::SubscriberExt;
-        let chrome_file = dir.join("tracing-chrome.json");
-        let (chrome, chrome_flush) = tracing_chrome::ChromeLayerBuilder::new()
-            .file(&chrome_file)
-            .build();
         let _ = LAYERED.set(Layered {
             scoped: tracing::Dispatch::new(tracing_subscriber::registry()),
             ours: tracing::Dispatch::new(
                 tracing_subscriber::registry().with(scope_profiler_tracing::layer()),
-            ),
-            chrome: tracing::Dispatch::new(tracing_subscriber::registry().with(chrome)),
-            tracy: tracing::Dispatch::new(
-                tracing_subscriber::registry().with(tracing_tracy::TracyLayer::default()),
             ),
             identity: tracing::Dispatch::new(
                 tracing_subscriber::registry().with(tracing_subscriber::layer::Identity::new()),
@@ -206,8 +194,6 @@ impl Peers {
         });
         Peers {
             hotpath: Some(hotpath),
-            chrome_flush: Some(chrome_flush),
-            chrome_file,
             hotpath_report,
             fastrace_spans,
         }
@@ -217,11 +203,6 @@ impl Peers {
     /// recorded.
     pub fn finish(mut self) -> Recorded {
         fastrace::flush();
-        drop(self.chrome_flush.take());
-        // One "B" and one "E" line per call (the trace is a JSON array of
-        // one event per line).
-        let chrome_events = std::fs::read_to_string(&self.chrome_file)
-            .map_or(0, |json| json.matches("\"ph\":\"B\"").count() as u64);
         drop(self.hotpath.take());
         let hotpath_calls = std::fs::read_to_string(&self.hotpath_report)
             .ok()
@@ -231,7 +212,7 @@ impl Peers {
             puffin_scopes: PUFFIN_SCOPES.load(Relaxed),
             fastrace_spans: self.fastrace_spans.load(Relaxed),
             tracing_real_spans: tracing_probe(),
-            chrome_begins: chrome_events,
+            chrome_begins: CHROME_BEGINS_TOTAL.load(Relaxed),
         }
     }
 }
@@ -249,4 +230,27 @@ fn json_calls(json: &str, function: &str) -> Option<u64> {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
+}
+
+/// Span begins tracing-chrome wrote, summed over its rows' processes.
+pub static CHROME_BEGINS_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// tracing-chrome's row, in a process of its own: ns per call with its
+/// layer, and the span begins in its trace file once its writer finished.
+pub fn chrome_row(calls: u64) -> (f64, u64) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let file = std::env::temp_dir().join(format!("tracing-chrome-{}.json", std::process::id()));
+    let (chrome, flush) = tracing_chrome::ChromeLayerBuilder::new()
+        .file(&file)
+        .build();
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(chrome));
+    let ns =
+        tracing::dispatcher::with_default(&dispatch, || crate::common::time(calls, tracing_fn));
+    drop(dispatch);
+    drop(flush); // waits for the writer
+    // One "B" and one "E" line per call (a JSON array of one event a line).
+    let begins = std::fs::read_to_string(&file)
+        .map_or(0, |json| json.matches("\"ph\":\"B\"").count() as u64);
+    let _ = std::fs::remove_file(&file);
+    (ns, begins)
 }
