@@ -520,7 +520,7 @@ impl RegionStatistics {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AggregateRow {
-    /// Index into [`ProfileReader::region_names`].
+    /// Index into [`ProfileReader::region_names`](crate::ProfileReader::region_names).
     pub region_id: u32,
     /// MPI rank.
     pub rank: u32,
