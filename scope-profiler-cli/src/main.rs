@@ -77,6 +77,10 @@ struct InspectArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// After the tree, print the captured source of these regions (written
+    /// when the run had `Options::capture_region_source(true)`).
+    #[arg(long, value_name = "NAME", num_args = 1.., conflicts_with = "json")]
+    source: Vec<String>,
 }
 
 /// Export formats.
@@ -282,6 +286,9 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
     }
     let merged = stats::merge(&files, &filter);
     text::print_tree(&mut out, &files, &merged, args.sort, args.top)?;
+    if !args.source.is_empty() {
+        text::print_sources(&mut out, &files, &args.source)?;
+    }
     Ok(())
 }
 

@@ -233,3 +233,50 @@ pub(crate) fn print_diff(
     }
     Ok(())
 }
+
+/// The captured source of each region in `names`, per file: its place
+/// (`file:line`) and its lines, indented, as the Python package's
+/// `inspect --source` prints them.
+pub(crate) fn print_sources(
+    out: &mut impl Write,
+    files: &[(PathBuf, ProfileReader, FileTree)],
+    names: &[String],
+) -> io::Result<()> {
+    writeln!(out, "\nSource ({})", names.len())?;
+    for (path, reader, _) in files {
+        if files.len() > 1 {
+            writeln!(out, "{}", path.display())?;
+        }
+        for name in names {
+            let id = reader.region_names().iter().position(|n| n == name);
+            let row = id.and_then(|id| {
+                let rows = reader.rows().iter().filter(|r| r.region_id as usize == id);
+                let mut rows = rows.peekable();
+                let first = rows.peek().copied();
+                rows.find(|r| !r.source_text.is_empty()).or(first)
+            });
+            match row {
+                None => writeln!(out, "  {name}: no such region")?,
+                Some(row) => {
+                    let place = match (row.source_file.as_str(), row.source_line) {
+                        ("", _) => String::new(),
+                        (file, line) if line >= 0 => format!("  ({file}:{line})"),
+                        (file, _) => format!("  ({file})"),
+                    };
+                    writeln!(out, "  {name}{place}")?;
+                    if row.source_text.is_empty() {
+                        writeln!(
+                            out,
+                            "    (no source captured: record with \
+                             Options::capture_region_source(true))"
+                        )?;
+                    }
+                    for line in row.source_text.lines() {
+                        writeln!(out, "    {line}")?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -441,3 +441,70 @@ fn speedscope_agrees_with_the_python_package() {
         assert_eq!(opens(&mine), opens(&theirs), "{}", file.display());
     }
 }
+
+/// A function whose source the test below expects to see.
+#[sp::profile("cli.sourced")]
+fn sourced(x: u32) -> u32 {
+    x + 1 // the line inspect --source shows
+}
+
+#[test]
+fn inspect_source_prints_the_captured_text() {
+    let dir = temp_dir("cli-source");
+    let path = dir.join("sourced.h5");
+    {
+        let _guard = serial();
+        let run = sp::setup(
+            Options::new()
+                .file_path(&path)
+                .verbose(false)
+                .capture_region_source(true),
+        )
+        .expect("setup");
+        sourced(1);
+        sp::region("cli.plain").run(|| ());
+        run.finalize().expect("finalize");
+    }
+    let f = path.to_str().unwrap();
+    let text = ok(&[
+        "inspect",
+        f,
+        "--source",
+        "cli.sourced",
+        "cli.plain",
+        "cli.missing",
+    ]);
+    let source = &text[text.find("\nSource (3)").expect("a Source section")..];
+    assert!(
+        source.contains("cli.sourced  (scope-profiler-cli/tests/cli.rs:"),
+        "{source}"
+    );
+    assert!(
+        source.contains("    #[sp::profile(\"cli.sourced\")]"),
+        "{source}"
+    );
+    assert!(
+        source.contains("x + 1 // the line inspect --source shows"),
+        "{source}"
+    );
+    assert!(
+        source.contains("cli.plain") && source.contains("no source captured"),
+        "{source}"
+    );
+    assert!(source.contains("cli.missing: no such region"), "{source}");
+    // The Python package's own file: its captured `with` blocks and functions.
+    if let Some(reference) = reference("python_features.h5") {
+        let text = ok(&[
+            "inspect",
+            reference.to_str().unwrap(),
+            "--source",
+            "io.load",
+        ]);
+        assert!(text.contains("def load(i):"), "{text}");
+    }
+    assert!(
+        !run(&["inspect", f, "--source", "x", "--json"])
+            .status
+            .success()
+    );
+}
