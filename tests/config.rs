@@ -614,11 +614,19 @@ fn a_deactivated_session_records_nothing_and_writes_nothing() {
         sp::setup(Options::new().in_memory()),
         Err(Error::AlreadyConfigured)
     ));
-    for _ in 0..100 {
+    // Code written for profiled runs works unchanged: pausing, sampling
+    // and metadata are no errors here.
+    sp::pause().expect("pausing a deactivated session is no error");
+    sp::resume();
+    let sampler = sp::sample_every(2, 0).expect("sampler");
+    for t in 0..100 {
+        let _step = sampler.step(t).expect("a step of a deactivated session");
+        let _m = sp::metadata([("t", t)]);
         sp::region("off/by-name").run(|| ());
         sp::scope!("off/cached");
         assert_eq!(profiled_leaf(), 7);
     }
+    drop(sampler);
     assert!(sp::get_region("off/by-name").is_none_or(|r| r.num_calls() == 0));
     assert!(
         sp::recorded_regions().is_empty(),

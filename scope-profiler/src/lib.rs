@@ -241,9 +241,10 @@ pub fn session(options: Options) -> Result<SessionGuard, Error> {
 /// entered from now on are not recorded (each costs what a call with no
 /// session costs) until [`resume`]. Calls already open finish recording.
 ///
-/// An `Err` when no session is active, or when this thread has a region
-/// open (other than the session envelope): a pause would cut that call in
-/// two, so pause between phases, not inside one.
+/// An `Err` when no session is set up (a deactivated one pauses without
+/// error, so code written for profiled runs works unchanged), or when this
+/// thread has a region open (other than the session envelope): a pause
+/// would cut that call in two, so pause between phases, not inside one.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};

@@ -391,7 +391,12 @@ impl Drop for SessionGuard {
 pub(crate) fn pause() -> Result<(), Error> {
     let generation = active_generation();
     if generation == 0 {
-        return Err(Error::NotActive);
+        // A deactivated session records nothing anyway: pausing it is not
+        // an error (code written for profiled runs works unchanged).
+        return match deactivated() {
+            Some(_) => Ok(()),
+            None => Err(Error::NotActive),
+        };
     }
     if active::is_paused() {
         return Ok(());
