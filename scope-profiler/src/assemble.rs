@@ -36,7 +36,7 @@ use crate::sink::{self, ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow,
 use crate::store::Store;
 use crate::summary::{Summary, SummaryBuilder};
 use crate::sync::lock;
-use crate::value::CallMetadata;
+use crate::value::{self, CallMetadata};
 
 /// Everything needed to write a session's file: the layout of its rows,
 /// and the cut of every lane, walked when the file is written.
@@ -180,17 +180,19 @@ impl Plan {
             let region = self.row_regions[row] as usize;
             let offset = self.walk.row_offset[region];
             let count = self.counts.get(region).copied().unwrap_or(0);
-            let mut calls = vec![CallMetadata::new(); count as usize];
-            while let Some((slot, _)) = call_meta.get(next).filter(|(s, _)| *s < offset + count) {
-                let same = call_meta[next..].partition_point(|(s, _)| s == slot);
-                let entries: Vec<Arc<CallMetadata>> = call_meta[next..next + same]
-                    .iter()
-                    .map(|(_, e)| Arc::clone(e))
-                    .collect();
-                calls[(slot - offset) as usize] = callmatch::merge(&entries);
+            // One object per call of the row, `{}` for a call without.
+            let mut json = String::from("[");
+            for slot in offset..offset + count {
+                if slot > offset {
+                    json.push_str(", ");
+                }
+                let same = call_meta[next..].partition_point(|(s, _)| *s == slot);
+                let entries = call_meta[next..next + same].iter().map(|(_, e)| &**e);
+                value::write_json_object(&mut json, &callmatch::merge(entries));
                 next += same;
             }
-            rows.insert(row as u32, sink::event_metadata_json(&calls));
+            json.push(']');
+            rows.insert(row as u32, json);
         }
         rows
     }

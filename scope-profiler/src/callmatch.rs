@@ -95,7 +95,7 @@ impl LaneMeta {
 
 /// One call's metadata from its entries: keys in first-set order, a later
 /// entry's value winning (as Python's `dict.update`).
-pub(crate) fn merge(entries: &[Arc<CallMetadata>]) -> CallMetadata {
+pub(crate) fn merge<'a>(entries: impl IntoIterator<Item = &'a CallMetadata>) -> CallMetadata {
     let mut merged: Vec<(String, Value)> = Vec::new();
     for entry in entries {
         for (key, value) in entry.iter() {
@@ -131,7 +131,7 @@ mod tests {
     fn keys(meta: &LaneMeta, r: Record) -> CallMetadata {
         let mut out = Vec::new();
         meta.matches(&r, &mut out);
-        merge(&out)
+        merge(out.iter().map(|e| &**e))
     }
 
     #[test]
@@ -174,7 +174,7 @@ mod tests {
         ]);
         let b = Arc::new(vec![("step".to_owned(), Value::Int(2))]);
         assert_eq!(
-            merge(&[a, b]),
+            merge([&a, &b].map(|e| &**e)),
             [
                 ("step".to_owned(), Value::Int(2)),
                 ("phase".to_owned(), Value::from("a"))

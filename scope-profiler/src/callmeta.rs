@@ -43,19 +43,8 @@ where
     K: Into<String>,
     V: Into<Value>,
 {
-    let generation = active::recording_generation();
-    if !cfg!(feature = "enabled") || generation == 0 {
-        return MetadataScope {
-            open: None,
-            _not_send: PhantomData,
-        };
-    }
-    let values: CallMetadata = values
-        .into_iter()
-        .map(|(k, v)| (k.into(), v.into()))
-        .collect();
     MetadataScope {
-        open: Some((generation, ticks(), Arc::new(values))),
+        open: recording(values).map(|(generation, values)| (generation, ticks(), values)),
         _not_send: PhantomData,
     }
 }
@@ -91,20 +80,34 @@ where
     K: Into<String>,
     V: Into<Value>,
 {
-    let generation = active::recording_generation();
-    if !cfg!(feature = "enabled") || generation == 0 {
+    let Some((generation, values)) = recording(values) else {
         return false;
-    }
-    let values: CallMetadata = values
-        .into_iter()
-        .map(|(k, v)| (k.into(), v.into()))
-        .collect();
+    };
     let at = ticks();
     thread::add_metadata(
         generation,
         |innermost| innermost.map(|depth| MetaScope::Call { depth, at }),
-        Arc::new(values),
+        values,
     )
+}
+
+/// The session recording now and `values` collected, if one is (the
+/// values are not even looked at otherwise).
+fn recording<I, K, V>(values: I) -> Option<(u32, Arc<CallMetadata>)>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<String>,
+    V: Into<Value>,
+{
+    let generation = active::recording_generation();
+    if !cfg!(feature = "enabled") || generation == 0 {
+        return None;
+    }
+    let values = values
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+    Some((generation, Arc::new(values)))
 }
 
 /// The scope of [`metadata`]: the values apply to calls that complete

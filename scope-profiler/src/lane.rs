@@ -204,35 +204,40 @@ impl Lane {
             .name()
             .map(str::to_owned)
             .unwrap_or_else(|| format!("thread-{index}"));
-        Lane {
-            kind: LaneKind::Thread,
+        // SAFETY: gettid has no preconditions and cannot fail.
+        let native_id = unsafe { libc::gettid() } as i64;
+        Lane::empty(
+            LaneKind::Thread,
             index,
-            task_index: None,
+            None,
             name,
-            ident: thread_ident(thread.id()),
-            // SAFETY: gettid has no preconditions and cannot fail.
-            native_id: unsafe { libc::gettid() } as i64,
-            start_ticks: ticks(),
-            exit: Mutex::new(None),
-            segments: Mutex::new(Vec::new()),
-            spilled_counts: Mutex::new(Vec::new()),
-            tasks: Mutex::new(Vec::new()),
-            dropped: Mutex::new(Vec::new()),
-            metadata: Mutex::new(Vec::new()),
-            aggregates: Mutex::new(None),
-        }
+            thread_ident(thread.id()),
+            native_id,
+        )
     }
 
     /// A tasks lane for the thread of lane `index`: the tasks it completes,
     /// or (with `task_index`) one long task.
     pub(crate) fn for_tasks(index: u32, task_index: Option<u32>) -> Lane {
+        Lane::empty(LaneKind::Tasks, index, task_index, String::new(), -1, -1)
+    }
+
+    /// A lane with nothing recorded yet, starting now.
+    fn empty(
+        kind: LaneKind,
+        index: u32,
+        task_index: Option<u32>,
+        name: String,
+        ident: i64,
+        native_id: i64,
+    ) -> Lane {
         Lane {
-            kind: LaneKind::Tasks,
+            kind,
             index,
             task_index,
-            name: String::new(),
-            ident: -1,
-            native_id: -1,
+            name,
+            ident,
+            native_id,
             start_ticks: ticks(),
             exit: Mutex::new(None),
             segments: Mutex::new(Vec::new()),

@@ -330,19 +330,11 @@ fn platform() -> String {
     if unsafe { libc::uname(&mut u) } != 0 {
         return std::env::consts::OS.to_owned();
     }
-    let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
     format!(
         "{}-{}-{}",
-        field(&u.sysname),
-        field(&u.release),
-        field(&u.machine)
+        c_field(&u.sysname),
+        c_field(&u.release),
+        c_field(&u.machine)
     )
 }
 

@@ -700,7 +700,9 @@ fn exit(seq: u64) {
 /// aggregation mode (no chunk at all: the call is added to the thread's
 /// totals here), or a full chunk (`exit_slow`). Out of line and with the
 /// arguments of `exit_slow`, so that `exit` keeps its size and is inlined
-/// whole (a larger one was not: ~28 instructions more per call).
+/// whole (a larger one was not: ~28 instructions more per call). It makes
+/// the record again as `exit` does, on purpose: sharing that code with
+/// `exit` through a helper was measured to stop `exit` being inlined too.
 #[inline(never)]
 fn exit_unpushed(seq: u64, end: u64) {
     let aggregated = HOT.with(|hot| match hot.top() {

@@ -201,54 +201,12 @@ pub type CallMetadata = Vec<(String, Value)>;
 /// Reads a row's `event_metadata` (a JSON list of objects, one per call);
 /// `None` if the text is not such a list.
 pub(crate) fn parse_event_metadata(text: &str) -> Option<Vec<CallMetadata>> {
-    let mut p = Parser {
-        s: text.as_bytes(),
-        text,
-        i: 0,
-    };
-    p.ws();
-    p.eat(b'[')?;
-    let mut calls = Vec::new();
-    p.ws();
-    if p.eat(b']').is_some() {
-        return p.end().then_some(calls);
-    }
-    loop {
-        p.ws();
-        calls.push(p.object()?);
-        p.ws();
-        if p.eat(b',').is_some() {
-            continue;
-        }
-        p.eat(b']')?;
-        return p.end().then_some(calls);
-    }
+    Parser::whole(text, |p| p.seq(b'[', b']', Parser::object))
 }
 
 /// Reads a JSON list of strings (a row's `tags`); `None` if it is not one.
 pub(crate) fn parse_string_list(text: &str) -> Option<Vec<String>> {
-    let mut p = Parser {
-        s: text.as_bytes(),
-        text,
-        i: 0,
-    };
-    p.ws();
-    p.eat(b'[')?;
-    let mut out = Vec::new();
-    p.ws();
-    if p.eat(b']').is_some() {
-        return p.end().then_some(out);
-    }
-    loop {
-        p.ws();
-        out.push(p.string()?);
-        p.ws();
-        if p.eat(b',').is_some() {
-            continue;
-        }
-        p.eat(b']')?;
-        return p.end().then_some(out);
-    }
+    Parser::whole(text, |p| p.seq(b'[', b']', Parser::string))
 }
 
 struct Parser<'a> {
@@ -257,7 +215,43 @@ struct Parser<'a> {
     i: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    /// `read` applied to all of `text` (surrounding whitespace allowed).
+    fn whole<T>(text: &'a str, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let mut p = Parser {
+            s: text.as_bytes(),
+            text,
+            i: 0,
+        };
+        p.ws();
+        let value = read(&mut p)?;
+        p.end().then_some(value)
+    }
+
+    /// `open`, items read by `item` separated by commas, `close`.
+    fn seq<T>(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        self.eat(open)?;
+        let mut items = Vec::new();
+        self.ws();
+        if self.eat(close).is_some() {
+            return Some(items);
+        }
+        loop {
+            self.ws();
+            items.push(item(self)?);
+            self.ws();
+            if self.eat(b',').is_none() {
+                self.eat(close)?;
+                return Some(items);
+            }
+        }
+    }
+
     fn ws(&mut self) {
         while self.s.get(self.i).is_some_and(|b| b.is_ascii_whitespace()) {
             self.i += 1;
@@ -274,27 +268,13 @@ impl Parser<'_> {
     }
 
     fn object(&mut self) -> Option<CallMetadata> {
-        self.eat(b'{')?;
-        let mut entries = Vec::new();
-        self.ws();
-        if self.eat(b'}').is_some() {
-            return Some(entries);
-        }
-        loop {
-            self.ws();
-            let key = self.string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            let value = self.value()?;
-            entries.push((key, value));
-            self.ws();
-            if self.eat(b',').is_some() {
-                continue;
-            }
-            self.eat(b'}')?;
-            return Some(entries);
-        }
+        self.seq(b'{', b'}', |p| {
+            let key = p.string()?;
+            p.ws();
+            p.eat(b':')?;
+            p.ws();
+            Some((key, p.value()?))
+        })
     }
 
     fn value(&mut self) -> Option<Value> {

@@ -586,26 +586,15 @@ impl Group {
                         H5Pset_fill_time(p, H5D_fill_time_t::H5D_FILL_TIME_NEVER)
                     })?;
                 }
-                Layout::Chunked { chunk } => {
-                    // As hdf5-metno (and h5py) do for chunked datasets.
-                    // SAFETY: `p` is the list `dcpl` owns; a valid time.
-                    dcpl.set("the fill time", |p| unsafe {
-                        H5Pset_fill_time(p, H5D_fill_time_t::H5D_FILL_TIME_ALLOC)
-                    })?;
-                    let dims = [chunk as hsize_t];
-                    // SAFETY: `p` is the list `dcpl` owns; `dims` holds the
-                    // one dimension of a rank-1 chunk.
-                    dcpl.set("the chunk size", |p| unsafe {
-                        H5Pset_chunk(p, 1, dims.as_ptr())
-                    })?;
-                }
-                Layout::Deflate { chunk, level } => {
-                    // SAFETY: `p` is the list `dcpl` owns.
-                    dcpl.set("the shuffle filter", |p| unsafe { H5Pset_shuffle(p) })?;
-                    // SAFETY: `p` is the list `dcpl` owns; HDF5 checks the level.
-                    dcpl.set("the deflate filter", |p| unsafe {
-                        H5Pset_deflate(p, c_uint::from(level))
-                    })?;
+                Layout::Chunked { chunk } | Layout::Deflate { chunk, .. } => {
+                    if let Layout::Deflate { level, .. } = layout {
+                        // SAFETY: `p` is the list `dcpl` owns.
+                        dcpl.set("the shuffle filter", |p| unsafe { H5Pset_shuffle(p) })?;
+                        // SAFETY: `p` is the list `dcpl` owns; HDF5 checks the level.
+                        dcpl.set("the deflate filter", |p| unsafe {
+                            H5Pset_deflate(p, c_uint::from(level))
+                        })?;
+                    }
                     // As hdf5-metno (and h5py) do for chunked datasets.
                     // SAFETY: `p` is the list `dcpl` owns; a valid time.
                     dcpl.set("the fill time", |p| unsafe {

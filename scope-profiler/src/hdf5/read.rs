@@ -155,11 +155,7 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
     let offsets: Vec<u64> = read_sized(group, "event_offsets", n)?;
     let counts: Vec<u64> = read_sized(group, "event_counts", n)?;
     let source_lines = read_or_fill(group, "source_lines", n, -1i64)?;
-    let source_files = match group.contains("source_files")? {
-        true => read_strings(group, "source_files")?,
-        false => vec![String::new(); n],
-    };
-    check_len("rank_region_index/source_files", source_files.len(), n)?;
+    let source_files = read_strings_or(group, "source_files", n, "")?;
     let details = RowDetails::read(group, n)?;
     let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
     let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
@@ -366,24 +362,34 @@ pub(super) fn check_len(name: &str, len: usize, expected: usize) -> Result<()> {
     Ok(())
 }
 
+/// The string column `name` of `n` index rows, each `missing` if the file
+/// has no such column.
+pub(super) fn read_strings_or(
+    group: &Group,
+    name: &str,
+    n: usize,
+    missing: &str,
+) -> Result<Vec<String>> {
+    let values = match group.contains(name)? {
+        true => read_strings(group, name)?,
+        false => vec![missing.to_owned(); n],
+    };
+    check_len(&format!("rank_region_index/{name}"), values.len(), n)?;
+    Ok(values)
+}
+
 /// The per-row text columns: `tags`, `source_texts`, `event_metadata`
 /// (absent in older files: empty).
 pub(super) struct RowDetails {
-    tags: Vec<String>,
+    /// As stored: JSON lists.
+    pub tags: Vec<String>,
     pub source_texts: Vec<String>,
     event_metadata: Vec<String>,
 }
 
 impl RowDetails {
     pub(super) fn read(group: &Group, n: usize) -> Result<RowDetails> {
-        let strings = |name: &str, missing: &str| -> Result<Vec<String>> {
-            let values = match group.contains(name)? {
-                true => read_strings(group, name)?,
-                false => vec![missing.to_owned(); n],
-            };
-            check_len(&format!("rank_region_index/{name}"), values.len(), n)?;
-            Ok(values)
-        };
+        let strings = |name, missing| read_strings_or(group, name, n, missing);
         Ok(RowDetails {
             tags: strings("tags", schema::EMPTY_JSON_LIST)?,
             source_texts: strings("source_texts", "")?,

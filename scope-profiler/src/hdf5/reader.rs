@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::h5::{Dataset, File, Group, H5Type, Result};
 use super::read::{
-    check_len, check_schema, read_column, read_metadata, read_optional, read_or_fill, read_sized,
-    read_strings, read_tasks, read_threads,
+    RowDetails, check_len, check_schema, read_column, read_metadata, read_optional, read_or_fill,
+    read_sized, read_strings, read_strings_or, read_tasks, read_threads,
 };
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
@@ -532,17 +532,8 @@ fn read_rows(group: &Group, reader: &mut ProfileReader) -> Result<()> {
     let offsets: Vec<u64> = read_sized(group, "event_offsets", n)?;
     let counts: Vec<u64> = read_sized(group, "event_counts", n)?;
     let source_lines = read_or_fill(group, "source_lines", n, -1i64)?;
-    let optional_strings = |name: &str, missing: &str| -> Result<Vec<String>> {
-        let values = match group.contains(name)? {
-            true => read_strings(group, name)?,
-            false => vec![missing.to_owned(); n],
-        };
-        check_len(&format!("rank_region_index/{name}"), values.len(), n)?;
-        Ok(values)
-    };
-    let source_files = optional_strings("source_files", "")?;
-    let details = super::read::RowDetails::read(group, n)?;
-    reader.tags = optional_strings("tags", schema::EMPTY_JSON_LIST)?;
+    let source_files = read_strings_or(group, "source_files", n, "")?;
+    let details = RowDetails::read(group, n)?;
     let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
     let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
     if let Some(s) = &summaries {
@@ -573,6 +564,7 @@ fn read_rows(group: &Group, reader: &mut ProfileReader) -> Result<()> {
             event_metadata: details.event_metadata(i)?,
         });
     }
+    reader.tags = details.tags;
     Ok(())
 }
 
