@@ -1,7 +1,15 @@
 //! Build facts written into `/metadata` at `MetadataDetail::Full`: the
-//! compiler's version, the target triple and the build profile.
+//! compiler's version, the target triple and the build profile; and what the
+//! linked HDF5 library can do, from the versions `hdf5-sys` reports.
 
 fn main() {
+    // `H5Pset_file_locking` exists from 1.10.7 in the 1.10 series and from
+    // 1.12.1 on (hdf5-sys declares it under the same condition).
+    let has = |v: &str| std::env::var_os(format!("DEP_HDF5_VERSION_{v}")).is_some();
+    println!("cargo::rustc-check-cfg=cfg(hdf5_file_locking)");
+    if (has("1_10_7") && !has("1_12_0")) || has("1_12_1") {
+        println!("cargo::rustc-cfg=hdf5_file_locking");
+    }
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = std::process::Command::new(rustc)
         .arg("--version")

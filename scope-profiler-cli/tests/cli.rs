@@ -329,7 +329,13 @@ fn check_exit_codes_on_a_20_percent_regression() {
         &[("solve", 120_000), ("io", 50_000), ("extra", 1_000)],
     );
     let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
-    let code = |args: &[&str]| run(args).status.code();
+    let code = |args: &[&str]| {
+        let out = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Exit 2 is an error, never a verdict: say which.
+        assert_ne!(out.status.code(), Some(2), "scope-prof {args:?}: {stderr}");
+        out.status.code()
+    };
     assert_eq!(code(&["check", b, n, "--max-regression", "10"]), Some(1));
     assert_eq!(code(&["check", b, n, "--max-regression", "25"]), Some(0));
     assert_eq!(

@@ -409,15 +409,27 @@ impl PropertyList {
 
 impl File {
     /// Creates (or truncates) the file at `path` with the default (sec2)
-    /// driver, and keeps its descriptor out of processes spawned while it is
-    /// written: HDF5 locks the file, and a child holding an inherited
-    /// descriptor would keep the published profile locked until it exits.
+    /// driver, without HDF5's file lock, and keeps its descriptor out of
+    /// processes spawned while it is written.
+    ///
+    /// The file is private until it is renamed into place, so the lock guards
+    /// nothing, and it is harmful: a process another thread forks between
+    /// the open and the close-on-exec flag inherits the descriptor, and with
+    /// it the lock, which then keeps the published profile from opening
+    /// ("unable to lock file") until that child exits.
     pub(super) fn create(path: &Path) -> Result<File> {
         let name = c_name(path.as_os_str().as_bytes())?;
         locked(|| {
             let fapl = PropertyList::new(H5P_CLS_FILE_ACCESS)?;
             // SAFETY: `fapl.0` is a file access list this handle owns.
             fapl.set("the sec2 driver", |p| unsafe { H5Pset_fapl_sec2(p) })?;
+            #[cfg(hdf5_file_locking)]
+            // SAFETY: `fapl.0` is a file access list this handle owns; the
+            // flags are plain booleans (no lock; no error where locks are
+            // unsupported).
+            fapl.set("no file locking", |p| unsafe {
+                hdf5_sys::h5p::H5Pset_file_locking(p, 0, 1)
+            })?;
             // SAFETY: `name` is NUL-terminated; `fapl.0` is valid.
             let id = unsafe { H5Fcreate(name.as_ptr(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.0) };
             let file = File::own(id, "create the file")?;
