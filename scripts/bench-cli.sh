@@ -9,6 +9,7 @@ N=${1:-10000000}
 DIR=${2:-$(mktemp -d)}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+. "$ROOT/scripts/hdf5-env.sh"
 cargo build --release -q -p scope-profiler-cli --bin scope-prof --example make_big
 BIN=$CARGO_TARGET_DIR/release/scope-prof
 FILE=$DIR/bench_$N.h5

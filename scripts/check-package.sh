@@ -5,6 +5,7 @@
 # Members with `publish = false` (tests, fixtures, benchmarks) are left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/hdf5-env.sh
 scripts/ensure-deps.sh
 mapfile -t crates < <(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys

@@ -5,6 +5,7 @@
 # root and it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/hdf5-env.sh
 
 if ! command -v valgrind >/dev/null 2>&1; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

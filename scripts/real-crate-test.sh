@@ -7,6 +7,7 @@
 # scope-profiler's dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/hdf5-env.sh
 root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
 work=$target/real-crate

@@ -7,6 +7,7 @@
 # bounded-memory test in release mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/hdf5-env.sh
 scripts/ensure-deps.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
