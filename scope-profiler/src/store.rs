@@ -27,7 +27,7 @@ use std::time::Duration;
 use crate::clock::ticks;
 use crate::lane::{Lane, Segment};
 use crate::options::OnSpillFailure;
-use crate::record::{Chunk, Record};
+use crate::record::{Chunk, HUGE_PAGE, Record};
 use crate::scratch;
 use crate::sync::{fork_epoch, lock};
 
@@ -103,7 +103,7 @@ pub(crate) struct Store {
 impl Store {
     /// A store within `limits`, spilling into a scratch file in `dir`.
     pub(crate) fn new(limits: Limits, dir: PathBuf) -> Arc<Store> {
-        let max_chunk = (limits.memory / 64 / RECORD_BYTES).clamp(1024, 64 * 1024);
+        let max_chunk = (limits.memory / 64 / RECORD_BYTES).clamp(1024, HUGE_PAGE / RECORD_BYTES);
         Arc::new(Store {
             lanes: Mutex::new(Vec::new()),
             limits,
