@@ -29,8 +29,8 @@ use hdf5_sys::h5a::{
     H5Awrite,
 };
 use hdf5_sys::h5d::{
-    H5D_alloc_time_t, H5D_fill_time_t, H5D_layout_t, H5Dclose, H5Dcreate2, H5Dget_offset,
-    H5Dget_space, H5Dget_type, H5Dopen2, H5Dread, H5Dwrite, H5Dwrite_chunk,
+    H5D_alloc_time_t, H5D_fill_time_t, H5D_layout_t, H5Dclose, H5Dcreate2, H5Dget_create_plist,
+    H5Dget_offset, H5Dget_space, H5Dget_type, H5Dopen2, H5Dread, H5Dwrite, H5Dwrite_chunk,
 };
 use hdf5_sys::h5e::{H5E_DEFAULT, H5E_direction_t, H5E_error2_t, H5Eset_auto2, H5Ewalk2};
 use hdf5_sys::h5f::{
@@ -42,10 +42,10 @@ use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5l::H5Lexists;
 use hdf5_sys::h5p::{
     H5P_CLS_ATTRIBUTE_CREATE, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS, H5P_CLS_GROUP_CREATE,
-    H5P_CRT_ORDER_INDEXED, H5P_CRT_ORDER_TRACKED, H5P_DEFAULT, H5Pclose, H5Pcreate,
-    H5Pset_alloc_time, H5Pset_attr_creation_order, H5Pset_char_encoding, H5Pset_chunk,
-    H5Pset_deflate, H5Pset_fapl_sec2, H5Pset_fill_time, H5Pset_layout, H5Pset_obj_track_times,
-    H5Pset_shuffle,
+    H5P_CRT_ORDER_INDEXED, H5P_CRT_ORDER_TRACKED, H5P_DEFAULT, H5Pclose, H5Pcreate, H5Pget_chunk,
+    H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5Pset_alloc_time, H5Pset_attr_creation_order,
+    H5Pset_char_encoding, H5Pset_chunk, H5Pset_deflate, H5Pset_fapl_sec2, H5Pset_fill_time,
+    H5Pset_layout, H5Pset_obj_track_times, H5Pset_shuffle,
 };
 use hdf5_sys::h5s::{
     H5S_ALL, H5S_class_t, H5S_seloper_t, H5Sclose, H5Screate, H5Screate_simple,
@@ -54,9 +54,10 @@ use hdf5_sys::h5s::{
 use hdf5_sys::h5t::{
     H5T_C_S1, H5T_NATIVE_DOUBLE, H5T_NATIVE_INT8, H5T_NATIVE_INT64, H5T_NATIVE_UINT32,
     H5T_NATIVE_UINT64, H5T_VARIABLE, H5T_class_t, H5T_cset_t, H5T_str_t, H5Tclose, H5Tcopy,
-    H5Tcreate, H5Tget_class, H5Tget_cset, H5Tget_size, H5Tinsert, H5Tis_variable_str, H5Tset_cset,
-    H5Tset_size, H5Tset_strpad,
+    H5Tcreate, H5Tequal, H5Tget_class, H5Tget_cset, H5Tget_size, H5Tinsert, H5Tis_variable_str,
+    H5Tset_cset, H5Tset_size, H5Tset_strpad,
 };
+use hdf5_sys::h5z::{H5Z_FILTER_DEFLATE, H5Z_FILTER_SHUFFLE};
 
 /// A failed HDF5 operation: what was being done, and the library's reason.
 #[derive(Debug)]
@@ -940,6 +941,111 @@ impl Dataset {
                 )
             };
             check(status, "read part of a dataset").map(drop)
+        })
+    }
+
+    /// The chunk length, in elements, when this dataset's chunks can be
+    /// decoded outside the library: chunked in one dimension, of native
+    /// 64-bit integers, through the shuffle filter then the deflate filter
+    /// and no other (what this crate and the Python package write);
+    /// `None` for any other dataset, which HDF5 decodes.
+    pub(super) fn shuffled_deflate_i64_chunks(&self) -> Result<Option<usize>> {
+        let native = i64::datatype()?;
+        locked(|| {
+            // SAFETY: `self.0` is an open dataset; the property list is a
+            // copy this handle owns.
+            let plist = PropertyList::own(
+                unsafe { H5Dget_create_plist(self.0) },
+                "get a dataset's creation properties",
+            )?;
+            // SAFETY: `plist.0` is a valid dataset creation property list.
+            if unsafe { H5Pget_layout(plist.0) } != H5D_layout_t::H5D_CHUNKED {
+                return Ok(None);
+            }
+            let mut dims = [0 as hsize_t; 1];
+            // SAFETY: as above; `dims` has room for the one dimension asked.
+            if unsafe { H5Pget_chunk(plist.0, 1, dims.as_mut_ptr()) } != 1 || dims[0] == 0 {
+                return Ok(None);
+            }
+            // SAFETY: as above.
+            if unsafe { H5Pget_nfilters(plist.0) } != 2 {
+                return Ok(None);
+            }
+            for (index, want) in [(0, H5Z_FILTER_SHUFFLE), (1, H5Z_FILTER_DEFLATE)] {
+                let (mut flags, mut values, mut config) = (0, 0, 0);
+                // SAFETY: as above; `index` is below the filter count; no
+                // client values or name are asked for (room for none), the
+                // other out-pointers are valid.
+                let id = unsafe {
+                    H5Pget_filter2(
+                        plist.0,
+                        index,
+                        &mut flags,
+                        &mut values,
+                        ptr::null_mut(),
+                        0,
+                        ptr::null_mut(),
+                        &mut config,
+                    )
+                };
+                if id != want {
+                    return Ok(None);
+                }
+            }
+            // SAFETY: `self.0` is an open dataset; the type is a copy this
+            // handle owns.
+            let stored = Datatype::own(unsafe { H5Dget_type(self.0) }, "get a dataset's type")?;
+            // SAFETY: both are valid datatype ids.
+            let same = unsafe { H5Tequal(stored.0, native.0) };
+            Ok((same > 0).then_some(dims[0] as usize))
+        })
+    }
+
+    /// The stored (filtered) bytes of the chunk whose first element is
+    /// `first`, into `buf`, and the chunk's filter mask (bit `i` set: filter
+    /// `i` was not applied); `None` if the chunk was never written, or if
+    /// the linked HDF5 (before 1.10.5) cannot say its size.
+    pub(super) fn read_raw_chunk(&self, first: usize, buf: &mut Vec<u8>) -> Result<Option<u32>> {
+        #[cfg(not(hdf5_chunk_info))]
+        {
+            let _ = (first, buf);
+            Ok(None)
+        }
+        #[cfg(hdf5_chunk_info)]
+        locked(|| {
+            use hdf5_sys::h5d::{H5Dget_chunk_info_by_coord, H5Dread_chunk1};
+            let offset = [first as hsize_t];
+            let (mut mask, mut address, mut size) = (0u32, 0, 0 as hsize_t);
+            // SAFETY: `self.0` is an open dataset; `offset` holds one
+            // coordinate (its rank); the others are valid out-pointers.
+            let status = unsafe {
+                H5Dget_chunk_info_by_coord(
+                    self.0,
+                    offset.as_ptr(),
+                    &mut mask,
+                    &mut address,
+                    &mut size,
+                )
+            };
+            check(status, format_args!("find the chunk at element {first}"))?;
+            if size == 0 || address == HADDR_UNDEF {
+                return Ok(None);
+            }
+            buf.clear();
+            buf.resize(size as usize, 0);
+            // SAFETY: as above; `buf` holds the chunk's stored size, which
+            // is what HDF5 copies into it; `mask` is a valid out-pointer.
+            let status = unsafe {
+                H5Dread_chunk1(
+                    self.0,
+                    H5P_DEFAULT,
+                    offset.as_ptr(),
+                    &mut mask,
+                    buf.as_mut_ptr().cast(),
+                )
+            };
+            check(status, format_args!("read the chunk at element {first}"))?;
+            Ok(Some(mask))
         })
     }
 

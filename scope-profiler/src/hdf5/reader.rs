@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::h5::{Dataset, File, Group, H5Type, Result};
+use super::chunks::ChunkReader;
+use super::h5::{Dataset, File, Group, Result};
 use super::read::{
     RowDetails, check_len, check_schema, read_column, read_metadata, read_optional, read_or_fill,
     read_sized, read_strings, read_strings_or, read_tasks, read_threads,
@@ -89,16 +90,45 @@ impl std::fmt::Debug for ProfileReader {
 /// The open event datasets.
 struct Columns {
     /// `start_deltas` (schema 3) or `start_times` (schema 2).
-    starts: Option<Dataset>,
+    starts: Option<Column>,
     /// `durations`, or `end_times` for schema 2.
-    durations: Option<Dataset>,
+    durations: Option<Column>,
     /// True when `durations` holds end times.
     ends: bool,
     delta_encoded: bool,
-    call_ids: Option<Dataset>,
-    parent_ids: Option<Dataset>,
-    thread_ids: Option<Dataset>,
-    task_ids: Option<Dataset>,
+    call_ids: Option<Column>,
+    parent_ids: Option<Column>,
+    thread_ids: Option<Column>,
+    task_ids: Option<Column>,
+}
+
+/// An event dataset, and its chunk decoder when its chunks are decoded
+/// here rather than by HDF5's filters.
+struct Column {
+    dataset: Dataset,
+    chunks: Option<ChunkReader>,
+}
+
+impl Column {
+    fn open(group: &Group, name: &str) -> Result<Column> {
+        let dataset = group.dataset(name)?;
+        let chunks = ChunkReader::new(&dataset)?;
+        Ok(Column { dataset, chunks })
+    }
+
+    fn len(&self) -> Result<usize> {
+        self.dataset.len()
+    }
+
+    /// Values `offset..offset + out.len()`.
+    fn read_into(&self, offset: usize, out: &mut [i64]) -> Result<()> {
+        if let Some(chunks) = &self.chunks {
+            if chunks.read(&self.dataset, offset, out)? {
+                return Ok(());
+            }
+        }
+        self.dataset.read_into(offset, out)
+    }
 }
 
 impl ProfileReader {
@@ -316,8 +346,25 @@ impl ProfileReader {
     ) -> Result<Events> {
         let offset = (self.rows[row].event_offset + within) as usize;
         let c = &self.columns;
-        let mut start_ns = read_part(c.starts.as_ref(), offset, len, 0i64)?;
-        let mut durations = read_part(c.durations.as_ref(), offset, len, 0i64)?;
+        let [
+            mut start_ns,
+            mut durations,
+            call_ids,
+            parent_ids,
+            thread_ids,
+            task_ids,
+        ] = read_columns(
+            [
+                (c.starts.as_ref(), 0),
+                (c.durations.as_ref(), 0),
+                (c.call_ids.as_ref(), -1),
+                (c.parent_ids.as_ref(), -1),
+                (c.thread_ids.as_ref(), -1),
+                (c.task_ids.as_ref(), -1),
+            ],
+            offset,
+            len,
+        )?;
         if c.ends {
             for (d, s) in durations.iter_mut().zip(&start_ns) {
                 *d = d.wrapping_sub(*s);
@@ -335,29 +382,58 @@ impl ProfileReader {
         Ok(Events {
             start_ns,
             durations,
-            call_ids: read_part(c.call_ids.as_ref(), offset, len, -1i64)?,
-            parent_ids: read_part(c.parent_ids.as_ref(), offset, len, -1i64)?,
-            thread_ids: read_part(c.thread_ids.as_ref(), offset, len, -1i64)?,
-            task_ids: match &c.task_ids {
-                Some(d) => Some(read_part(Some(d), offset, len, -1i64)?),
-                None => None,
-            },
+            call_ids,
+            parent_ids,
+            thread_ids,
+            task_ids: c.task_ids.is_some().then_some(task_ids),
         })
     }
 }
 
-/// Values `offset..offset + len` of `dataset`, or `len` copies of `missing`.
-fn read_part<T: H5Type>(
-    dataset: Option<&Dataset>,
+/// Events from which the columns of a read are decoded on threads of their
+/// own (when their chunks are decoded here).
+const PARALLEL_FROM: usize = 1 << 14;
+
+/// Values `offset..offset + len` of each column, or `len` copies of its
+/// `missing` value; the columns decoded here go one per thread for reads
+/// of [`PARALLEL_FROM`] events or more.
+fn read_columns<const N: usize>(
+    columns: [(Option<&Column>, i64); N],
     offset: usize,
     len: usize,
-    missing: T,
-) -> Result<Vec<T>> {
-    let mut values = vec![missing; len];
-    if let Some(dataset) = dataset {
-        dataset.read_into(offset, &mut values)?;
+) -> Result<[Vec<i64>; N]> {
+    let mut out: [Vec<i64>; N] = std::array::from_fn(|i| vec![columns[i].1; len]);
+    let parallel = len >= PARALLEL_FROM
+        && columns
+            .iter()
+            .filter(|(c, _)| c.is_some_and(|c| c.chunks.is_some()))
+            .count()
+            > 1;
+    if !parallel {
+        for ((column, _), values) in columns.iter().zip(&mut out) {
+            if let Some(column) = column {
+                column.read_into(offset, values)?;
+            }
+        }
+        return Ok(out);
     }
-    Ok(values)
+    std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = columns
+            .iter()
+            .zip(&mut out)
+            .filter_map(|((column, _), values)| {
+                let column = (*column)?;
+                Some(scope.spawn(move || column.read_into(offset, values)))
+            })
+            .collect();
+        for handle in handles {
+            handle
+                .join()
+                .unwrap_or_else(|_| Err("a column's reading thread panicked".to_string().into()))?;
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// The iterator of [`ProfileReader::chunks`].
@@ -437,7 +513,7 @@ fn open(path: &Path) -> Result<ProfileReader> {
     let index = root.group(schema::INDEX)?;
     let columns = open_columns(&events)?;
     let event_count = match &columns.starts {
-        Some(d) => d.len()?,
+        Some(c) => c.len()?,
         None => 0,
     };
     let mut reader = ProfileReader {
@@ -475,23 +551,23 @@ fn open(path: &Path) -> Result<ProfileReader> {
 
 /// The event datasets, checked to have one length.
 fn open_columns(group: &Group) -> Result<Columns> {
-    let optional = |name: &str| -> Result<Option<Dataset>> {
+    let optional = |name: &str| -> Result<Option<Column>> {
         match group.contains(name)? {
-            true => group.dataset(name).map(Some),
+            true => Column::open(group, name).map(Some),
             false => Ok(None),
         }
     };
     let (starts, durations, ends, delta_encoded) = if group.contains("start_deltas")? {
         (
-            Some(group.dataset("start_deltas")?),
-            Some(group.dataset("durations")?),
+            Some(Column::open(group, "start_deltas")?),
+            Some(Column::open(group, "durations")?),
             false,
             true,
         )
     } else {
         (
-            Some(group.dataset("start_times")?),
-            Some(group.dataset("end_times")?),
+            Some(Column::open(group, "start_times")?),
+            Some(Column::open(group, "end_times")?),
             true,
             false,
         )
@@ -589,4 +665,75 @@ fn read_aggregates(group: &Group) -> Result<Vec<AggregateRow>> {
             maximum: maximums[i],
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Compression;
+    use crate::profile::Profile;
+
+    /// A profile of `n` events in one region, with values that use every
+    /// byte of their 8.
+    fn profile(n: usize) -> Profile {
+        let mut p = Profile::default();
+        p.region_names.push("r".into());
+        p.rows.push(RegionRow {
+            event_count: n as u64,
+            ..RegionRow::default()
+        });
+        let mut start = 1_000i64;
+        for i in 0..n as i64 {
+            start += (i * 7_919) % 1_000 + 1;
+            p.events.start_ns.push(start);
+            p.events.durations.push((i * 104_729) % 5_000 + (i << 33));
+            p.events.call_ids.push(i);
+            p.events
+                .parent_ids
+                .push(if i % 3 == 0 { -1 } else { i - 1 });
+            p.events.thread_ids.push(i % 5 - 2);
+        }
+        p
+    }
+
+    #[test]
+    fn compressed_columns_decode_here_as_hdf5_decodes_them() {
+        let dir = std::env::temp_dir().join(format!("sp-chunk-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.h5");
+        let n = 200_003; // several chunks and a partial last one
+        crate::write_profile(&profile(n), &path, Compression::Gzip(4)).unwrap();
+        let reader = ProfileReader::open(&path).unwrap();
+        let c = &reader.columns;
+        let columns = [
+            &c.starts,
+            &c.durations,
+            &c.call_ids,
+            &c.parent_ids,
+            &c.thread_ids,
+        ];
+        for column in columns {
+            let column = column.as_ref().unwrap();
+            assert!(column.chunks.is_some(), "the fast path is not taken");
+            for (offset, len) in [(0, 10), (65_530, 20), (0, n), (n - 7, 7), (131_072, 65_536)] {
+                let (mut ours, mut hdf5) = (vec![0i64; len], vec![0i64; len]);
+                let decoded = column.chunks.as_ref().unwrap();
+                assert!(decoded.read(&column.dataset, offset, &mut ours).unwrap());
+                column.dataset.read_into(offset, &mut hdf5).unwrap();
+                assert_eq!(ours, hdf5, "values {offset}..+{len}");
+            }
+        }
+        // Through the public reader, in parallel and in small pieces.
+        let whole: Vec<i64> = reader
+            .chunks(n)
+            .flat_map(|chunk| chunk.unwrap().events.durations)
+            .collect();
+        let pieces: Vec<i64> = reader
+            .chunks(1_000)
+            .flat_map(|chunk| chunk.unwrap().events.durations)
+            .collect();
+        assert_eq!(whole, profile(n).events.durations);
+        assert_eq!(pieces, whole);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
