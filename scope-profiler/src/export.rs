@@ -33,10 +33,12 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
+use std::hash::BuildHasherDefault;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::fxhash::FxHasher;
 use crate::hdf5::ProfileReader;
 use crate::histogram::LogHistogram;
 use crate::scratch::{self, Plain};
@@ -214,7 +216,7 @@ impl Call {
 /// Maps (rank, thread, task) to dense lane numbers as events come.
 struct LaneMap<'r> {
     reader: &'r ProfileReader,
-    ids: HashMap<(u32, i64, i64), u64>,
+    ids: HashMap<(u32, i64, i64), u64, BuildHasherDefault<FxHasher>>,
     lanes: Vec<Lane>,
     last: Option<((u32, i64, i64), u64)>,
 }
@@ -223,7 +225,7 @@ impl<'r> LaneMap<'r> {
     fn new(reader: &'r ProfileReader) -> Self {
         LaneMap {
             reader,
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             lanes: Vec::new(),
             last: None,
         }
@@ -477,7 +479,7 @@ pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree,
             last_end: i64::MIN,
             ..CallTree::default()
         },
-        index: HashMap::new(),
+        index: HashMap::default(),
         group_roots: HashMap::new(),
         lane_root: 0,
         stack: Vec::new(),
@@ -495,7 +497,8 @@ pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree,
 struct TreeBuilder {
     grouping: Grouping,
     tree: CallTree,
-    index: HashMap<(usize, u32), usize>,
+    /// The node of each `(parent node, region)`.
+    index: HashMap<(usize, u32), usize, BuildHasherDefault<FxHasher>>,
     group_roots: HashMap<String, usize>,
     lane_root: usize,
     stack: Vec<usize>,
