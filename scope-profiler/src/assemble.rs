@@ -27,14 +27,14 @@ use crate::lane::{AggTable, Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bum
 use crate::metadata::json_string;
 use crate::placement::{Buckets, DirectRuns, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
-    AggregateRow, DroppedCalls, MetaValue, RecordingHealth, RegionStatistics, StatsAccumulator,
-    TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, DroppedCalls, MetaValue, RecordingHealth, RegionStatistics,
+    StatsAccumulator, TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
 use crate::sink::{self, ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, START_DELTAS};
 use crate::store::Store;
-use crate::summary::{Summary, SummaryBuilder};
+use crate::summary::{CallPaths, Summary, SummaryBuilder};
 use crate::sync::lock;
 use crate::value::{self, CallMetadata};
 
@@ -70,6 +70,9 @@ pub(crate) struct Plan {
     /// The `event_metadata` of the rows whose calls have any (set by the
     /// walk), by row.
     row_metadata: std::collections::HashMap<u32, String>,
+    /// Every lane's call paths (set by the walk; `None` past
+    /// `MAX_CALL_PATHS`).
+    pub call_paths: Option<Vec<CallPath>>,
 }
 
 /// What the backward walk reads.
@@ -297,6 +300,7 @@ impl Plan {
             store: &input.store,
             // Every region with calls has a node at least.
             summary: SummaryBuilder::with_capacity(self.row_regions.len()),
+            paths: CallPaths::default(),
             exclusive: vec![0i64; self.regions.len()],
             placer,
             call_meta: Vec::new(),
@@ -319,11 +323,17 @@ impl Plan {
         }
         let Walk {
             summary,
+            paths,
             exclusive,
             mut call_meta,
             ..
         } = walk;
         self.exclusive = exclusive;
+        let mut row_of = vec![u32::MAX; self.regions.len()];
+        for (row, &region) in self.row_regions.iter().enumerate() {
+            row_of[region as usize] = row as u32;
+        }
+        self.call_paths = paths.finish(|region| row_of[region as usize]);
         call_meta.sort_by_key(|(slot, _)| *slot); // stable: precedence kept
         self.row_metadata = self.rows_metadata(&call_meta);
         Ok(summary.finish(self.regions.iter().map(|r| r.entry).collect()))
@@ -541,6 +551,8 @@ struct Link {
     call: i64,
     region: u32,
     node: u32,
+    /// The call's path in `Walk::paths`.
+    path: u32,
 }
 
 /// The session's start and the instant of the cut.
@@ -626,6 +638,7 @@ pub(crate) fn plan(
         files: registry::files(),
         capture_source,
         row_metadata: Default::default(),
+        call_paths: None,
         statistics: Vec::new(),
         exclusive: Vec::new(),
         counts,
@@ -744,6 +757,8 @@ struct Walk<'a> {
     conv: &'a TickConverter,
     store: &'a Store,
     summary: SummaryBuilder,
+    /// The call paths of every lane, stored in the file.
+    paths: CallPaths,
     /// Exclusive ns per session region id.
     exclusive: Vec<i64>,
     placer: &'a mut dyn Placer,
@@ -799,6 +814,14 @@ impl Walk<'_> {
                 let node = self
                     .summary
                     .call(parent.map(|p| p.node), r.region, start, duration);
+                let path = self.paths.call(
+                    parent.map(|p| p.path),
+                    depth,
+                    (i64::from(thread), i64::from(task)),
+                    r.region,
+                    start,
+                    duration,
+                );
                 self.exclusive[r.region as usize] += duration;
                 if let Some(p) = parent {
                     self.exclusive[p.region as usize] -= duration;
@@ -826,6 +849,7 @@ impl Walk<'_> {
                     call,
                     region: r.region,
                     node,
+                    path,
                 });
                 call += 1;
             }

@@ -41,6 +41,7 @@ use crate::error::Error;
 use crate::fxhash::FxHasher;
 use crate::hdf5::ProfileReader;
 use crate::histogram::LogHistogram;
+use crate::profile::CallPath;
 use crate::scratch::{self, Plain};
 
 /// Calls sorted in memory at once before a run is spilled to disk.
@@ -472,6 +473,12 @@ fn walk(reader: &ProfileReader, visitor: &mut impl Visitor) -> Result<Vec<Lane>,
 /// # Ok::<(), scope_profiler::Error>(())
 /// ```
 pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree, Error> {
+    // The paths `finalize` stored are one process's (rank 0's) lanes.
+    if let Some(paths) = reader.call_paths()
+        && reader.rows().iter().all(|r| r.rank == 0)
+    {
+        return Ok(tree_of_paths(reader, paths, grouping));
+    }
     let mut builder = TreeBuilder {
         grouping,
         tree: CallTree {
@@ -492,6 +499,86 @@ pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree,
     }
     tree.lanes = lanes;
     Ok(tree)
+}
+
+/// The call tree of the call paths a file stores: the tree [`call_tree`]
+/// builds from the events, without reading them (children in order of
+/// their first call).
+fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping) -> CallTree {
+    let mut lanes = LaneMap::new(reader);
+    let mut tree = CallTree {
+        first_start: i64::MAX,
+        last_end: i64::MIN,
+        ..CallTree::default()
+    };
+    let mut group_roots: HashMap<String, usize> = HashMap::new();
+    let mut index: HashMap<(usize, u32), usize, BuildHasherDefault<FxHasher>> = HashMap::default();
+    // Parents come before their paths in the list; in order of first call,
+    // a parent (which starts no later) before its paths, at equal starts by
+    // depth.
+    let mut depth = vec![0u32; paths.len()];
+    for (i, p) in paths.iter().enumerate() {
+        depth[i] = p
+            .parent
+            .map_or(0, |q| depth.get(q as usize).map_or(0, |d| d + 1));
+    }
+    let mut order: Vec<usize> = (0..paths.len()).collect();
+    order.sort_by_key(|&i| (paths[i].first_start, depth[i], i));
+    let mut node_of = vec![usize::MAX; paths.len()];
+    for i in order {
+        let p = &paths[i];
+        let parent = match p.parent {
+            Some(q) => node_of.get(q as usize).copied().unwrap_or(usize::MAX),
+            None => {
+                let lane = lanes.lane(0, p.thread_id, p.task_id);
+                let label = match grouping {
+                    Grouping::All => "all".to_owned(),
+                    Grouping::Rank => "rank 0".to_owned(),
+                    Grouping::Lane => format!("rank 0 - {}", lanes.lanes[lane as usize].name),
+                };
+                let root = *group_roots.entry(label.clone()).or_insert_with(|| {
+                    tree.nodes.push(TreeNode::default());
+                    tree.roots.push((tree.nodes.len() - 1, label));
+                    tree.nodes.len() - 1
+                });
+                let r = &mut tree.nodes[root];
+                r.calls += p.calls;
+                r.total = r.total.wrapping_add(p.total);
+                root
+            }
+        };
+        if parent == usize::MAX {
+            continue; // a parent after its path: not a file of ours
+        }
+        let next = tree.nodes.len();
+        let node = *index.entry((parent, p.region_id)).or_insert(next);
+        if node == next {
+            tree.nodes.push(TreeNode {
+                parent: Some(parent),
+                region: Some(p.region_id),
+                ..TreeNode::default()
+            });
+            tree.nodes[parent].children.push(node);
+        }
+        node_of[i] = node;
+        let n = &mut tree.nodes[node];
+        if n.calls == 0 {
+            (n.min, n.max) = (p.min, p.max);
+        }
+        n.calls += p.calls;
+        n.total = n.total.wrapping_add(p.total);
+        n.own = n.own.wrapping_add(p.own);
+        n.min = n.min.min(p.min);
+        n.max = n.max.max(p.max);
+        n.hist.add_buckets(&p.histogram);
+        tree.first_start = tree.first_start.min(p.first_start);
+        tree.last_end = tree.last_end.max(p.last_end);
+    }
+    if tree.first_start == i64::MAX {
+        (tree.first_start, tree.last_end) = (0, 0);
+    }
+    tree.lanes = lanes.lanes;
+    tree
 }
 
 struct TreeBuilder {

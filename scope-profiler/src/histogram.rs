@@ -11,6 +11,9 @@ const SUB: u32 = 16;
 /// bucket's width, 1/32.
 pub(crate) const RELATIVE_ERROR: f64 = 1.0 / 32.0;
 
+/// Buckets of a histogram at most: that of the largest `i64` is below.
+pub(crate) const BUCKETS: usize = 64 * SUB as usize;
+
 /// Counts of durations per log bucket.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LogHistogram {
@@ -24,6 +27,29 @@ impl LogHistogram {
             self.counts.resize(bucket + 1, 0);
         }
         self.counts[bucket] += 1;
+    }
+
+    /// The buckets with counts, ascending: `(bucket, count)`.
+    pub(crate) fn buckets(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(b, &n)| (b as u32, n))
+    }
+
+    /// Adds the counts of `buckets` (as [`Self::buckets`] gives them).
+    pub(crate) fn add_buckets(&mut self, buckets: &[(u32, u64)]) {
+        for &(bucket, n) in buckets {
+            let bucket = bucket as usize;
+            if bucket >= BUCKETS {
+                continue; // no duration falls there: not from `buckets`
+            }
+            if self.counts.len() <= bucket {
+                self.counts.resize(bucket + 1, 0);
+            }
+            self.counts[bucket] += n;
+        }
     }
 
     /// The `q` quantile (0..=1) of `calls` durations between `min` and

@@ -91,7 +91,7 @@ pub use error::Error;
 pub use hdf5::{EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
 pub use profile::{
-    AggregateRow, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
+    AggregateRow, CallPath, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
     RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 pub use region::{AsyncCall, Region};

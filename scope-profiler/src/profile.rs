@@ -535,3 +535,45 @@ pub struct AggregateRow {
     /// Longest call, ns.
     pub maximum: i64,
 }
+
+/// One call path of one lane, as `finalize` stores it beside the events
+/// (group `/scope_profiler_call_paths`, which only this crate reads): the
+/// calls of region `region` made under the path's `parent`, with their
+/// totals and a log histogram of their durations. Readers build call trees
+/// from these instead of walking every event (see
+/// [`ProfileReader::call_paths`](crate::ProfileReader::call_paths)).
+///
+/// ```
+/// let path = scope_profiler::CallPath::default();
+/// assert_eq!((path.parent, path.calls), (None, 0));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallPath {
+    /// The enclosing path (an index into the same list, always smaller);
+    /// `None` for a call at the lane's root.
+    pub parent: Option<u32>,
+    /// The lane: index into the thread table (-1 without one).
+    pub thread_id: i64,
+    /// The lane: index into the task table, -1 for a thread lane.
+    pub task_id: i64,
+    /// Index into the file's region names.
+    pub region_id: u32,
+    /// Calls.
+    pub calls: u64,
+    /// Summed durations, ns.
+    pub total: i64,
+    /// Summed time outside direct child calls, ns.
+    pub own: i64,
+    /// Shortest call, ns.
+    pub min: i64,
+    /// Longest call, ns.
+    pub max: i64,
+    /// Earliest start, ns since the session's origin (as the events' starts).
+    pub first_start: i64,
+    /// Latest end, ns (as `first_start`).
+    pub last_end: i64,
+    /// The durations' log histogram (16 buckets per power of two): `(bucket,
+    /// count)` for each bucket with calls, buckets ascending.
+    pub histogram: Vec<(u32, u64)>,
+}

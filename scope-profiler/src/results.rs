@@ -118,6 +118,9 @@ impl Results {
                         }
                     };
                     summary = Some(tree);
+                    if let Some(paths) = &plan.call_paths {
+                        sink.call_paths(paths)?;
+                    }
                     sink.finish(plan.rows(), &|i| shown(detail, plan.index_row(i)))
                 })?;
                 statistics = std::mem::take(&mut plan.statistics);

@@ -11,7 +11,8 @@ use super::read::{
 };
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
-use crate::profile::{AggregateRow, Events, MetaValue, RegionRow, TaskInfo, ThreadInfo};
+use crate::histogram;
+use crate::profile::{AggregateRow, CallPath, Events, MetaValue, RegionRow, TaskInfo, ThreadInfo};
 
 /// A run of consecutive events of one row, starts decoded to absolute ns.
 ///
@@ -72,6 +73,7 @@ pub struct ProfileReader {
     threads: Vec<ThreadInfo>,
     tasks: Vec<TaskInfo>,
     event_count: u64,
+    call_paths: Option<Vec<CallPath>>,
     progress: Option<Box<dyn Fn(u64)>>,
 }
 
@@ -271,6 +273,24 @@ impl ProfileReader {
     /// ```
     pub fn tasks(&self) -> &[TaskInfo] {
         &self.tasks
+    }
+
+    /// The call paths of every lane that `finalize` stored beside the
+    /// events (files of this crate since 0.1, with at most a few thousand
+    /// paths); `None` for other files. A call tree built from them needs no
+    /// pass over the events ([`export::call_tree`](crate::export::call_tree)
+    /// uses them).
+    ///
+    /// ```no_run
+    /// let reader = scope_profiler::ProfileReader::open("profiling_data.h5")?;
+    /// if let Some(paths) = reader.call_paths() {
+    ///     let calls: u64 = paths.iter().filter(|p| p.parent.is_none()).map(|p| p.calls).sum();
+    ///     println!("{calls} calls at the lanes' roots");
+    /// }
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn call_paths(&self) -> Option<&[CallPath]> {
+        self.call_paths.as_deref()
     }
 
     /// Number of events (calls) in `/events`.
@@ -509,6 +529,7 @@ fn open(path: &Path) -> Result<ProfileReader> {
         Err(_) => false,
     };
     let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
+    let names_len = region_names.len();
     let events = root.group(schema::EVENTS)?;
     let index = root.group(schema::INDEX)?;
     let columns = open_columns(&events)?;
@@ -529,6 +550,13 @@ fn open(path: &Path) -> Result<ProfileReader> {
         threads: read_threads(&root)?,
         tasks: read_tasks(&root)?,
         event_count: event_count as u64,
+        call_paths: match root.contains(schema::CALL_PATHS)? {
+            true => Some(read_call_paths(
+                &root.group(schema::CALL_PATHS)?,
+                names_len,
+            )?),
+            false => None,
+        },
         progress: None,
     };
     if aggregate_layout || index.contains("aggregate_counts")? {
@@ -547,6 +575,67 @@ fn open(path: &Path) -> Result<ProfileReader> {
         return Err(format!("rank_region_index names region {id} of {names}").into());
     }
     Ok(reader)
+}
+
+/// The call paths `finalize` stored (see [`CallPath`]), checked: every
+/// parent before its path, regions among the `names` file regions, the
+/// histograms within their columns.
+fn read_call_paths(group: &Group, names: usize) -> Result<Vec<CallPath>> {
+    let mut columns = Vec::with_capacity(schema::CALL_PATH_COLUMNS.len());
+    for name in schema::CALL_PATH_COLUMNS {
+        columns.push(group.dataset(name)?.read::<i64>()?);
+    }
+    let n = columns[0].len();
+    let offsets = group.dataset("histogram_offsets")?.read::<i64>()?;
+    let buckets = group.dataset("histogram_buckets")?.read::<i64>()?;
+    let counts = group.dataset("histogram_counts")?.read::<i64>()?;
+    let bad = |what: String| -> Result<Vec<CallPath>> {
+        Err(format!("{}: {what}", schema::CALL_PATHS).into())
+    };
+    if columns.iter().any(|c| c.len() != n) || offsets.len() != n + 1 {
+        return bad("columns of different lengths".into());
+    }
+    if buckets.len() != counts.len() || offsets.last().copied() != Some(buckets.len() as i64) {
+        return bad("histograms do not fit their columns".into());
+    }
+    let mut paths = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = |c: usize| columns[c][i];
+        let parent = v(0);
+        if parent >= i as i64 || parent < -1 {
+            return bad(format!("path {i} has parent {parent}"));
+        }
+        if v(3) < 0 || v(3) as usize >= names {
+            return bad(format!("path {i} names region {} of {names}", v(3)));
+        }
+        let (from, to) = (offsets[i], offsets[i + 1]);
+        if from < 0 || from > to || to as usize > buckets.len() {
+            return bad(format!("path {i}'s histogram at {from}..{to}"));
+        }
+        let mut histogram = Vec::with_capacity((to - from) as usize);
+        for j in from as usize..to as usize {
+            let (bucket, count) = (buckets[j], counts[j]);
+            if !(0..histogram::BUCKETS as i64).contains(&bucket) || count < 0 {
+                return bad(format!("path {i}'s histogram bucket {bucket}"));
+            }
+            histogram.push((bucket as u32, count as u64));
+        }
+        paths.push(CallPath {
+            parent: (parent >= 0).then_some(parent as u32),
+            thread_id: v(1),
+            task_id: v(2),
+            region_id: v(3) as u32,
+            calls: v(4).max(0) as u64,
+            total: v(5),
+            own: v(6),
+            min: v(7),
+            max: v(8),
+            first_start: v(9),
+            last_end: v(10),
+            histogram,
+        });
+    }
+    Ok(paths)
 }
 
 /// The event datasets, checked to have one length.

@@ -27,6 +27,25 @@ pub(super) const INDEX: &str = "rank_region_index";
 pub(super) const EVENTS: &str = "events";
 /// Group of per-thread columns.
 pub(super) const THREAD_TABLE: &str = "thread_table";
+/// This crate's own group (the Python package reads none of it): the call
+/// paths of every lane, as `finalize` builds them (see `CallPath`).
+pub(super) const CALL_PATHS: &str = "scope_profiler_call_paths";
+/// The integer columns of [`CALL_PATHS`], one value per path; the
+/// histograms follow as `histogram_offsets` (one more than the paths),
+/// `histogram_buckets` and `histogram_counts`.
+pub(super) const CALL_PATH_COLUMNS: [&str; 11] = [
+    "parent",
+    "thread_id",
+    "task_id",
+    "region_id",
+    "calls",
+    "total_ns",
+    "own_ns",
+    "min_ns",
+    "max_ns",
+    "first_start_ns",
+    "last_end_ns",
+];
 /// Group of per-task columns.
 pub(super) const TASK_TABLE: &str = "task_table";
 

@@ -14,7 +14,8 @@ use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::options::Compression;
 use crate::profile::{
-    AggregateRow, Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo,
+    ThreadInfo,
 };
 use crate::sink::{EventSink, EventSlice, IndexRow};
 
@@ -299,6 +300,49 @@ impl FileSink {
             file.close()
         };
         finish().map_err(|e| Error::hdf5(&target, e))
+    }
+
+    /// Writes the call paths of every lane (see [`CallPath`]) into this
+    /// crate's own group.
+    pub(crate) fn call_paths(&mut self, paths: &[CallPath]) -> std::result::Result<(), Error> {
+        let write = || -> Result<()> {
+            let group = self.file.root()?.create_group(schema::CALL_PATHS, false)?;
+            let column = |name: &str, values: &[i64]| -> Result<()> {
+                group
+                    .create_dataset::<i64>(name, values.len(), Layout::Contiguous)?
+                    .write(0, values)
+            };
+            let fields: [fn(&CallPath) -> i64; 11] = [
+                |p| p.parent.map_or(-1, i64::from),
+                |p| p.thread_id,
+                |p| p.task_id,
+                |p| i64::from(p.region_id),
+                |p| p.calls as i64,
+                |p| p.total,
+                |p| p.own,
+                |p| p.min,
+                |p| p.max,
+                |p| p.first_start,
+                |p| p.last_end,
+            ];
+            let mut values = Vec::with_capacity(paths.len());
+            for (name, field) in schema::CALL_PATH_COLUMNS.iter().zip(fields) {
+                values.clear();
+                values.extend(paths.iter().map(field));
+                column(name, &values)?;
+            }
+            let mut offsets = vec![0i64];
+            let (mut buckets, mut counts) = (Vec::new(), Vec::new());
+            for p in paths {
+                buckets.extend(p.histogram.iter().map(|&(b, _)| i64::from(b)));
+                counts.extend(p.histogram.iter().map(|&(_, n)| n as i64));
+                offsets.push(buckets.len() as i64);
+            }
+            column("histogram_offsets", &offsets)?;
+            column("histogram_buckets", &buckets)?;
+            column("histogram_counts", &counts)
+        };
+        write().map_err(|e| Error::hdf5(&self.target, e))
     }
 
     fn flush_stats(&mut self) -> std::result::Result<(), Error> {
