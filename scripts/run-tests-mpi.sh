@@ -12,6 +12,9 @@
 # mid-write, or a path it cannot write) must give every rank the same Err,
 # under a timeout, the previous file intact.
 #
+# Then the same checks with feature `mpi` alone against the serial HDF5
+# (the Direct writer, which Auto falls back to there).
+#
 # Installs libopenmpi-dev, openmpi-bin, libclang-dev and
 # libhdf5-openmpi-dev when missing (as root, with apt-get); otherwise
 # prints the command. Under CI=true a missing prerequisite fails; elsewhere
@@ -61,8 +64,24 @@ export HDF5_DIR
 export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$root/target/mpi}
 echo "run-tests-mpi: HDF5_DIR=$HDF5_DIR CARGO_TARGET_DIR=$CARGO_TARGET_DIR"
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Both builds share the target directory (hdf5-sys with and without its
+# `mpio` feature are different units); their examples are copied apart.
 cargo build -q -p scope-profiler --features mpio --example mpi_check --example mpi
-bin=$CARGO_TARGET_DIR/debug/examples
+bin=$work/mpio
+mkdir -p "$bin"
+cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,mpi} "$bin"/
+# Feature `mpi` alone against the serial HDF5: the Direct writer only.
+serial_hdf5=
+for dir in /usr/lib/*-linux-gnu/hdf5/serial; do
+    [ -e "$dir/include/hdf5.h" ] && serial_hdf5=$dir
+done
+if [ -n "$serial_hdf5" ]; then
+    HDF5_DIR=$serial_hdf5 cargo build -q -p scope-profiler --features mpi --example mpi_check
+    mkdir -p "$work/serial"
+    cp "$CARGO_TARGET_DIR"/debug/examples/mpi_check "$work/serial/"
+fi
 echo "run-tests-mpi: built in $((SECONDS - start)) s"
 
 # The Python package 0.7.5 with its plotting extras, in a venv of its own.
@@ -74,8 +93,6 @@ if ! "$venv/bin/python" -c 'import scope_profiler, matplotlib' 2>/dev/null; then
 fi
 py=$venv/bin/python
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 mpirun_n() { # N, command...
     local n=$1
     shift
@@ -93,6 +110,24 @@ done
 # Auto chooses Parallel in this build (feature mpio).
 mpirun_n 2 "$bin/mpi_check" write auto "$work/auto-2.h5" | grep -q MpiParallel
 echo "run-tests-mpi: auto chose the parallel writer"
+
+# Feature `mpi` alone, serial HDF5: Auto and Direct write with the Direct
+# writer, the same checks; Parallel is an Err at setup on every rank.
+if [ -n "$serial_hdf5" ]; then
+    for n in 2 4; do
+        file=$work/serial-$n.h5
+        mpirun_n "$n" "$work/serial/mpi_check" write auto "$file" | tee "$work/out.txt"
+        grep -q MpiDirect "$work/out.txt"
+        "$py" scripts/check-mpi-file.py "$file" "$n"
+        "$bin/mpi_check" same "$file" "$work/direct-$n.h5"
+    done
+    if mpirun_n 2 "$work/serial/mpi_check" write parallel "$work/none.h5" 2> "$work/err.txt"; then
+        echo "run-tests-mpi: Parallel without the mpio feature did not fail" >&2
+        exit 1
+    fi
+    grep -q "needs parallel HDF5" "$work/err.txt"
+    echo "run-tests-mpi: serial HDF5 build (feature mpi): Direct checked, Parallel refused at setup"
+fi
 
 # One rank fails: every rank gets the same Err, nothing hangs (timeout),
 # the previous file stays as it was, no temporary file is left.
