@@ -8,7 +8,8 @@
 # and thread, the ranks column, mpi_size, the thread and task tables. Each
 # file is then read by the Python package (scripts/check-mpi-file.py:
 # read_h5, inspect, the rank_heatmap and imbalance plots), the Direct and
-# Parallel files are compared, and one rank's failure (fault injected
+# Parallel files are compared, ranks spill under a small memory limit and
+# still write every call, and one rank's failure (fault injected
 # mid-write, or a path it cannot write) must give every rank the same Err,
 # under a timeout, the previous file intact.
 #
@@ -106,6 +107,10 @@ for n in 1 2 4; do
         "$py" scripts/check-mpi-file.py "$file" "$n"
     done
     "$bin/mpi_check" same "$work/direct-$n.h5" "$work/parallel-$n.h5"
+done
+# Bounded memory per rank: every rank spills, every call is written.
+for writer in direct parallel; do
+    mpirun_n 2 "$bin/mpi_check" spill "$writer" "$work/spill-$writer.h5"
 done
 # Auto chooses Parallel in this build (feature mpio).
 mpirun_n 2 "$bin/mpi_check" write auto "$work/auto-2.h5" | grep -q MpiParallel

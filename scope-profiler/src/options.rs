@@ -722,9 +722,8 @@ impl Options {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MpiOutput {
     /// [`MpiOutput::Parallel`] when this build has it (feature `mpio`: the
-    /// linked HDF5 has MPI-IO) and the event columns are not compressed,
-    /// else [`MpiOutput::Direct`]. Decided from the configuration and the
-    /// agreed event count only, the same on every rank.
+    /// linked HDF5 has MPI-IO), else [`MpiOutput::Direct`]: decided by the
+    /// build, the same on every rank.
     #[default]
     Auto,
     /// Serial HDF5: the ranks write their parts of one temporary file in
@@ -733,9 +732,9 @@ pub enum MpiOutput {
     Direct,
     /// Parallel HDF5 (MPI-IO, feature `mpio`): every rank learns its
     /// offsets from one exclusive scan, and all write their slices of every
-    /// column collectively; thread and task columns and tables included.
-    /// Compressed event columns are an `Err` (use `Direct` or
-    /// [`Compression::None`]).
+    /// column collectively (compressed or not); thread and task columns and
+    /// tables included. Without the `mpio` feature, an
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption) at `setup`.
     Parallel,
 }
 
