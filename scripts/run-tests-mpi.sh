@@ -84,6 +84,8 @@ if [ -n "$serial_hdf5" ]; then
     cp "$CARGO_TARGET_DIR"/debug/examples/mpi_check "$work/serial/"
 fi
 echo "run-tests-mpi: built in $((SECONDS - start)) s"
+# The runtime's unit tests with the feature (configuration, message encoding).
+cargo test -q -p scope-profiler --features mpio --lib
 
 # The Python package 0.7.5 with its plotting extras, in a venv of its own.
 venv=$CARGO_TARGET_DIR/reader-venv
@@ -108,6 +110,10 @@ for n in 1 2 4; do
     done
     "$bin/mpi_check" same "$work/direct-$n.h5" "$work/parallel-$n.h5"
 done
+# Options::from_env with SCOPE_PROFILER_MPI=1 (the world communicator).
+SCOPE_PROFILER_MPI=1 SCOPE_PROFILER_OUTPUT=$work/env-4.h5 mpirun_n 4 \
+    -x SCOPE_PROFILER_MPI -x SCOPE_PROFILER_OUTPUT "$bin/mpi_check" env auto "$work/env-4.h5"
+"$py" scripts/check-mpi-file.py "$work/env-4.h5" 4
 # Bounded memory per rank: every rank spills, every call is written.
 for writer in direct parallel; do
     mpirun_n 2 "$bin/mpi_check" spill "$writer" "$work/spill-$writer.h5"

@@ -19,6 +19,9 @@
 //!   4 MiB memory limit (so each spills to its scratch file, and finalize
 //!   goes through scratch buckets); every rank must have spilled, and the
 //!   file holds each rank's 500k calls.
+//! - `mpi_check env MODE PATH`: as `write`, the options from
+//!   `Options::from_env()` (`SCOPE_PROFILER_MPI=1` and
+//!   `SCOPE_PROFILER_OUTPUT=PATH` set by the launcher).
 //! - `mpi_check same A B` (no MPI): the two files hold the same profile.
 
 use std::collections::{BTreeMap, HashMap};
@@ -207,8 +210,8 @@ fn mode(name: &str) -> MpiOutput {
 }
 
 /// The profiles' content, without what differs between two runs (times,
-/// host, durations): regions, rows, call structure, threads' and tasks'
-/// counts.
+/// durations): metadata keys and values, regions, rows, the call structure
+/// (call, parent, thread and task ids), the thread and task tables.
 fn shape(p: &Profile) -> String {
     let rows: Vec<_> = p
         .rows
@@ -222,16 +225,43 @@ fn shape(p: &Profile) -> String {
             )
         })
         .collect();
+    // Metadata: every key, and the values that do not change between runs
+    // and file names.
+    let metadata: Vec<_> = p
+        .metadata
+        .iter()
+        .map(|(k, v)| match k.as_str() {
+            // The label is the file stem.
+            "label" | "timestamp" | "start_time_ns" | "finalize_time_ns" => (k.clone(), None),
+            _ => (k.clone(), Some(v.clone())),
+        })
+        .collect();
+    let threads: Vec<_> = p
+        .threads
+        .iter()
+        .map(|t| (t.index, t.name.clone()))
+        .collect();
+    let tasks: Vec<_> = p
+        .tasks
+        .iter()
+        .map(|t| {
+            (
+                t.index,
+                t.thread_index,
+                t.kind.clone(),
+                t.name.clone(),
+                t.steps,
+            )
+        })
+        .collect();
     format!(
-        "names {:?}\nrows {:?}\ncalls {:?}\nparents {:?}\nthreads {:?}\ntasks {:?}\nthread rows {}\ntask rows {}",
+        "metadata {metadata:?}\nnames {:?}\nrows {:?}\ncalls {:?}\nparents {:?}\nthreads {:?}\ntasks {:?}\nthread table {threads:?}\ntask table {tasks:?}",
         p.region_names,
         rows,
         p.events.call_ids,
         p.events.parent_ids,
         p.events.thread_ids,
         p.events.task_ids,
-        p.threads.len(),
-        p.tasks.len()
     )
 }
 
@@ -258,11 +288,20 @@ fn main() -> ExitCode {
     let world = universe.world();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     let (command, writer, path) = (args[0].as_str(), mode(&args[1]), args[2].clone());
-    let mut options = Options::new()
-        .file_path(&path)
-        .mpi(&world)
-        .mpi_output(writer)
-        .verbose(false);
+    let mut options = match command {
+        "env" => match Options::from_env() {
+            Ok(o) if o.get_mpi() == Some((rank as u32, size as u32)) => o.mpi_output(writer),
+            other => {
+                eprintln!("rank {rank}: from_env: {other:?}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => Options::new()
+            .file_path(&path)
+            .mpi(&world)
+            .mpi_output(writer),
+    }
+    .verbose(false);
     if command == "spill" {
         options = options.memory_limit(SPILL_LIMIT);
     }
@@ -315,7 +354,19 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        "write" => {
+        "write" | "env" => {
+            // A checkpoint is collective too: the file as of now.
+            if let Err(e) = sp::checkpoint() {
+                eprintln!("rank {rank}: checkpoint: {e}");
+                return ExitCode::FAILURE;
+            }
+            world.barrier();
+            if rank == 0 {
+                if let Err(e) = check_file(&path, size) {
+                    eprintln!("{path} (checkpoint): {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
             let started = std::time::Instant::now();
             let done = sp::finalize();
             let elapsed = started.elapsed();

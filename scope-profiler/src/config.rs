@@ -867,6 +867,36 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "mpi")]
+    #[test]
+    fn output_mode_and_scope_profiler_mpi() {
+        use crate::options::MpiOutput;
+        let dir = std::env::temp_dir().join(format!("sp-output-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.toml");
+        for (value, want) in [
+            ("auto", MpiOutput::Auto),
+            ("direct", MpiOutput::Direct),
+            ("parallel", MpiOutput::Parallel),
+        ] {
+            std::fs::write(&path, format!("[profiling]\noutput_mode = \"{value}\"\n")).unwrap();
+            assert_eq!(Options::from_toml(&path).unwrap().get_mpi_output(), want);
+            assert_eq!(want.as_str(), value);
+        }
+        std::fs::write(&path, "[profiling]\noutput_mode = \"serial\"\n").unwrap();
+        let err = Options::from_toml(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("line 2") && err.contains("\"serial\""),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        // MPI is not initialized in this process: an error naming the fix.
+        let err = Options::new().with_env(env(&[(MPI, "1")])).unwrap_err();
+        assert!(err.to_string().contains("mpi::initialize()"), "{err}");
+        let o = Options::new().with_env(env(&[(MPI, "0")])).unwrap();
+        assert_eq!(o.get_mpi(), None);
+    }
+
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Result<Option<String>, Error> {
         let map: HashMap<String, String> = pairs
             .iter()
