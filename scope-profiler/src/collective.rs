@@ -9,11 +9,14 @@
 
 #[cfg(feature = "mpio")]
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::path::Path;
 
 use crate::assemble::Plan;
 use crate::comm::{Comm, decode_strings, encode_strings};
 use crate::error::Error;
+use crate::fxhash::FxHasher;
 #[cfg(feature = "mpio")]
 use crate::hdf5::Widths;
 use crate::hdf5::{self, Layout3, Part, Staged, Strings};
@@ -142,22 +145,41 @@ pub(crate) fn write(
     Ok(Written { summary, writer })
 }
 
-/// The region ids of `plan`'s rows in the file whose region names are
-/// `names` (extended with the names it lacks, in row order).
-fn region_ids(plan: &Plan, names: &mut Vec<String>) -> Vec<u32> {
-    let mut ids = Vec::with_capacity(plan.rows());
-    for row in 0..plan.rows() {
-        let name = plan.region_name(row);
-        let id = match names.iter().position(|n| n == name) {
-            Some(id) => id,
-            None => {
-                names.push(name.to_owned());
-                names.len() - 1
-            }
-        };
-        ids.push(id as u32);
+/// Region names in id order and the id of each, as the file numbers them:
+/// by first appearance, ranks in order (the Python package's order).
+#[derive(Default)]
+struct RegionIds {
+    names: Vec<String>,
+    ids: HashMap<String, u32, BuildHasherDefault<FxHasher>>,
+}
+
+impl RegionIds {
+    /// The ids of `names`, in order.
+    fn of(names: Vec<String>) -> RegionIds {
+        let mut table = RegionIds::default();
+        for name in names {
+            table.id(&name);
+        }
+        table
     }
-    ids
+
+    /// The id of `name`, a new one if it has none yet.
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.ids.insert(name.to_owned(), id);
+        id
+    }
+
+    /// The ids of `plan`'s rows (registering the names it adds).
+    fn rows(&mut self, plan: &Plan) -> Vec<u32> {
+        (0..plan.rows())
+            .map(|row| self.id(plan.region_name(row)))
+            .collect()
+    }
 }
 
 /// Row `i` of `plan` as the shared file stores it: the file's region id,
@@ -231,8 +253,8 @@ fn direct(
     let mut local: Result<(), Error> = Ok(());
     let fields = decode_strings(&token);
     if fields.first().map(String::as_str) == Some("ok") {
-        let mut names: Vec<String> = fields[1..].to_vec();
-        let ids = region_ids(plan, &mut names);
+        let mut table = RegionIds::of(fields[1..].to_vec());
+        let ids = table.rows(plan);
         let metadata = plan.metadata.clone();
         let create = layout.layout(&metadata, Strings::Variable, None);
         let result = match fail {
@@ -245,7 +267,7 @@ fn direct(
             Ok(tree) => {
                 summary = tree;
                 let mut fields = vec!["ok".to_owned()];
-                fields.extend(names);
+                fields.extend(table.names);
                 token = encode_strings(&fields);
             }
             Err(e) => {
@@ -293,15 +315,14 @@ fn parallel(
     let metadata = decode_metadata(&comm.broadcast(0, encode_metadata(&plan.metadata)));
     // Every rank's region names, in rank order: the file's region ids.
     let own: Vec<&str> = (0..plan.rows()).map(|i| plan.region_name(i)).collect();
-    let mut names: Vec<String> = Vec::new();
+    let mut table = RegionIds::default();
     for bytes in comm.all_gather(&encode_strings(&own)) {
         for name in decode_strings(&bytes) {
-            if !names.contains(&name) {
-                names.push(name);
-            }
+            table.id(&name);
         }
     }
-    let ids = region_ids(plan, &mut names);
+    let ids = table.rows(plan);
+    let names = table.names;
     let widths = widths(plan, options, &ids, part, &names, comm);
     let staged = match rank {
         0 => Some(Staged::reserve(target)),
