@@ -495,10 +495,12 @@ impl EventSink for RankWriter {
             s.thread_ids,
         ];
         let len = s.durations.len();
-        let tasks = s
-            .task_ids
-            .map(<[i64]>::to_vec)
-            .unwrap_or_else(|| vec![-1; len]);
+        // A rank without tasks in a file with a task_ids column: -1 each.
+        let tasks: std::borrow::Cow<'_, [i64]> = match s.task_ids {
+            Some(ids) => ids.into(),
+            None if self.columns.len() > parts.len() => vec![-1; len].into(),
+            None => (&[][..]).into(),
+        };
         let columns = parts.into_iter().chain([&tasks[..]]);
         let target = self.target.clone();
         let ncol = self.columns.len();
