@@ -11,6 +11,7 @@ compression=${1:-auto}
 rounds=${ROUNDS:-3}
 for dir in /usr/lib/*-linux-gnu/hdf5/openmpi; do export HDF5_DIR=$dir; done
 export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$PWD/target/mpi}
+echo "bench-mpi: HDF5_DIR=$HDF5_DIR CARGO_TARGET_DIR=$CARGO_TARGET_DIR, $(mpirun --version | head -n 1)" >&2
 cargo build -q --release -p scope-profiler --features mpio --example mpi_bench
 bin=$CARGO_TARGET_DIR/release/examples/mpi_bench
 work=$(mktemp -d)

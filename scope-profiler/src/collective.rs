@@ -30,8 +30,9 @@ use crate::summary::Summary;
 /// disk would. Read only in builds with the `mpi` feature.
 const FAIL_RANK: &str = "SCOPE_PROFILER_MPI_TEST_FAIL_RANK";
 
-/// The writer an MPI session uses, from the configuration and agreed
-/// totals only (the same on every rank).
+/// The writer an MPI session uses, from the configuration and the build
+/// only: the same on every rank (rank-local data choosing differently
+/// would deadlock the collectives).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Writer {
     Direct,
