@@ -317,7 +317,8 @@ fn unsupported(name: &str) -> Option<&'static str> {
         "use_nvtx" => "NVTX ranges",
         "use_gpu_timing" | "gpu_timing_backend" | "gpu_sync_on_exit" => "GPU timing",
         "profile_mpi_calls" => "MPI call profiling",
-        "output_mode" => "MPI output modes",
+        #[cfg(not(feature = "mpi"))]
+        "output_mode" => "MPI output modes (build with the `mpi` feature)",
         "buffer_limit" => "per-region buffers (see Options::memory_limit)",
         "track_threads" | "track_async" => "turning thread and task tracking off (always on)",
         _ => return None,
@@ -470,6 +471,20 @@ impl Options {
                 }
             },
             "enable_tags" => self.enable_tags(s.strings(src)?),
+            #[cfg(feature = "mpi")]
+            "output_mode" => match s.string(src)? {
+                "auto" => self.mpi_output(crate::options::MpiOutput::Auto),
+                "direct" => self.mpi_output(crate::options::MpiOutput::Direct),
+                "parallel" => self.mpi_output(crate::options::MpiOutput::Parallel),
+                other => {
+                    return Err(src.error(
+                        s.span(),
+                        format!(
+                            "output_mode must be \"auto\", \"direct\" or \"parallel\", got {other:?}"
+                        ),
+                    ));
+                }
+            },
             "hdf5_chunk_size" => {
                 let n = s.integer(src)?;
                 match usize::try_from(n) {
@@ -527,6 +542,7 @@ impl Options {
     /// | `SCOPE_PROFILER_ENABLE_TAGS` | same | tags added to [`Options::enable_tags`] (comma-separated) |
     /// | `SCOPE_PROFILER_DISABLE` | — | [`Options::deactivate`] |
     /// | `SCOPE_PROFILER_AUTO_FINALIZE` | same | nothing: one warning line if true (see the README) |
+    /// | `SCOPE_PROFILER_MPI` | same | with the `mpi` feature, true: `Options::mpi` on the world communicator (MPI initialized by the application first, else an `Err`); ignored without the feature |
     ///
     /// Booleans are `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`, in any
     /// case; any other value (the empty one too) is an [`Error::Env`] naming
@@ -600,6 +616,17 @@ impl Options {
         if let Some(off) = env_bool(DISABLE, get(DISABLE)?)? {
             options = options.deactivate(off);
         }
+        #[cfg(feature = "mpi")]
+        if env_bool(MPI, get(MPI)?)? == Some(true) {
+            if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
+                return Err(env_error(
+                    MPI,
+                    &get(MPI)?.unwrap_or_default(),
+                    "MPI is not initialized: call mpi::initialize() before Options::from_env()",
+                ));
+            }
+            options = options.mpi(&mpi::topology::SimpleCommunicator::world());
+        }
         if env_bool(AUTO_FINALIZE, get(AUTO_FINALIZE)?)? == Some(true) {
             eprintln!(
                 "scope-profiler: {AUTO_FINALIZE} is ignored: Rust has no interpreter exit to finalize at; \
@@ -617,6 +644,8 @@ const TRACE_ALL: &str = "SCOPE_PROFILER_TRACE_ALL";
 const ENABLE_TAGS: &str = "SCOPE_PROFILER_ENABLE_TAGS";
 const DISABLE: &str = "SCOPE_PROFILER_DISABLE";
 const AUTO_FINALIZE: &str = "SCOPE_PROFILER_AUTO_FINALIZE";
+#[cfg(feature = "mpi")]
+const MPI: &str = "SCOPE_PROFILER_MPI";
 
 fn env_error(variable: &str, value: &str, message: impl Into<String>) -> Error {
     Error::Env {
@@ -822,6 +851,8 @@ mod tests {
             "hdf5_chunk_size",
             "hdf5_compression",
             "hdf5_compression_level",
+            #[cfg(feature = "mpi")]
+            "output_mode",
         ];
         for key in PYTHON_KEYS {
             assert!(
@@ -834,6 +865,36 @@ mod tests {
                 assert!(PYTHON_KEYS.contains(flat), "{flat}");
             }
         }
+    }
+
+    #[cfg(feature = "mpi")]
+    #[test]
+    fn output_mode_and_scope_profiler_mpi() {
+        use crate::options::MpiOutput;
+        let dir = std::env::temp_dir().join(format!("sp-output-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.toml");
+        for (value, want) in [
+            ("auto", MpiOutput::Auto),
+            ("direct", MpiOutput::Direct),
+            ("parallel", MpiOutput::Parallel),
+        ] {
+            std::fs::write(&path, format!("[profiling]\noutput_mode = \"{value}\"\n")).unwrap();
+            assert_eq!(Options::from_toml(&path).unwrap().get_mpi_output(), want);
+            assert_eq!(want.as_str(), value);
+        }
+        std::fs::write(&path, "[profiling]\noutput_mode = \"serial\"\n").unwrap();
+        let err = Options::from_toml(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("line 2") && err.contains("\"serial\""),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        // MPI is not initialized in this process: an error naming the fix.
+        let err = Options::new().with_env(env(&[(MPI, "1")])).unwrap_err();
+        assert!(err.to_string().contains("mpi::initialize()"), "{err}");
+        let o = Options::new().with_env(env(&[(MPI, "0")])).unwrap();
+        assert_eq!(o.get_mpi(), None);
     }
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Result<Option<String>, Error> {

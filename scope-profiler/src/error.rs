@@ -110,6 +110,24 @@ pub enum Error {
     /// inside an open region or [`sample_every`](crate::sample_every)`(0, _)`.
     #[error("{0}")]
     Usage(String),
+    /// An MPI session's collective `setup`, `checkpoint` or `finalize`
+    /// failed on rank `rank`: every rank returns this same error (feature
+    /// `mpi`).
+    ///
+    /// ```
+    /// # #[cfg(feature = "mpi")] {
+    /// let e = scope_profiler::Error::Rank { rank: 2, message: "disk full".into() };
+    /// assert_eq!(e.to_string(), "rank 2 failed: disk full");
+    /// # }
+    /// ```
+    #[cfg(feature = "mpi")]
+    #[error("rank {rank} failed: {message}")]
+    Rank {
+        /// The rank that failed (the lowest, if several did).
+        rank: u32,
+        /// What failed there.
+        message: String,
+    },
 }
 
 impl Error {

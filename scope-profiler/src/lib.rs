@@ -41,6 +41,8 @@
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
 mod clock;
+#[cfg(feature = "mpi")]
+mod comm;
 mod config;
 mod error;
 mod fxhash;
@@ -79,6 +81,8 @@ mod sink;
 mod summary;
 
 // 7. Output: the HDF5 file, the results, the exports.
+#[cfg(feature = "mpi")]
+mod collective;
 pub mod export;
 mod hdf5;
 mod results;
@@ -89,6 +93,8 @@ mod session;
 pub use callmeta::{MetadataScope, annotate, metadata};
 pub use error::Error;
 pub use hdf5::{EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
+#[cfg(feature = "mpi")]
+pub use options::MpiOutput;
 pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
 pub use profile::{
     AggregateRow, CallPath, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,

@@ -133,6 +133,7 @@ pub(crate) fn is_reserved_key(key: &str) -> bool {
         "scope_profiler_rust_version",
         "metadata_detail",
         "hostname",
+        "rank_hostnames",
         "uname",
         "working_directory",
         "user",
@@ -242,7 +243,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its whole length, which is passed.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };

@@ -48,6 +48,15 @@ pub enum WritePath {
     /// # Ok::<(), sp::Error>(())
     /// ```
     Deactivated,
+    /// An MPI session's file, by the `Direct` writer (feature `mpi`): the
+    /// ranks in turn, serial HDF5. [`Results::summary`] and
+    /// [`Results::statistics`] are this rank's.
+    #[cfg(feature = "mpi")]
+    MpiDirect,
+    /// An MPI session's file, by the `Parallel` writer (feature `mpio`):
+    /// every rank at once, MPI-IO.
+    #[cfg(feature = "mpi")]
+    MpiParallel,
 }
 
 /// The results of a session: the profile as written, where it was written,
@@ -158,6 +167,36 @@ impl Results {
             aggregates: Vec::new(),
         };
         if options.verbose {
+            eprintln!("{results}");
+        }
+        Ok(results)
+    }
+
+    /// Writes an MPI session's `plan` into the one file at `path`, with
+    /// every other rank's (collective: see `collective.rs`); this rank's
+    /// results (its own call tree and statistics); the summary printed on
+    /// rank 0 if verbose.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn publish_mpi(
+        mut plan: Plan,
+        options: &Options,
+        comm: &crate::comm::Comm,
+        path: &Path,
+    ) -> Result<Results, Error> {
+        let written = crate::collective::write(&mut plan, options, comm, path)?;
+        let results = Results {
+            profile: None,
+            summary: written.summary,
+            file_path: Some(path.to_path_buf()),
+            health: std::mem::take(&mut plan.health),
+            write_path: match written.writer {
+                crate::collective::Writer::Direct => WritePath::MpiDirect,
+                crate::collective::Writer::Parallel => WritePath::MpiParallel,
+            },
+            statistics: std::mem::take(&mut plan.statistics),
+            aggregates: Vec::new(),
+        };
+        if options.verbose && comm.rank() == 0 {
             eprintln!("{results}");
         }
         Ok(results)

@@ -48,6 +48,13 @@ fn end_envelope(generation: u32) {
 /// Writes everything `session` recorded up to now with `options`; the
 /// calls per region written (for the session's final counts).
 fn write(session: &Session, options: &Options) -> Result<(Results, Vec<u64>), Error> {
+    #[cfg(feature = "mpi")]
+    if let (Some(comm), Output::File(path)) = (&options.mpi, &options.output) {
+        // Collective: a rank whose plan fails makes every rank fail.
+        let plan = comm.agree(plan(session, scratch::dir_for(Some(path))))?;
+        let counts = plan.counts_with_dropped();
+        return Ok((Results::publish_mpi(plan, options, comm, path)?, counts));
+    }
     if options.aggregation {
         let end = Anchor::now();
         let metadata = metadata::run_metadata(options, session.wall_start, session.start, end);
@@ -143,15 +150,16 @@ impl Run {
 /// Starts a profiling session.
 pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     let _serial = lock(&LIFECYCLE);
-    if active::is_active() || deactivated().is_some() {
-        return Err(Error::AlreadyConfigured);
-    }
-    check_options(&options)?;
+    let checked = check_setup(&options);
+    // An MPI session starts on every rank or on none (collective).
+    #[cfg(feature = "mpi")]
+    let checked = match &options.mpi {
+        Some(comm) => comm.agree(checked),
+        None => checked,
+    };
+    checked?;
     if options.deactivate {
         return Ok(setup_deactivated());
-    }
-    if let Output::File(path) = &options.output {
-        check_output_path(path)?;
     }
     clock::init();
     let generation = active::new_generation();
@@ -230,6 +238,21 @@ fn finalize_deactivated(generation: Option<u32>) -> Option<Result<Results, Error
     Some(Ok(Results::deactivated()))
 }
 
+/// Why `setup` cannot start a session with `options`.
+fn check_setup(options: &Options) -> Result<(), Error> {
+    if active::is_active() || deactivated().is_some() {
+        return Err(Error::AlreadyConfigured);
+    }
+    check_options(options)?;
+    if options.deactivate {
+        return Ok(());
+    }
+    if let Output::File(path) = &options.output {
+        check_output_path(path)?;
+    }
+    Ok(())
+}
+
 /// Option values `setup` refuses, naming the option.
 fn check_options(options: &Options) -> Result<(), Error> {
     // HDF5 chunks are at most 4 GiB; the event columns hold 8-byte values.
@@ -241,6 +264,22 @@ fn check_options(options: &Options) -> Result<(), Error> {
                 message: format!("{n} events: a chunk holds 1 to {MAX_CHUNK_EVENTS} events"),
             });
         }
+    }
+    #[cfg(feature = "mpi")]
+    if options.mpi.is_some() {
+        let refuse = |message: &str| {
+            Err(Error::InvalidOption {
+                option: "mpi",
+                message: message.to_owned(),
+            })
+        };
+        if options.output == Output::Memory {
+            return refuse("an MPI session writes a file: give it a file path, not in_memory()");
+        }
+        if options.aggregation {
+            return refuse("aggregation mode is not available in MPI sessions yet");
+        }
+        crate::collective::writer(options)?;
     }
     for (key, _) in &options.user_metadata {
         if key.is_empty() || metadata::is_reserved_key(key) {
@@ -332,7 +371,14 @@ pub(crate) fn finalize_generation(
         .ok_or(Error::NotActive)?;
     let mut options = session.options.clone();
     if let Some(path) = path {
-        check_output_path(path)?;
+        let checked = check_output_path(path);
+        // A path one rank cannot write fails every rank (collective).
+        #[cfg(feature = "mpi")]
+        let checked = match &options.mpi {
+            Some(comm) => comm.agree(checked),
+            None => checked,
+        };
+        checked?;
         options.output = Output::File(path.to_path_buf());
     }
     end_envelope(session.generation);

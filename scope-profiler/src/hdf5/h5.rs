@@ -308,6 +308,24 @@ impl Datatype {
         })
     }
 
+    /// Fixed-length UTF-8 strings of `width` bytes (at least 1), NUL-padded.
+    #[cfg(feature = "mpio")]
+    fn fixed_string(width: usize) -> Result<Datatype> {
+        locked(|| {
+            // SAFETY: the library is open, so H5T_C_S1 is a valid id.
+            let string = Datatype::own(unsafe { H5Tcopy(*H5T_C_S1) }, "copy H5T_C_S1")?;
+            // SAFETY: `string.0` is a modifiable string type this handle owns.
+            let status = unsafe { H5Tset_size(string.0, width.max(1)) };
+            check(status, "size a fixed-length string type")?;
+            // SAFETY: as above; the arguments are valid enum values.
+            let status = unsafe { H5Tset_cset(string.0, H5T_cset_t::H5T_CSET_UTF8) };
+            check(status, "set a string type's character set")?;
+            // SAFETY: as above.
+            let status = unsafe { H5Tset_strpad(string.0, H5T_str_t::H5T_STR_NULLPAD) };
+            check(status, "set a string type's padding").map(|_| string)
+        })
+    }
+
     /// A compound of `size` bytes with `members` (name, byte offset, type).
     pub(super) fn compound(size: usize, members: &[(&str, usize, Datatype)]) -> Result<Datatype> {
         locked(|| {
@@ -421,36 +439,91 @@ impl File {
     pub(super) fn create(path: &Path) -> Result<File> {
         let name = c_name(path.as_os_str().as_bytes())?;
         locked(|| {
+            let fapl = File::private_access()?;
+            // SAFETY: `name` is NUL-terminated; `fapl.0` is valid.
+            let id = unsafe { H5Fcreate(name.as_ptr(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.0) };
+            File::own(id, "create the file")?.close_on_exec()
+        })
+    }
+
+    /// Opens the existing file at `path` for writing, as [`File::create`]
+    /// creates one (sec2, no lock, close-on-exec): an MPI rank's turn at the
+    /// file the ranks before it wrote.
+    #[cfg(feature = "mpi")]
+    pub(super) fn open_rw(path: &Path) -> Result<File> {
+        let name = c_name(path.as_os_str().as_bytes())?;
+        locked(|| {
+            let fapl = File::private_access()?;
+            // SAFETY: `name` is NUL-terminated; `fapl.0` is valid.
+            let id = unsafe { H5Fopen(name.as_ptr(), hdf5_sys::h5f::H5F_ACC_RDWR, fapl.0) };
+            File::own(id, "open the file for writing")?.close_on_exec()
+        })
+    }
+
+    /// Creates (or truncates) the file at `path` with the MPI-IO driver over
+    /// `comm`: collective, every rank of `comm` calls it with the same path.
+    #[cfg(feature = "mpio")]
+    pub(super) fn create_mpio(
+        path: &Path,
+        comm: &mpi::topology::SimpleCommunicator,
+    ) -> Result<File> {
+        use mpi::raw::AsRaw;
+        let name = c_name(path.as_os_str().as_bytes())?;
+        locked(|| {
             let fapl = PropertyList::new(H5P_CLS_FILE_ACCESS)?;
-            // SAFETY: `fapl.0` is a file access list this handle owns.
-            fapl.set("the sec2 driver", |p| unsafe { H5Pset_fapl_sec2(p) })?;
+            let raw = comm.as_raw();
+            // SAFETY: `fapl.0` is a file access list this handle owns; `raw`
+            // is a live communicator (the session's duplicate, never freed),
+            // which HDF5 duplicates for itself; a null info object.
+            fapl.set("the MPI-IO driver", |p| unsafe {
+                hdf5_sys::h5p::H5Pset_fapl_mpio(p, raw, mpi::ffi::RSMPI_INFO_NULL)
+            })?;
             #[cfg(hdf5_file_locking)]
-            // SAFETY: `fapl.0` is a file access list this handle owns; the
-            // flags are plain booleans (no lock; no error where locks are
-            // unsupported).
+            // SAFETY: as in `private_access`.
             fapl.set("no file locking", |p| unsafe {
                 hdf5_sys::h5p::H5Pset_file_locking(p, 0, 1)
             })?;
             // SAFETY: `name` is NUL-terminated; `fapl.0` is valid.
             let id = unsafe { H5Fcreate(name.as_ptr(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.0) };
-            let file = File::own(id, "create the file")?;
-            let mut handle: *mut c_void = ptr::null_mut();
-            // SAFETY: `file.0` is an open file; `handle` is a valid out-pointer.
-            let status = unsafe { H5Fget_vfd_handle(file.0, H5P_DEFAULT, &mut handle) };
-            check(status, "get the file's descriptor")?;
-            if handle.is_null() {
-                return Err(H5Error("the file has no descriptor".into()));
-            }
-            // SAFETY: the file was created just above with the sec2 driver,
-            // whose handle points to the open `int` descriptor of the file.
-            let fd = unsafe { *handle.cast::<c_int>() };
-            // SAFETY: F_SETFD on an open descriptor only sets its flags.
-            if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
-                let e = std::io::Error::last_os_error();
-                return Err(H5Error(format!("cannot set close-on-exec: {e}")));
-            }
-            Ok(file)
+            File::own(id, "create the file (MPI-IO)")
         })
+    }
+
+    /// File access for a private file: the sec2 driver, without HDF5's file
+    /// lock (see [`File::create`]). Call under the lock.
+    fn private_access() -> Result<PropertyList> {
+        let fapl = PropertyList::new(H5P_CLS_FILE_ACCESS)?;
+        // SAFETY: `fapl.0` is a file access list this handle owns.
+        fapl.set("the sec2 driver", |p| unsafe { H5Pset_fapl_sec2(p) })?;
+        #[cfg(hdf5_file_locking)]
+        // SAFETY: `fapl.0` is a file access list this handle owns; the
+        // flags are plain booleans (no lock; no error where locks are
+        // unsupported).
+        fapl.set("no file locking", |p| unsafe {
+            hdf5_sys::h5p::H5Pset_file_locking(p, 0, 1)
+        })?;
+        Ok(fapl)
+    }
+
+    /// This sec2 file with its descriptor closed on exec. Call under the lock.
+    fn close_on_exec(self) -> Result<File> {
+        let mut handle: *mut c_void = ptr::null_mut();
+        // SAFETY: `self.0` is an open file; `handle` is a valid out-pointer.
+        let status = unsafe { H5Fget_vfd_handle(self.0, H5P_DEFAULT, &mut handle) };
+        check(status, "get the file's descriptor")?;
+        if handle.is_null() {
+            return Err(H5Error("the file has no descriptor".into()));
+        }
+        // SAFETY: the file was opened with the sec2 driver (callers open it
+        // with `private_access`), whose handle points to the open `int`
+        // descriptor of the file.
+        let fd = unsafe { *handle.cast::<c_int>() };
+        // SAFETY: F_SETFD on an open descriptor only sets its flags.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(H5Error(format!("cannot set close-on-exec: {e}")));
+        }
+        Ok(self)
     }
 
     /// Opens the file at `path` read-only.
@@ -645,14 +718,52 @@ impl Group {
         name: &str,
         values: impl ExactSizeIterator<Item = S>,
     ) -> Result<()> {
-        let dtype = Datatype::var_string(H5T_cset_t::H5T_CSET_UTF8)?;
         let len = values.len();
-        let dataset = self.create_typed(name, &dtype, len, Layout::Contiguous)?;
+        self.create_strings(name, len)?
+            .write_strings_at(name, 0, len, values)
+    }
+
+    /// Creates a contiguous dataset `name` of `len` variable-length UTF-8
+    /// strings, to be written later ([`Dataset::write_strings_at`]).
+    pub(super) fn create_strings(&self, name: &str, len: usize) -> Result<Dataset> {
+        let dtype = Datatype::var_string(H5T_cset_t::H5T_CSET_UTF8)?;
+        self.create_typed(name, &dtype, len, Layout::Contiguous)
+    }
+
+    /// Creates a contiguous dataset `name` of `len` fixed-length UTF-8
+    /// strings of `width` bytes (NUL-padded, as h5py's
+    /// `string_dtype("utf-8", width)`): what parallel HDF5 writes, which
+    /// cannot write variable-length data.
+    #[cfg(feature = "mpio")]
+    pub(super) fn create_fixed_strings(
+        &self,
+        name: &str,
+        len: usize,
+        width: usize,
+    ) -> Result<Dataset> {
+        let dtype = Datatype::fixed_string(width)?;
+        self.create_typed(name, &dtype, len, Layout::Contiguous)
+    }
+}
+
+impl Dataset {
+    /// Writes `values` (`len` of them) as elements `offset..offset + len`
+    /// of a dataset of variable-length strings (`name` for errors).
+    pub(super) fn write_strings_at<S: AsRef<str> + PartialEq>(
+        &self,
+        name: &str,
+        offset: usize,
+        len: usize,
+        values: impl Iterator<Item = S>,
+    ) -> Result<()> {
+        let dataset = self;
+        let dtype = Datatype::var_string(H5T_cset_t::H5T_CSET_UTF8)?;
+        let start = offset;
+        let mut offset = offset;
         // In batches, so that a table of a million names never holds a C
         // string per name at once; a value equal to the one before it
         // shares its C string (constant and repeated columns).
         let mut values = values.peekable();
-        let mut offset = 0;
         let mut strings: Vec<CString> = Vec::new();
         let mut pointers: Vec<*const c_char> = Vec::new();
         while values.peek().is_some() {
@@ -667,7 +778,7 @@ impl Group {
                 // A CString's bytes stay where they are when `strings` grows.
                 pointers.push(strings.last().map_or(ptr::null(), |s| s.as_ptr()));
             }
-            if offset + pointers.len() > len {
+            if offset + pointers.len() > start + len {
                 return Err(H5Error(format!(
                     "write dataset {name}: more values than the {len} announced"
                 )));
@@ -698,6 +809,57 @@ impl Group {
         Ok(())
     }
 
+    /// Writes `values` as elements `offset..` of a dataset of fixed-length
+    /// strings of `width` bytes ([`Group::create_fixed_strings`]).
+    #[cfg(feature = "mpio")]
+    pub(super) fn write_fixed_strings_at<S: AsRef<str>>(
+        &self,
+        offset: usize,
+        width: usize,
+        values: impl Iterator<Item = S>,
+    ) -> Result<()> {
+        let mut bytes = Vec::new();
+        let mut n = 0;
+        for value in values {
+            let stored = encode(value.as_ref());
+            let stored = stored.as_bytes();
+            if stored.len() > width {
+                return Err(H5Error(format!(
+                    "a string of {} bytes in a dataset of {width}-byte strings",
+                    stored.len()
+                )));
+            }
+            bytes.extend_from_slice(stored);
+            bytes.resize(bytes.len() + width - stored.len(), 0);
+            n += 1;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let dtype = Datatype::fixed_string(width)?;
+        locked(|| {
+            let memory = Dataspace::simple(n)?;
+            let file = self.space()?;
+            file.select(offset, n)?;
+            // SAFETY: `bytes` holds `n` elements of `width` bytes, the
+            // layout of the fixed-length string type `dtype`; the file
+            // selection has `n` elements (HDF5 checks the extent).
+            let status = unsafe {
+                H5Dwrite(
+                    self.0,
+                    dtype.0,
+                    memory.0,
+                    file.0,
+                    H5P_DEFAULT,
+                    bytes.as_ptr().cast(),
+                )
+            };
+            check(status, "write fixed-length strings").map(drop)
+        })
+    }
+}
+
+impl Group {
     /// Opens the dataset `name`.
     pub(super) fn dataset(&self, name: &str) -> Result<Dataset> {
         let c = c_name(name.as_bytes())?;
@@ -839,6 +1001,49 @@ impl Dataset {
                 )
             };
             check(status, "write to a dataset").map(drop)
+        })
+    }
+
+    /// Writes `values` to elements `offset..offset + values.len()` with
+    /// collective MPI-IO: every rank of the file calls it the same number of
+    /// times (a rank with nothing to write passes no values).
+    #[cfg(feature = "mpio")]
+    pub(super) fn write_collective<T: H5Type>(&self, offset: usize, values: &[T]) -> Result<()> {
+        use hdf5_sys::h5p::{H5FD_mpio_xfer_t, H5P_CLS_DATASET_XFER, H5Pset_dxpl_mpio};
+        let dtype = T::datatype()?;
+        locked(|| {
+            let dxpl = PropertyList::new(H5P_CLS_DATASET_XFER)?;
+            // SAFETY: `p` is the transfer list `dxpl` owns; a valid mode.
+            dxpl.set("collective transfer", |p| unsafe {
+                H5Pset_dxpl_mpio(p, H5FD_mpio_xfer_t::H5FD_MPIO_COLLECTIVE)
+            })?;
+            let memory = Dataspace::simple(values.len())?;
+            let file = self.space()?;
+            if values.is_empty() {
+                // SAFETY: both are dataspaces these handles own.
+                let status = unsafe { hdf5_sys::h5s::H5Sselect_none(file.0) };
+                check(status, "select nothing")?;
+                // SAFETY: as above.
+                let status = unsafe { hdf5_sys::h5s::H5Sselect_none(memory.0) };
+                check(status, "select nothing")?;
+            } else {
+                file.select(offset, values.len())?;
+            }
+            // SAFETY: `values` holds `memory`'s element count of `T`, laid
+            // out as `dtype` says (the `H5Type` contract), none selected when
+            // empty; the file selection has as many elements (HDF5 checks
+            // the extent); `dxpl.0` is a valid transfer list.
+            let status = unsafe {
+                H5Dwrite(
+                    self.0,
+                    dtype.0,
+                    memory.0,
+                    file.0,
+                    dxpl.0,
+                    values.as_ptr().cast(),
+                )
+            };
+            check(status, "write to a dataset collectively").map(drop)
         })
     }
 
@@ -1057,6 +1262,20 @@ impl Dataset {
             // SAFETY: `read_strings` passes a buffer for `n` elements, the
             // whole dataset, of the memory type `memory`.
             unsafe { H5Dread(self.0, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer) }
+        })
+    }
+
+    /// The byte width of the elements of a fixed-length string dataset.
+    #[cfg(feature = "mpio")]
+    pub(super) fn string_width(&self) -> Result<usize> {
+        let dtype = self.file_type()?;
+        locked(|| {
+            // SAFETY: `dtype.0` is a valid type this handle owns.
+            let size = unsafe { H5Tget_size(dtype.0) };
+            match size {
+                0 => Err(failure("get a string type's size")),
+                n => Ok(n),
+            }
         })
     }
 

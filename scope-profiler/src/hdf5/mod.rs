@@ -28,12 +28,21 @@
 mod chunks;
 mod h5;
 mod publish;
+#[cfg(feature = "mpi")]
+mod ranks;
 mod read;
 mod reader;
 mod schema;
 mod write;
 
+#[cfg(feature = "mpi")]
+pub(crate) use publish::Staged;
 pub(crate) use publish::publish_atomically;
+#[cfg(feature = "mpi")]
+pub(crate) use ranks::{Layout3, Part, RankWriter, Strings, open_direct, write_direct_names};
+#[cfg(feature = "mpi")]
+#[cfg(feature = "mpio")]
+pub(crate) use ranks::{ROUND, Widths, open_parallel};
 pub use read::read_profile;
 pub use reader::{EventChunk, EventChunks, ProfileReader};
 pub use write::write_profile;

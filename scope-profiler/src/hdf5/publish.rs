@@ -41,6 +41,44 @@ where
     sync_dir(&dir).map_err(|e| Error::io(path, e))
 }
 
+/// A temporary sibling of a target, built in several steps (by the ranks
+/// of an MPI session), then published with [`Staged::publish`]; removed if
+/// dropped unpublished.
+#[cfg(feature = "mpi")]
+pub(crate) struct Staged {
+    temp: TempFile,
+    dir: PathBuf,
+    target: PathBuf,
+}
+
+#[cfg(feature = "mpi")]
+impl Staged {
+    /// Reserves a new empty temporary sibling of `path`.
+    pub(crate) fn reserve(path: &Path) -> Result<Staged, Error> {
+        let (dir, name) = split_target(path)?;
+        let temp = TempFile::reserve(&dir, &name).map_err(|e| Error::io(path, e))?;
+        Ok(Staged {
+            temp,
+            dir,
+            target: path.to_path_buf(),
+        })
+    }
+
+    /// Where the temporary file is.
+    pub(crate) fn path(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// Makes the (closed) file durable and renames it over the target, as
+    /// [`publish_atomically`] does.
+    pub(crate) fn publish(self) -> Result<(), Error> {
+        let path = &self.target;
+        sync_file(self.temp.path()).map_err(|e| Error::io(path, e))?;
+        self.temp.rename_to(path).map_err(|e| Error::io(path, e))?;
+        sync_dir(&self.dir).map_err(|e| Error::io(path, e))
+    }
+}
+
 /// The directory a target lives in and its file name.
 fn split_target(path: &Path) -> Result<(PathBuf, OsString), Error> {
     if path.is_dir() {

@@ -397,17 +397,17 @@ impl EventSink for FileSink {
 }
 
 /// Index rows made and written at a time.
-const ROW_BATCH: usize = 16 * 1024;
+pub(super) const ROW_BATCH: usize = 16 * 1024;
 
 /// `scope_profiler_schema` = 3 and `storage_layout` = "columnar", both scalars.
-fn write_root_attrs(root: &Group) -> Result<()> {
+pub(super) fn write_root_attrs(root: &Group) -> Result<()> {
     root.write_attr_i64(schema::SCHEMA_ATTR, schema::SCHEMA_VERSION)?;
     root.write_attr_str(schema::LAYOUT_ATTR, schema::COLUMNAR)
 }
 
 /// `/metadata`: one scalar attribute per entry. The group tracks attribute
 /// creation order, so the reader gives the entries back in this order.
-fn write_metadata(root: &Group, metadata: &[(String, MetaValue)]) -> Result<()> {
+pub(super) fn write_metadata(root: &Group, metadata: &[(String, MetaValue)]) -> Result<()> {
     let group = root.create_group(schema::METADATA, true)?;
     for (key, value) in metadata {
         match value {
@@ -578,7 +578,7 @@ fn check_rows(
 
 /// How the event columns are stored.
 #[derive(Clone, Copy)]
-enum Storage {
+pub(super) enum Storage {
     /// Contiguous, written directly ([`DirectColumns`]).
     Direct,
     /// Chunked, unfiltered (an explicit chunk size without compression).
@@ -591,7 +591,12 @@ enum Storage {
 /// filtered when compressed); or contiguous, allocated now and never filled
 /// by the library, so that its bytes may be written directly
 /// ([`DirectColumns`]). Empty columns are contiguous and unallocated.
-fn create_event_column(group: &Group, name: &str, len: usize, storage: Storage) -> Result<Dataset> {
+pub(super) fn create_event_column(
+    group: &Group,
+    name: &str,
+    len: usize,
+    storage: Storage,
+) -> Result<Dataset> {
     let layout = match storage {
         _ if len == 0 => Layout::Contiguous,
         Storage::Deflate { chunk, level } => Layout::Deflate { chunk, level },
@@ -604,7 +609,7 @@ fn create_event_column(group: &Group, name: &str, len: usize, storage: Storage) 
 /// Chunk length of a chunked column of `len` values: `chunk_size` if given
 /// (as the Python package: the Options check it at `setup`), else at most
 /// [`schema::MAX_CHUNK`]; at most `len`, at least 1.
-fn chunk_len(len: usize, chunk_size: Option<usize>) -> usize {
+pub(super) fn chunk_len(len: usize, chunk_size: Option<usize>) -> usize {
     len.min(chunk_size.unwrap_or(schema::MAX_CHUNK)).max(1)
 }
 

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The MPI tests (issue 17): builds scope-profiler with the `mpio` feature
+# (rsmpi + the collective parallel-HDF5 writer) against Debian's openmpi
+# HDF5, then with `mpirun -n N` for N = 1, 2, 4 and both writers (Direct,
+# Parallel) runs examples/mpi_check.rs, which records a workload that
+# differs by rank (regions, thread counts, a task, an idle rank) and checks
+# the one file every rank wrote: exact per-rank counts, nesting per rank
+# and thread, the ranks column, mpi_size, the thread and task tables. Each
+# file is then read by the Python package (scripts/check-mpi-file.py:
+# read_h5, inspect, the rank_heatmap and imbalance plots), the Direct and
+# Parallel files are compared, ranks spill under a small memory limit and
+# still write every call, and one rank's failure (fault injected
+# mid-write, or a path it cannot write) must give every rank the same Err,
+# under a timeout, the previous file intact.
+#
+# Then the same checks with feature `mpi` alone against the serial HDF5
+# (the Direct writer, which Auto falls back to there).
+#
+# Installs libopenmpi-dev, openmpi-bin, libclang-dev and
+# libhdf5-openmpi-dev when missing (as root, with apt-get); otherwise
+# prints the command. Under CI=true a missing prerequisite fails; elsewhere
+# the tests are skipped, loudly. The build names its HDF5 (HDF5_DIR) and
+# has a target directory of its own (target/mpi, or $MPI_TARGET_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+start=$SECONDS
+
+skip_or_fail() {
+    echo "run-tests-mpi: $*" >&2
+    if [ "${CI:-}" = true ]; then
+        exit 1
+    fi
+    echo "run-tests-mpi: SKIPPED: the MPI tests did not run" >&2
+    exit 0
+}
+
+hdf5_openmpi() {
+    for dir in /usr/lib/*-linux-gnu/hdf5/openmpi; do
+        if [ -e "$dir/include/hdf5.h" ]; then
+            echo "$dir"
+            return 0
+        fi
+    done
+    return 1
+}
+
+missing=()
+command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
+[ -e /usr/include/x86_64-linux-gnu/openmpi/mpi.h ] || [ -n "$(ls /usr/lib/*-linux-gnu/openmpi/include/mpi.h 2>/dev/null)" ] || missing+=(libopenmpi-dev)
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
+hdf5_openmpi >/dev/null || missing+=(libhdf5-openmpi-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "run-tests-mpi: installing ${missing[*]} ..." >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        skip_or_fail "missing system packages; run: sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+    fi
+fi
+HDF5_DIR=$(hdf5_openmpi) || skip_or_fail "no openmpi HDF5 under /usr/lib/*-linux-gnu/hdf5/openmpi"
+export HDF5_DIR
+export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$root/target/mpi}
+echo "run-tests-mpi: HDF5_DIR=$HDF5_DIR CARGO_TARGET_DIR=$CARGO_TARGET_DIR"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Both builds share the target directory (hdf5-sys with and without its
+# `mpio` feature are different units); their examples are copied apart.
+cargo build -q -p scope-profiler --features mpio --example mpi_check --example mpi
+bin=$work/mpio
+mkdir -p "$bin"
+cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,mpi} "$bin"/
+# Feature `mpi` alone against the serial HDF5: the Direct writer only.
+serial_hdf5=
+for dir in /usr/lib/*-linux-gnu/hdf5/serial; do
+    [ -e "$dir/include/hdf5.h" ] && serial_hdf5=$dir
+done
+if [ -n "$serial_hdf5" ]; then
+    HDF5_DIR=$serial_hdf5 cargo build -q -p scope-profiler --features mpi --example mpi_check
+    mkdir -p "$work/serial"
+    cp "$CARGO_TARGET_DIR"/debug/examples/mpi_check "$work/serial/"
+fi
+echo "run-tests-mpi: built in $((SECONDS - start)) s"
+# The runtime's unit tests with the feature (configuration, message encoding).
+cargo test -q -p scope-profiler --features mpio --lib
+
+# The Python package 0.7.5 with its plotting extras, in a venv of its own.
+venv=$CARGO_TARGET_DIR/reader-venv
+if ! "$venv/bin/python" -c 'import scope_profiler, matplotlib' 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+        'scope-profiler==0.7.5' matplotlib maxplotlibx
+fi
+py=$venv/bin/python
+
+mpirun_n() { # N, command...
+    local n=$1
+    shift
+    timeout 120 mpirun --allow-run-as-root --oversubscribe -n "$n" "$@"
+}
+
+for n in 1 2 4; do
+    for writer in direct parallel; do
+        file=$work/$writer-$n.h5
+        mpirun_n "$n" "$bin/mpi_check" write "$writer" "$file"
+        "$py" scripts/check-mpi-file.py "$file" "$n"
+    done
+    "$bin/mpi_check" same "$work/direct-$n.h5" "$work/parallel-$n.h5"
+done
+# Options::from_env with SCOPE_PROFILER_MPI=1 (the world communicator).
+SCOPE_PROFILER_MPI=1 SCOPE_PROFILER_OUTPUT=$work/env-4.h5 mpirun_n 4 \
+    -x SCOPE_PROFILER_MPI -x SCOPE_PROFILER_OUTPUT "$bin/mpi_check" env auto "$work/env-4.h5"
+"$py" scripts/check-mpi-file.py "$work/env-4.h5" 4
+# Bounded memory per rank: every rank spills, every call is written.
+for writer in direct parallel; do
+    mpirun_n 2 "$bin/mpi_check" spill "$writer" "$work/spill-$writer.h5"
+done
+# Auto chooses Parallel in this build (feature mpio).
+mpirun_n 2 "$bin/mpi_check" write auto "$work/auto-2.h5" | grep -q MpiParallel
+echo "run-tests-mpi: auto chose the parallel writer"
+
+# Feature `mpi` alone, serial HDF5: Auto and Direct write with the Direct
+# writer, the same checks; Parallel is an Err at setup on every rank.
+if [ -n "$serial_hdf5" ]; then
+    for n in 2 4; do
+        file=$work/serial-$n.h5
+        mpirun_n "$n" "$work/serial/mpi_check" write auto "$file" | tee "$work/out.txt"
+        grep -q MpiDirect "$work/out.txt"
+        "$py" scripts/check-mpi-file.py "$file" "$n"
+        "$bin/mpi_check" same "$file" "$work/direct-$n.h5"
+    done
+    if mpirun_n 2 "$work/serial/mpi_check" write parallel "$work/none.h5" 2> "$work/err.txt"; then
+        echo "run-tests-mpi: Parallel without the mpio feature did not fail" >&2
+        exit 1
+    fi
+    grep -q "needs parallel HDF5" "$work/err.txt"
+    echo "run-tests-mpi: serial HDF5 build (feature mpi): Direct checked, Parallel refused at setup"
+fi
+
+# One rank fails: every rank gets the same Err, nothing hangs (timeout),
+# the previous file stays as it was, no temporary file is left.
+for writer in direct parallel; do
+    for bad in 0 2; do
+        SCOPE_PROFILER_MPI_TEST_FAIL_RANK=$bad mpirun_n 4 -x SCOPE_PROFILER_MPI_TEST_FAIL_RANK \
+            "$bin/mpi_check" fail "$writer" "$work/$writer-4.h5" "$bad"
+    done
+    mpirun_n 4 "$bin/mpi_check" badpath "$writer" "$work/$writer-4.h5" 1
+done
+
+# The README's example.
+mpirun_n 2 "$bin/mpi" "$work/example.h5" | grep -q "2 ranks wrote"
+"$py" /dev/stdin "$work/example.h5" <<'PY'
+import sys, scope_profiler as sp
+r = sp.read_h5(sys.argv[1])
+assert r.num_ranks == 2, r.num_ranks
+print(f"examples/mpi.rs: {sys.argv[1]} read by scope_profiler {sp.__version__}: {r.num_ranks} ranks")
+PY
+echo "run-tests-mpi: all MPI tests passed ($((SECONDS - start)) s)"
