@@ -8,7 +8,7 @@ use std::path::Path;
 
 use integration_tests::{serial, temp_dir};
 use scope_profiler::export::{self, CallTree, Grouping};
-use scope_profiler::{self as sp, Compression, Options, ProfileReader};
+use scope_profiler::{self as sp, Compression, Options, ProfileReader, WritePath};
 
 /// Per group label, per call path (names from the root), the node's
 /// figures: the tree with its children's order left out.
@@ -103,7 +103,13 @@ fn trees(path: &Path) -> Vec<Flat> {
         .collect()
 }
 
-fn check(compression: Compression, memory_limit: usize, name: &str) {
+fn check(
+    compression: Compression,
+    memory_limit: usize,
+    name: &str,
+    written: WritePath,
+    spills: bool,
+) {
     let _s = serial();
     let dir = temp_dir(name);
     let (stored, events) = (dir.join("stored.h5"), dir.join("events.h5"));
@@ -116,7 +122,9 @@ fn check(compression: Compression, memory_limit: usize, name: &str) {
     )
     .unwrap();
     workload();
-    sp::finalize().unwrap();
+    let results = sp::finalize().unwrap();
+    assert_eq!(results.write_path(), written);
+    assert_eq!(results.spilled(), spills, "spilled");
     // The same events, written without the paths.
     let profile = sp::read_profile(&stored).unwrap();
     sp::write_profile(&profile, &events, Compression::None).unwrap();
@@ -143,12 +151,35 @@ fn check(compression: Compression, memory_limit: usize, name: &str) {
 
 #[test]
 fn the_stored_call_paths_give_the_events_call_tree() {
-    check(Compression::Auto, 256 << 20, "call-paths");
+    check(
+        Compression::Auto,
+        256 << 20,
+        "call-paths",
+        WritePath::Buckets { scratch: false },
+        false,
+    );
+}
+
+#[test]
+fn the_stored_call_paths_of_an_uncompressed_file_written_directly() {
+    check(
+        Compression::None,
+        256 << 20,
+        "call-paths-direct",
+        WritePath::Direct,
+        false,
+    );
 }
 
 #[test]
 fn the_stored_call_paths_survive_spilling_and_compression() {
-    check(Compression::Gzip(4), 4 << 20, "call-paths-spilled");
+    check(
+        Compression::Gzip(4),
+        4 << 20,
+        "call-paths-spilled",
+        WritePath::Buckets { scratch: true },
+        true,
+    );
 }
 
 #[test]
