@@ -780,7 +780,10 @@ mod tests {
             p.events
                 .parent_ids
                 .push(if i % 3 == 0 { -1 } else { i - 1 });
-            p.events.thread_ids.push(i % 5 - 2);
+            // Constant over the first chunks (filtered once, reused).
+            p.events
+                .thread_ids
+                .push(if i < 140_000 { 3 } else { i % 5 - 2 });
         }
         p
     }
@@ -823,6 +826,11 @@ mod tests {
             .collect();
         assert_eq!(whole, profile(n).events.durations);
         assert_eq!(pieces, whole);
+        let threads: Vec<i64> = reader
+            .chunks(n)
+            .flat_map(|chunk| chunk.unwrap().events.thread_ids)
+            .collect();
+        assert_eq!(threads, profile(n).events.thread_ids);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
