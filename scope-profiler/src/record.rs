@@ -128,7 +128,8 @@ impl Drop for Slots {
 /// (a new session's), their pages still faulted in: a
 /// process that records session after session records into memory it has
 /// touched. At most `SPARES` of them, so that what stays resident after a
-/// session is bounded (8 chunks: 12 MiB at the default memory limit).
+/// session is bounded (8 chunks: 16 MiB at the default memory limit, whose
+/// largest chunks are 2 MiB).
 static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
 const SPARES_MAX: usize = 8;
 
