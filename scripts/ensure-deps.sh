@@ -15,14 +15,4 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing ${missing[*]} ..." >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq "${missing[@]}" >/dev/null
-else
-    echo "Missing system packages. Run:" >&2
-    echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
-fi
+exec "$(dirname "$0")/apt-install.sh" "${missing[@]}"

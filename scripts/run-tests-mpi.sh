@@ -51,14 +51,7 @@ command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
 hdf5_openmpi >/dev/null || missing+=(libhdf5-openmpi-dev)
 if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "run-tests-mpi: installing ${missing[*]} ..." >&2
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq "${missing[@]}" >/dev/null
-    else
-        skip_or_fail "missing system packages; run: sudo apt-get update && sudo apt-get install -y ${missing[*]}"
-    fi
+    "$root/scripts/apt-install.sh" "${missing[@]}" || skip_or_fail "missing system packages: ${missing[*]}"
 fi
 HDF5_DIR=$(hdf5_openmpi) || skip_or_fail "no openmpi HDF5 under /usr/lib/*-linux-gnu/hdf5/openmpi"
 export HDF5_DIR

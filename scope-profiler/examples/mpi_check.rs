@@ -102,13 +102,7 @@ const PARENTS: &[(&str, &str)] = &[("compute", "step"), ("inner", "worker")];
 
 fn check_file(path: &str, size: usize) -> Result<(), String> {
     let profile = sp::read_profile(path).map_err(|e| e.to_string())?;
-    let meta = |key: &str| {
-        profile
-            .metadata
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
+    let meta = |key: &str| profile.metadata_value(key).cloned();
     if meta("mpi_size") != Some(MetaValue::Int(size as i64)) {
         return Err(format!("mpi_size {:?}, expected {size}", meta("mpi_size")));
     }

@@ -234,16 +234,7 @@ fn direct(
     layout: &Totals<'_>,
 ) -> Result<Summary, Error> {
     let (rank, size) = (comm.rank(), comm.size());
-    let staged = match rank {
-        0 => Some(Staged::reserve(target)),
-        _ => None,
-    };
-    let staged = comm.agree(staged.transpose())?;
-    let temp_bytes = staged
-        .as_ref()
-        .map(|s| s.path().as_os_str().as_encoded_bytes().to_vec())
-        .unwrap_or_default();
-    let temp = path_of(comm.broadcast(0, temp_bytes));
+    let (staged, temp) = stage(comm, target)?;
 
     // The token: "ok" and the names so far, or "failed", the rank and why.
     let mut token = match rank {
@@ -325,16 +316,7 @@ fn parallel(
     let ids = table.rows(plan);
     let names = table.names;
     let widths = widths(plan, options, &ids, part, &names, comm);
-    let staged = match rank {
-        0 => Some(Staged::reserve(target)),
-        _ => None,
-    };
-    let staged = comm.agree(staged.transpose())?;
-    let temp_bytes = staged
-        .as_ref()
-        .map(|s| s.path().as_os_str().as_encoded_bytes().to_vec())
-        .unwrap_or_default();
-    let temp = path_of(comm.broadcast(0, temp_bytes));
+    let (staged, temp) = stage(comm, target)?;
     let rounds = comm.max(&[plan.len().div_ceil(hdf5::ROUND) as u64])[0] as usize;
     let create = layout.layout(&metadata, Strings::Fixed(widths), Some(names.len()));
     let written = match hdf5::open_parallel(
@@ -391,6 +373,22 @@ fn parallel(
     Err(Error::Usage(
         "the parallel writer needs the `mpio` feature".to_owned(),
     ))
+}
+
+/// Rank 0 reserves the temporary file beside `target` (collective: every
+/// rank gets rank 0's error, if any); every rank learns its path. Only rank
+/// 0 holds the `Staged` file, which it publishes.
+fn stage(comm: &Comm, target: &Path) -> Result<(Option<Staged>, std::path::PathBuf), Error> {
+    let staged = match comm.rank() {
+        0 => Some(Staged::reserve(target)),
+        _ => None,
+    };
+    let staged = comm.agree(staged.transpose())?;
+    let temp_bytes = staged
+        .as_ref()
+        .map(|s| s.path().as_os_str().as_encoded_bytes().to_vec())
+        .unwrap_or_default();
+    Ok((staged, path_of(comm.broadcast(0, temp_bytes))))
 }
 
 /// A path from the bytes of a path sent by another rank.

@@ -163,6 +163,20 @@ pub enum Grouping {
     Lane,
 }
 
+impl Grouping {
+    /// The label of the group of lane `lane` (`info`: the lane, if known).
+    fn label(self, lane: u64, info: Option<&Lane>) -> String {
+        match self {
+            Grouping::All => "all".to_owned(),
+            Grouping::Rank => format!("rank {}", info.map_or(0, |l| l.rank)),
+            Grouping::Lane => match info {
+                Some(l) => format!("rank {} - {}", l.rank, l.name),
+                None => format!("lane {lane}"),
+            },
+        }
+    }
+}
+
 /// The call tree of a file: per group (see [`Grouping`]) a root node whose
 /// descendants are the call paths, with calls, total and own time.
 ///
@@ -479,26 +493,9 @@ pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree,
     {
         return Ok(tree_of_paths(reader, paths, grouping));
     }
-    let mut builder = TreeBuilder {
-        grouping,
-        tree: CallTree {
-            first_start: i64::MAX,
-            last_end: i64::MIN,
-            ..CallTree::default()
-        },
-        index: HashMap::default(),
-        group_roots: HashMap::new(),
-        lane_root: 0,
-        stack: Vec::new(),
-        lanes: Vec::new(),
-    };
+    let mut builder = TreeBuilder::new(grouping);
     let lanes = walk(reader, &mut builder)?;
-    let mut tree = builder.tree;
-    if tree.first_start == i64::MAX {
-        (tree.first_start, tree.last_end) = (0, 0);
-    }
-    tree.lanes = lanes;
-    Ok(tree)
+    Ok(builder.finish(lanes))
 }
 
 /// The call tree of the call paths a file stores: the tree [`call_tree`]
@@ -506,13 +503,7 @@ pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree,
 /// their first call).
 fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping) -> CallTree {
     let mut lanes = LaneMap::new(reader);
-    let mut tree = CallTree {
-        first_start: i64::MAX,
-        last_end: i64::MIN,
-        ..CallTree::default()
-    };
-    let mut group_roots: HashMap<String, usize> = HashMap::new();
-    let mut index: HashMap<(usize, u32), usize, BuildHasherDefault<FxHasher>> = HashMap::default();
+    let mut builder = TreeBuilder::new(grouping);
     // Parents come before their paths in the list; in order of first call,
     // a parent (which starts no later) before its paths, at equal starts by
     // depth.
@@ -531,17 +522,8 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
             Some(q) => node_of.get(q as usize).copied().unwrap_or(usize::MAX),
             None => {
                 let lane = lanes.lane(0, p.thread_id, p.task_id);
-                let label = match grouping {
-                    Grouping::All => "all".to_owned(),
-                    Grouping::Rank => "rank 0".to_owned(),
-                    Grouping::Lane => format!("rank 0 - {}", lanes.lanes[lane as usize].name),
-                };
-                let root = *group_roots.entry(label.clone()).or_insert_with(|| {
-                    tree.nodes.push(TreeNode::default());
-                    tree.roots.push((tree.nodes.len() - 1, label));
-                    tree.nodes.len() - 1
-                });
-                let r = &mut tree.nodes[root];
+                let root = builder.root(grouping.label(lane, lanes.lanes.get(lane as usize)));
+                let r = &mut builder.tree.nodes[root];
                 r.calls += p.calls;
                 r.total = r.total.wrapping_add(p.total);
                 root
@@ -550,17 +532,9 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
         if parent == usize::MAX {
             continue; // a parent after its path: not a file of ours
         }
-        let next = tree.nodes.len();
-        let node = *index.entry((parent, p.region_id)).or_insert(next);
-        if node == next {
-            tree.nodes.push(TreeNode {
-                parent: Some(parent),
-                region: Some(p.region_id),
-                ..TreeNode::default()
-            });
-            tree.nodes[parent].children.push(node);
-        }
+        let node = builder.child(parent, p.region_id);
         node_of[i] = node;
+        let tree = &mut builder.tree;
         let n = &mut tree.nodes[node];
         if n.calls == 0 {
             (n.min, n.max) = (p.min, p.max);
@@ -574,11 +548,7 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
         tree.first_start = tree.first_start.min(p.first_start);
         tree.last_end = tree.last_end.max(p.last_end);
     }
-    if tree.first_start == i64::MAX {
-        (tree.first_start, tree.last_end) = (0, 0);
-    }
-    tree.lanes = lanes.lanes;
-    tree
+    builder.finish(lanes.lanes)
 }
 
 struct TreeBuilder {
@@ -593,6 +563,47 @@ struct TreeBuilder {
 }
 
 impl TreeBuilder {
+    fn new(grouping: Grouping) -> TreeBuilder {
+        TreeBuilder {
+            grouping,
+            tree: CallTree {
+                first_start: i64::MAX,
+                last_end: i64::MIN,
+                ..CallTree::default()
+            },
+            index: HashMap::default(),
+            group_roots: HashMap::new(),
+            lane_root: 0,
+            stack: Vec::new(),
+            lanes: Vec::new(),
+        }
+    }
+
+    /// The tree, with the file's `lanes`.
+    fn finish(self, lanes: Vec<Lane>) -> CallTree {
+        let mut tree = self.tree;
+        if tree.first_start == i64::MAX {
+            (tree.first_start, tree.last_end) = (0, 0);
+        }
+        tree.lanes = lanes;
+        tree
+    }
+
+    /// The node of `region` under `parent`, made on first use.
+    fn child(&mut self, parent: usize, region: u32) -> usize {
+        let next = self.tree.nodes.len();
+        let node = *self.index.entry((parent, region)).or_insert(next);
+        if node == next {
+            self.tree.nodes.push(TreeNode {
+                parent: Some(parent),
+                region: Some(region),
+                ..TreeNode::default()
+            });
+            self.tree.nodes[parent].children.push(node);
+        }
+        node
+    }
+
     fn root(&mut self, label: String) -> usize {
         if let Some(&root) = self.group_roots.get(&label) {
             return root;
@@ -612,17 +623,7 @@ impl Visitor for TreeBuilder {
             _ => self.stack[depth - 1],
         };
         self.stack.truncate(depth);
-        let region = call.region as u32;
-        let next = self.tree.nodes.len();
-        let node = *self.index.entry((parent, region)).or_insert(next);
-        if node == next {
-            self.tree.nodes.push(TreeNode {
-                parent: Some(parent),
-                region: Some(region),
-                ..TreeNode::default()
-            });
-            self.tree.nodes[parent].children.push(node);
-        }
+        let node = self.child(parent, call.region as u32);
         self.stack.push(node);
         self.tree.first_start = self.tree.first_start.min(call.start);
         self.tree.last_end = self.tree.last_end.max(call.end());
@@ -645,17 +646,7 @@ impl Visitor for TreeBuilder {
 
     fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error> {
         if begin {
-            let label = match self.grouping {
-                Grouping::All => "all".to_owned(),
-                Grouping::Rank => format!(
-                    "rank {}",
-                    self.lanes.get(lane as usize).map_or(0, |l| l.rank)
-                ),
-                Grouping::Lane => match self.lanes.get(lane as usize) {
-                    Some(l) => format!("rank {} - {}", l.rank, l.name),
-                    None => format!("lane {lane}"),
-                },
-            };
+            let label = self.grouping.label(lane, self.lanes.get(lane as usize));
             self.lane_root = self.root(label);
             self.stack.clear();
         }

@@ -108,6 +108,20 @@ pub(crate) struct EventSlice<'a> {
     pub task_ids: Option<&'a [i64]>,
 }
 
+impl<'a> EventSlice<'a> {
+    /// The five event columns as the file stores them, in its order:
+    /// `start_deltas`, `durations`, `call_ids`, `parent_ids`, `thread_ids`.
+    pub(crate) fn stored(&self) -> [&'a [i64]; 5] {
+        [
+            self.start_deltas,
+            self.durations,
+            self.call_ids,
+            self.parent_ids,
+            self.thread_ids,
+        ]
+    }
+}
+
 /// Receives the events of a profile, slice after slice, in order, and the
 /// statistics of its rows, row after row.
 pub(crate) trait EventSink {

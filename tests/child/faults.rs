@@ -97,13 +97,7 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
         })?;
     }
     let profile = sp::read_profile(&rescued).map_err(|e| format!("read: {e}"))?;
-    let meta = |key: &str| {
-        profile
-            .metadata
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
+    let meta = |key: &str| profile.metadata_value(key).cloned();
     let total: u64 = dropped.values().sum();
     ensure(
         meta("dropped_calls") == Some(MetaValue::Int(total as i64)),

@@ -982,26 +982,7 @@ impl Dataset {
         if values.is_empty() {
             return Ok(());
         }
-        let dtype = T::datatype()?;
-        locked(|| {
-            let memory = Dataspace::simple(values.len())?;
-            let file = self.space()?;
-            file.select(offset, values.len())?;
-            // SAFETY: `values` holds `memory`'s element count of `T`, laid
-            // out as `dtype` says (the `H5Type` contract); the file selection
-            // has as many elements (HDF5 checks that it fits the extent).
-            let status = unsafe {
-                H5Dwrite(
-                    self.0,
-                    dtype.0,
-                    memory.0,
-                    file.0,
-                    H5P_DEFAULT,
-                    values.as_ptr().cast(),
-                )
-            };
-            check(status, "write to a dataset").map(drop)
-        })
+        locked(|| self.write_with(offset, values, H5P_DEFAULT, "write to a dataset"))
     }
 
     /// Writes `values` to elements `offset..offset + values.len()` with
@@ -1010,41 +991,55 @@ impl Dataset {
     #[cfg(feature = "mpio")]
     pub(super) fn write_collective<T: H5Type>(&self, offset: usize, values: &[T]) -> Result<()> {
         use hdf5_sys::h5p::{H5FD_mpio_xfer_t, H5P_CLS_DATASET_XFER, H5Pset_dxpl_mpio};
-        let dtype = T::datatype()?;
         locked(|| {
             let dxpl = PropertyList::new(H5P_CLS_DATASET_XFER)?;
             // SAFETY: `p` is the transfer list `dxpl` owns; a valid mode.
             dxpl.set("collective transfer", |p| unsafe {
                 H5Pset_dxpl_mpio(p, H5FD_mpio_xfer_t::H5FD_MPIO_COLLECTIVE)
             })?;
-            let memory = Dataspace::simple(values.len())?;
-            let file = self.space()?;
-            if values.is_empty() {
-                // SAFETY: both are dataspaces these handles own.
-                let status = unsafe { hdf5_sys::h5s::H5Sselect_none(file.0) };
-                check(status, "select nothing")?;
-                // SAFETY: as above.
-                let status = unsafe { hdf5_sys::h5s::H5Sselect_none(memory.0) };
-                check(status, "select nothing")?;
-            } else {
-                file.select(offset, values.len())?;
-            }
-            // SAFETY: `values` holds `memory`'s element count of `T`, laid
-            // out as `dtype` says (the `H5Type` contract), none selected when
-            // empty; the file selection has as many elements (HDF5 checks
-            // the extent); `dxpl.0` is a valid transfer list.
-            let status = unsafe {
-                H5Dwrite(
-                    self.0,
-                    dtype.0,
-                    memory.0,
-                    file.0,
-                    dxpl.0,
-                    values.as_ptr().cast(),
-                )
-            };
-            check(status, "write to a dataset collectively").map(drop)
+            self.write_with(offset, values, dxpl.0, "write to a dataset collectively")
         })
+    }
+
+    /// `H5Dwrite` of `values` to elements `offset..offset + values.len()`
+    /// with the transfer list `dxpl` (no values: nothing selected, for a
+    /// collective write a rank takes part in without data). Call under the
+    /// lock.
+    fn write_with<T: H5Type>(
+        &self,
+        offset: usize,
+        values: &[T],
+        dxpl: hid_t,
+        what: &str,
+    ) -> Result<()> {
+        let dtype = T::datatype()?;
+        let memory = Dataspace::simple(values.len())?;
+        let file = self.space()?;
+        if values.is_empty() {
+            // SAFETY: both are dataspaces these handles own.
+            let status = unsafe { hdf5_sys::h5s::H5Sselect_none(file.0) };
+            check(status, "select nothing")?;
+            // SAFETY: as above.
+            let status = unsafe { hdf5_sys::h5s::H5Sselect_none(memory.0) };
+            check(status, "select nothing")?;
+        } else {
+            file.select(offset, values.len())?;
+        }
+        // SAFETY: `values` holds `memory`'s element count of `T`, laid out
+        // as `dtype` says (the `H5Type` contract), none selected when empty;
+        // the file selection has as many elements (HDF5 checks the extent);
+        // `dxpl` is a valid transfer list (or the default).
+        let status = unsafe {
+            H5Dwrite(
+                self.0,
+                dtype.0,
+                memory.0,
+                file.0,
+                dxpl,
+                values.as_ptr().cast(),
+            )
+        };
+        check(status, what).map(drop)
     }
 
     /// Writes one chunk of a chunked 1-D dataset, already filtered (every

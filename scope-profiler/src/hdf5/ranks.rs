@@ -487,13 +487,7 @@ fn put<T: H5Type>(
 
 impl EventSink for RankWriter {
     fn events(&mut self, offset: usize, s: &EventSlice<'_>) -> std::result::Result<(), Error> {
-        let parts = [
-            s.start_deltas,
-            s.durations,
-            s.call_ids,
-            s.parent_ids,
-            s.thread_ids,
-        ];
+        let parts = s.stored();
         let len = s.durations.len();
         // A rank without tasks in a file with a task_ids column: -1 each.
         let tasks: std::borrow::Cow<'_, [i64]> = match s.task_ids {
@@ -520,18 +514,11 @@ impl EventSink for RankWriter {
                 };
                 let room = ROUND - rounds.staged[0].len();
                 let take = room.min(len - at);
-                for (staged, values) in rounds.staged.iter_mut().zip(
-                    [
-                        s.start_deltas,
-                        s.durations,
-                        s.call_ids,
-                        s.parent_ids,
-                        s.thread_ids,
-                        &tasks[..],
-                    ]
-                    .into_iter()
-                    .take(ncol),
-                ) {
+                for (staged, values) in rounds
+                    .staged
+                    .iter_mut()
+                    .zip(parts.into_iter().chain([&tasks[..]]).take(ncol))
+                {
                     staged.extend_from_slice(&values[at..at + take]);
                 }
                 at += take;

@@ -360,13 +360,7 @@ impl EventSink for FileSink {
         if range.is_empty() {
             return Ok(());
         }
-        let parts = [
-            s.start_deltas,
-            s.durations,
-            s.call_ids,
-            s.parent_ids,
-            s.thread_ids,
-        ];
+        let parts = s.stored();
         let mut write = || -> Result<()> {
             if let Some(chunks) = &mut self.chunks {
                 let datasets: Vec<&Dataset> = self.columns.iter().chain(&self.task_ids).collect();
