@@ -698,11 +698,15 @@ fn compression(name: &str, level: Option<i64>) -> Result<Compression, (String, b
     let name = name.trim().to_ascii_lowercase();
     match (name.as_str(), level) {
         ("" | "none", _) => Ok(Compression::None),
+        // Level 4 is the Python package's "auto" level, which ours matches
+        // in size (see `Compression::AUTO_LEVEL`).
         ("auto", None | Some(4)) => Ok(Compression::Auto),
         ("auto", Some(l)) => Err((
             format!(
-                "hdf5_compression = \"auto\" compresses at level 4 in this crate; level {l} cannot be honoured \
-                 (use hdf5_compression = \"gzip\" with hdf5_compression_level = {l})"
+                "hdf5_compression = \"auto\" compresses at level {} in this crate (the size the Python package's \
+                 level 4 gives); level {l} cannot be honoured \
+                 (use hdf5_compression = \"gzip\" with hdf5_compression_level = {l})",
+                Compression::AUTO_LEVEL
             ),
             true,
         )),
