@@ -10,9 +10,10 @@
 //! times and the summary tree. Each call's place in the file is known
 //! beforehand from a counting pass: rows region by region in registration
 //! order, lanes in order within a row, calls in end order within a lane.
-//! PlacedCall calls (placement.rs) go either straight into an uncompressed
-//! file's columns ([`Plan::write_direct`]), or to buckets of consecutive
-//! slots that [`Plan::emit`] then hands to a sink in file order.
+//! Placed calls (placement.rs) go straight into columns: an uncompressed
+//! file's ([`Plan::write_direct`]), or scratch columns that [`Plan::emit`]
+//! then hands to a sink in file order; or, when they fit the budget, into
+//! memory.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -25,14 +26,17 @@ use crate::error::Error;
 use crate::histogram::{self, LogHistogram};
 use crate::lane::{AggTable, Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
-use crate::placement::{Buckets, DirectRuns, PLACED_BYTES, PlacedCall, Placer, SlotRun};
+use crate::placement::{self, DirectRuns, InMemory, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
     AggregateRow, CallPath, DroppedCalls, MetaValue, RecordingHealth, RegionStatistics,
     StatsAccumulator, TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
-use crate::sink::{self, ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, START_DELTAS};
+use crate::sink::{
+    self, CALL_IDS, ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, PARENT_IDS,
+    START_DELTAS, TASK_IDS, THREAD_IDS,
+};
 use crate::store::Store;
 use crate::summary::{CallPaths, Summary, SummaryBuilder};
 use crate::sync::lock;
@@ -202,7 +206,7 @@ impl Plan {
 
     /// Whether [`Plan::emit`] goes through a scratch file.
     pub(crate) fn buckets_need_scratch(&self) -> bool {
-        Buckets::needs_scratch(self.total, self.walk.budget)
+        placement::needs_scratch(self.total, self.walk.budget)
     }
 
     /// Number of events.
@@ -215,37 +219,35 @@ impl Plan {
         self.with_task_ids
     }
 
-    fn io_error(&self) -> impl Fn(std::io::Error) -> Error + use<> {
-        let dir = self.walk.dir.clone();
-        move |e| Error::io(dir.clone(), e)
-    }
-
-    /// Hands every event to `sink` in file order, through buckets of
-    /// consecutive slots (in memory, or a scratch file past the budget);
-    /// the rows' statistics go to the sink as each row is completed;
-    /// returns the summary tree.
+    /// Hands every event to `sink` in file order (through scratch columns
+    /// past the budget, else from memory); the rows' statistics go to the
+    /// sink as each row is completed; returns the summary tree.
     pub(crate) fn emit(&mut self, sink: &mut dyn EventSink) -> Result<Summary, Error> {
-        let io = self.io_error();
-        let mut placement =
-            Buckets::new(self.total, self.walk.budget, &self.walk.dir).map_err(&io)?;
-        let summary = self.place(&mut placement).map_err(&io)?;
-        placement.flush_all().map_err(&io)?;
-        let mut stats = RowStats::new(self);
-        let mut placed = Vec::new();
-        let mut cols = Columns::default();
-        for bucket in 0..placement.buckets() {
-            let range = placement.range(bucket);
-            placement.read(bucket, &mut placed).map_err(&io)?;
-            cols.reset(range.len(), self.with_task_ids);
-            for p in &placed {
-                cols.put(p.slot as usize - range.start, p);
-            }
-            for (i, slot) in range.clone().enumerate() {
-                cols.start_deltas[i] =
-                    stats.add(sink, slot as u64, cols.start_ns[i], cols.durations[i])?;
-            }
-            sink.events(range.start, &cols.slice(self.with_task_ids))?;
+        if self.buckets_need_scratch() {
+            let columns = 5 + usize::from(self.with_task_ids);
+            let dir = &self.walk.dir;
+            let scratch = placement::scratch_columns(dir, self.total, columns)
+                .map_err(|e| Error::io(dir, e))?;
+            let summary = self.place_into(&scratch)?;
+            self.column_pass(&scratch, sink, Pass::Emit)?;
+            return Ok(summary);
         }
+        let dir = self.walk.dir.clone();
+        let mut placed = InMemory::default();
+        placed.calls.reserve_exact(self.total);
+        let summary = self.place(&mut placed).map_err(|e| Error::io(dir, e))?;
+        let mut cols = Columns::default();
+        cols.reset(self.total, self.with_task_ids);
+        for p in &placed.calls {
+            cols.put(p.slot as usize, p);
+        }
+        drop(placed);
+        let mut stats = RowStats::new(self);
+        for slot in 0..self.total {
+            cols.start_deltas[slot] =
+                stats.add(sink, slot as u64, cols.start_ns[slot], cols.durations[slot])?;
+        }
+        sink.events(0, &cols.slice(self.with_task_ids))?;
         self.statistics = stats.finish(sink)?;
         Ok(summary)
     }
@@ -259,75 +261,146 @@ impl Plan {
         columns: &dyn ColumnStore,
         stats_sink: &mut dyn EventSink,
     ) -> Result<Summary, Error> {
-        let budget = self.walk.budget;
+        let summary = self.place_into(columns)?;
+        self.column_pass(columns, stats_sink, Pass::WriteBack)?;
+        Ok(summary)
+    }
+
+    /// The backward walk, writing every call into `columns` at its slot
+    /// (starts absolute: [`Plan::column_pass`] makes them deltas).
+    fn place_into(&mut self, columns: &dyn ColumnStore) -> Result<Summary, Error> {
         let active_regions = self.rows().max(1);
         let mut direct = DirectRuns {
             columns,
             runs: vec![SlotRun::default(); self.regions.len()],
-            run_len: (budget / PLACED_BYTES / active_regions).clamp(64, 8192),
+            run_len: (self.walk.budget / PLACED_BYTES / active_regions).clamp(64, 8192),
             with_tasks: self.with_task_ids,
+            values: Vec::new(),
         };
         let summary = self.place(&mut direct).map_err(|e| columns.error(e))?;
         direct.flush_all().map_err(|e| columns.error(e))?;
+        Ok(summary)
+    }
+
+    /// One pass over placed `columns` in file order, a step of events at a
+    /// time: each row's start deltas and statistics (to `sink`, row by row),
+    /// then the deltas written back ([`Pass::WriteBack`]) or every column
+    /// handed to `sink` ([`Pass::Emit`]).
+    fn column_pass(
+        &mut self,
+        columns: &dyn ColumnStore,
+        sink: &mut dyn EventSink,
+        pass: Pass,
+    ) -> Result<(), Error> {
+        let err = |e| columns.error(e);
+        // Bytes held per event of a step: the columns read, and the deltas.
+        let held = match pass {
+            Pass::WriteBack => 3 * 8,
+            Pass::Emit => 7 * 8,
+        };
+        let step = (self.walk.budget / held).clamp(4096, 1 << 20);
+        let with_tasks = self.with_task_ids;
         let mut stats = RowStats::new(self);
-        let (mut starts, mut durations) = (Vec::new(), Vec::new());
-        let step = (budget / 24).clamp(4096, 1 << 20);
+        let mut cols = Columns::default();
         let mut first = 0usize;
         while first < self.total {
             let len = step.min(self.total - first);
             let read = |column, out: &mut Vec<i64>| columns.read(column, first, len, out);
-            read(START_DELTAS, &mut starts).map_err(|e| columns.error(e))?;
-            read(DURATIONS, &mut durations).map_err(|e| columns.error(e))?;
+            read(START_DELTAS, &mut cols.start_ns).map_err(err)?;
+            read(DURATIONS, &mut cols.durations).map_err(err)?;
+            cols.start_deltas.resize(len, 0);
             for i in 0..len {
-                starts[i] = stats.add(stats_sink, (first + i) as u64, starts[i], durations[i])?;
+                cols.start_deltas[i] = stats.add(
+                    sink,
+                    (first + i) as u64,
+                    cols.start_ns[i],
+                    cols.durations[i],
+                )?;
             }
-            columns
-                .write(START_DELTAS, first, &starts)
-                .map_err(|e| columns.error(e))?;
+            match pass {
+                Pass::WriteBack => columns
+                    .write(START_DELTAS, first, &cols.start_deltas)
+                    .map_err(err)?,
+                Pass::Emit => {
+                    read(CALL_IDS, &mut cols.call_ids).map_err(err)?;
+                    read(PARENT_IDS, &mut cols.parent_ids).map_err(err)?;
+                    read(THREAD_IDS, &mut cols.thread_ids).map_err(err)?;
+                    if with_tasks {
+                        read(TASK_IDS, &mut cols.task_ids).map_err(err)?;
+                    }
+                    sink.events(first, &cols.slice(with_tasks))?;
+                }
+            }
             first += len;
         }
-        self.statistics = stats.finish(stats_sink)?;
-        Ok(summary)
+        self.statistics = stats.finish(sink)?;
+        Ok(())
     }
 
     /// The backward walk over every lane (threads' and tasks'): every call
     /// goes to `placer` with its slot; sets the rows' exclusive totals and
     /// returns the summary tree.
+    ///
+    /// Two walks of the same records run at once: this thread places the
+    /// calls ([`Placing`]) while a helper thread builds the summary tree and
+    /// the call paths ([`Trees`]), so that finalize uses two cores from the
+    /// start (the helper's work was 40% of the walk). Without a helper (the
+    /// thread cannot be started), both walks run here in turn.
     fn place(&mut self, placer: &mut dyn Placer) -> std::io::Result<Summary> {
         let input = &self.walk;
-        let mut walk = Walk {
-            conv: &input.conv,
-            store: &input.store,
+        let trees = Trees {
             // Every region with calls has a node at least.
             summary: SummaryBuilder::with_capacity(self.row_regions.len()),
             paths: CallPaths::default(),
+        };
+        let mut placing = Placing {
             exclusive: vec![0i64; self.regions.len()],
+            // Each lane's calls of a region fill its part of the row
+            // backwards: `cursor` goes from the end of the lane's part to
+            // its start, then past it to the end (the next lane's start).
+            cursor: input.row_offset.clone(),
             placer,
             call_meta: Vec::new(),
+            call: 0,
+            meta: None,
+            matched: Vec::new(),
         };
-        // Each lane's calls of a region fill its part of the row backwards:
-        // `cursor` goes from the end of the lane's part to its start, then
-        // past it to the end (the next lane's start).
-        let mut cursor = input.row_offset.clone();
-        let past_lane = |cursor: &mut [u64], lane: &LaneCut| {
-            for (region, at) in cursor.iter_mut().enumerate() {
-                *at += lane.counts.get(region).copied().unwrap_or(0);
+        let walk_trees = |mut trees: Trees| -> std::io::Result<Trees> {
+            for lane in &input.lanes {
+                walk_lane(&mut trees, input, lane)?;
             }
+            Ok(trees)
         };
-        let mut call_base = 0i64;
-        for lane in &input.lanes {
-            past_lane(&mut cursor, lane);
-            walk.lane(lane, call_base, &mut cursor, &input.task_pos)?;
-            past_lane(&mut cursor, lane);
-            call_base += lane.len as i64;
-        }
-        let Walk {
-            summary,
-            paths,
+        let (placed, trees) = std::thread::scope(|s| {
+            let helper = std::thread::Builder::new()
+                .name("scope-profiler-walk".into())
+                .spawn_scoped(s, move || walk_trees(trees));
+            let placed: std::io::Result<()> = (|| {
+                let mut call_base = 0i64;
+                for lane in &input.lanes {
+                    placing.lane(input, lane, call_base)?;
+                    call_base += lane.len as i64;
+                }
+                Ok(())
+            })();
+            let trees = match helper {
+                Ok(helper) => helper
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("the walk's thread panicked"))),
+                Err(_) => walk_trees(Trees {
+                    summary: SummaryBuilder::with_capacity(self.row_regions.len()),
+                    paths: CallPaths::default(),
+                }),
+            };
+            (placed, trees)
+        });
+        placed?;
+        let Trees { summary, paths } = trees?;
+        let Placing {
             exclusive,
             mut call_meta,
             ..
-        } = walk;
+        } = placing;
         self.exclusive = exclusive;
         let mut row_of = vec![u32::MAX; self.regions.len()];
         for (row, &region) in self.row_regions.iter().enumerate() {
@@ -492,7 +565,16 @@ fn exact_percentiles(durations: &mut [i64]) -> (i64, i64, i64) {
     (p50, p95, p99)
 }
 
-/// The event columns of one bucket.
+/// What [`Plan::column_pass`] does with the columns it reads.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// Writes the start deltas back (an uncompressed file's columns).
+    WriteBack,
+    /// Hands every column to the sink.
+    Emit,
+}
+
+/// The event columns of a step of events.
 #[derive(Default)]
 struct Columns {
     start_ns: Vec<i64>,
@@ -545,14 +627,177 @@ impl Columns {
     }
 }
 
-/// An ancestor of the calls being walked.
-#[derive(Clone, Copy)]
-struct Link {
+/// A call as the backward walk meets it.
+struct Met<'r> {
+    record: &'r Record,
+    depth: usize,
+    start: i64,
+    duration: i64,
+    /// The lane's thread (for a task's calls: the thread that first polled
+    /// it).
+    thread: i32,
+    /// The file's task index, -1 for a sync call outside any task.
+    task: i32,
+}
+
+/// What a backward walk does with each call.
+trait Visitor {
+    /// What a call's children need of it.
+    type Link: Copy;
+    /// Visits `call`, whose parent's link is `parent` (none for a root).
+    fn visit(&mut self, parent: Option<Self::Link>, call: &Met<'_>) -> std::io::Result<Self::Link>;
+}
+
+/// Walks `lane` backwards: every call after its parent (see the module's
+/// comment), with the chain of its open ancestors' links.
+fn walk_lane<V: Visitor>(v: &mut V, input: &WalkInput, lane: &LaneCut) -> std::io::Result<()> {
+    let mut chain: Vec<Option<V::Link>> = Vec::new();
+    let mut buffer = Vec::new();
+    let mut thread = lane.lane.index as i32;
+    // A tasks lane: each block's task, met backwards at its depth-0 call;
+    // records after the last block belong to the lane's own task.
+    let tasks_lane = lane.lane.kind == LaneKind::Tasks;
+    let position = |number: u32| input.task_pos.get(number as usize).copied().unwrap_or(-1);
+    let mut task = lane.lane.task_index.map_or(-1, position);
+    let mut block = lane.tasks.len();
+    for segment in lane.segments.iter().rev() {
+        let records: &[Record] = match segment {
+            SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
+            SegmentCut::Spilled { offset, len } => {
+                input.store.read_spilled(*offset, *len, &mut buffer)?;
+                &buffer
+            }
+        };
+        for r in records.iter().rev() {
+            let depth = r.depth as usize;
+            if tasks_lane && depth == 0 && block > 0 {
+                block -= 1;
+                let t = &lane.tasks[block];
+                (task, thread) = (position(t.index), t.first_lane as i32);
+            }
+            let parent = depth
+                .checked_sub(1)
+                .and_then(|d| chain.get(d).copied().flatten());
+            let start = input.conv.ns(r.start);
+            let met = Met {
+                record: r,
+                depth,
+                start,
+                duration: input.conv.ns(r.end) - start,
+                thread,
+                task,
+            };
+            let link = v.visit(parent, &met)?;
+            chain.resize(depth + 1, None);
+            chain[depth] = Some(link);
+        }
+    }
+    Ok(())
+}
+
+/// The walk that places the calls: ids, parents, slots, exclusive times
+/// and call metadata.
+struct Placing<'a> {
+    /// Exclusive ns per session region id.
+    exclusive: Vec<i64>,
+    /// Per session region id, the slot after the next call's (see
+    /// [`Plan::place`]).
+    cursor: Vec<u64>,
+    placer: &'a mut dyn Placer,
+    /// `(slot, metadata entry)` of every call with metadata.
+    call_meta: Vec<(u64, Arc<CallMetadata>)>,
+    /// The next call's id.
     call: i64,
-    region: u32,
-    node: u32,
-    /// The call's path in `Walk::paths`.
-    path: u32,
+    /// The metadata of the lane being walked (a thread's lane with any).
+    meta: Option<LaneMeta>,
+    matched: Vec<Arc<CallMetadata>>,
+}
+
+impl<'a> Placing<'a> {
+    /// Places the calls of `lane`, whose first id is `call_base`.
+    fn lane(
+        &mut self,
+        input: &'a WalkInput,
+        lane: &'a LaneCut,
+        call_base: i64,
+    ) -> std::io::Result<()> {
+        let past_lane = |cursor: &mut [u64]| {
+            for (region, at) in cursor.iter_mut().enumerate() {
+                *at += lane.counts.get(region).copied().unwrap_or(0);
+            }
+        };
+        past_lane(&mut self.cursor);
+        self.call = call_base;
+        self.meta = match lane.lane.kind {
+            LaneKind::Thread => LaneMeta::new(&lane.metadata),
+            LaneKind::Tasks => None,
+        };
+        walk_lane(self, input, lane)?;
+        past_lane(&mut self.cursor);
+        Ok(())
+    }
+}
+
+impl Visitor for Placing<'_> {
+    /// The call's id and region.
+    type Link = (i64, u32);
+
+    fn visit(&mut self, parent: Option<(i64, u32)>, c: &Met<'_>) -> std::io::Result<(i64, u32)> {
+        let region = c.record.region;
+        self.exclusive[region as usize] += c.duration;
+        if let Some((_, parent_region)) = parent {
+            self.exclusive[parent_region as usize] -= c.duration;
+        }
+        self.cursor[region as usize] -= 1;
+        let slot = self.cursor[region as usize];
+        if let Some(meta) = &self.meta {
+            self.matched.clear();
+            meta.matches(c.record, &mut self.matched);
+            self.call_meta
+                .extend(self.matched.drain(..).map(|m| (slot, m)));
+        }
+        let call = self.call;
+        self.placer.put(PlacedCall {
+            slot,
+            start: c.start,
+            duration: c.duration,
+            call,
+            parent: parent.map_or(-1, |(id, _)| id),
+            thread: c.thread,
+            task: c.task,
+            region,
+            _pad: 0,
+        })?;
+        self.call += 1;
+        Ok((call, region))
+    }
+}
+
+/// The walk that builds the summary tree and the call paths.
+struct Trees {
+    summary: SummaryBuilder,
+    paths: CallPaths,
+}
+
+impl Visitor for Trees {
+    /// The call's node in the summary and its path.
+    type Link = (u32, u32);
+
+    fn visit(&mut self, parent: Option<(u32, u32)>, c: &Met<'_>) -> std::io::Result<(u32, u32)> {
+        let region = c.record.region;
+        let node = self
+            .summary
+            .call(parent.map(|p| p.0), region, c.start, c.duration);
+        let path = self.paths.call(
+            parent.map(|p| p.1),
+            c.depth,
+            (i64::from(c.thread), i64::from(c.task)),
+            region,
+            c.start,
+            c.duration,
+        );
+        Ok((node, path))
+    }
 }
 
 /// The session's start and the instant of the cut.
@@ -753,111 +998,6 @@ fn layout(regions: usize, counts: &[u64]) -> (Vec<u32>, Vec<u64>) {
 }
 
 /// The state of the backward walk over every lane.
-struct Walk<'a> {
-    conv: &'a TickConverter,
-    store: &'a Store,
-    summary: SummaryBuilder,
-    /// The call paths of every lane, stored in the file.
-    paths: CallPaths,
-    /// Exclusive ns per session region id.
-    exclusive: Vec<i64>,
-    placer: &'a mut dyn Placer,
-    /// `(slot, metadata entry)` of every call with metadata.
-    call_meta: Vec<(u64, Arc<CallMetadata>)>,
-}
-
-impl Walk<'_> {
-    /// Walks one lane backwards; `cursor[region]` is one past the last slot
-    /// of this lane's part of the region's row.
-    fn lane(
-        &mut self,
-        lane: &LaneCut,
-        call_base: i64,
-        cursor: &mut [u64],
-        task_pos: &[i32],
-    ) -> std::io::Result<()> {
-        let mut chain: Vec<Option<Link>> = Vec::new();
-        let mut buffer = Vec::new();
-        let mut call = call_base;
-        let mut thread = lane.lane.index as i32;
-        // A tasks lane: each block's task, met backwards at its depth-0
-        // call; records after the last block belong to the lane's own task.
-        let tasks_lane = lane.lane.kind == LaneKind::Tasks;
-        let position = |number: u32| task_pos.get(number as usize).copied().unwrap_or(-1);
-        let mut task = lane.lane.task_index.map_or(-1, position);
-        let mut block = lane.tasks.len();
-        let meta = match lane.lane.kind {
-            LaneKind::Thread => LaneMeta::new(&lane.metadata),
-            LaneKind::Tasks => None,
-        };
-        let mut matched = Vec::new();
-        for segment in lane.segments.iter().rev() {
-            let records: &[Record] = match segment {
-                SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
-                SegmentCut::Spilled { offset, len } => {
-                    self.store.read_spilled(*offset, *len, &mut buffer)?;
-                    &buffer
-                }
-            };
-            for r in records.iter().rev() {
-                let depth = r.depth as usize;
-                if tasks_lane && depth == 0 && block > 0 {
-                    block -= 1;
-                    let t = &lane.tasks[block];
-                    (task, thread) = (position(t.index), t.first_lane as i32);
-                }
-                let parent = depth
-                    .checked_sub(1)
-                    .and_then(|d| chain.get(d).copied().flatten());
-                let start = self.conv.ns(r.start);
-                let duration = self.conv.ns(r.end) - start;
-                let node = self
-                    .summary
-                    .call(parent.map(|p| p.node), r.region, start, duration);
-                let path = self.paths.call(
-                    parent.map(|p| p.path),
-                    depth,
-                    (i64::from(thread), i64::from(task)),
-                    r.region,
-                    start,
-                    duration,
-                );
-                self.exclusive[r.region as usize] += duration;
-                if let Some(p) = parent {
-                    self.exclusive[p.region as usize] -= duration;
-                }
-                cursor[r.region as usize] -= 1;
-                if let Some(meta) = &meta {
-                    matched.clear();
-                    meta.matches(r, &mut matched);
-                    let slot = cursor[r.region as usize];
-                    self.call_meta.extend(matched.drain(..).map(|m| (slot, m)));
-                }
-                self.placer.put(PlacedCall {
-                    slot: cursor[r.region as usize],
-                    start,
-                    duration,
-                    call,
-                    parent: parent.map_or(-1, |p| p.call),
-                    thread,
-                    task,
-                    region: r.region,
-                    _pad: 0,
-                })?;
-                chain.resize(depth + 1, None);
-                chain[depth] = Some(Link {
-                    call,
-                    region: r.region,
-                    node,
-                    path,
-                });
-                call += 1;
-            }
-        }
-        Ok(())
-    }
-}
-
 fn task_info(
     index: usize,
     t: &TaskRecord,

@@ -1,16 +1,15 @@
 //! Where the backward walk puts each call: at its slot in the file.
 //!
-//! [`Buckets`] keeps placed calls by bucket of consecutive slots (in
-//! memory, or in an unlinked scratch file past the budget) for a sink that
-//! takes events in file order; [`DirectRuns`] writes runs of consecutive slots
-//! straight into the columns of an uncompressed file.
+//! [`DirectRuns`] writes runs of consecutive slots straight into columns: those
+//! of an uncompressed file, or [`scratch_columns`] that a sink then reads in
+//! file order; [`InMemory`] keeps every placed call, when they fit the
+//! budget.
 
-use std::fs::File;
 use std::path::Path;
 
 use crate::scratch;
 use crate::sink::{
-    CALL_IDS, ColumnStore, DURATIONS, PARENT_IDS, START_DELTAS, TASK_IDS, THREAD_IDS,
+    CALL_IDS, ColumnStore, DURATIONS, FileColumns, PARENT_IDS, START_DELTAS, TASK_IDS, THREAD_IDS,
 };
 
 /// Bytes of a placed call in a bucket, and of its columns when emitted.
@@ -29,7 +28,12 @@ pub(crate) struct DirectRuns<'a> {
     pub runs: Vec<SlotRun>,
     pub run_len: usize,
     pub with_tasks: bool,
+    /// One column of a run, as written.
+    pub values: Vec<i64>,
 }
+
+/// One column's value of a placed call.
+type Field = fn(&PlacedCall) -> i64;
 
 /// Calls of one region for consecutive slots, in the order they came:
 /// descending (the backward walk) or ascending (async calls).
@@ -48,15 +52,19 @@ impl DirectRuns<'_> {
             run.calls.reverse();
         }
         let first = run.calls[0].slot as usize;
-        let column = |f: fn(&PlacedCall) -> i64| run.calls.iter().map(f).collect::<Vec<i64>>();
-        let c = self.columns;
-        c.write(START_DELTAS, first, &column(|p| p.start))?;
-        c.write(DURATIONS, first, &column(|p| p.duration))?;
-        c.write(CALL_IDS, first, &column(|p| p.call))?;
-        c.write(PARENT_IDS, first, &column(|p| p.parent))?;
-        c.write(THREAD_IDS, first, &column(|p| p.thread as i64))?;
-        if self.with_tasks {
-            c.write(TASK_IDS, first, &column(|p| p.task as i64))?;
+        let fields: [(usize, Field); 6] = [
+            (START_DELTAS, |p| p.start),
+            (DURATIONS, |p| p.duration),
+            (CALL_IDS, |p| p.call),
+            (PARENT_IDS, |p| p.parent),
+            (THREAD_IDS, |p| p.thread as i64),
+            (TASK_IDS, |p| p.task as i64),
+        ];
+        let written = 5 + usize::from(self.with_tasks);
+        for (column, field) in fields.into_iter().take(written) {
+            self.values.clear();
+            self.values.extend(run.calls.iter().map(field));
+            self.columns.write(column, first, &self.values)?;
         }
         run.calls.clear();
         Ok(())
@@ -90,12 +98,6 @@ impl Placer for DirectRuns<'_> {
     }
 }
 
-impl Placer for Buckets {
-    fn put(&mut self, p: PlacedCall) -> std::io::Result<()> {
-        self.put_placed(p)
-    }
-}
-
 /// One call with its place in the file.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
@@ -117,103 +119,35 @@ const _: () = assert!(PLACED_BYTES == 56);
 // u32: 56 bytes, no padding, checked above).
 unsafe impl scratch::Plain for PlacedCall {}
 
-/// PlacedCall calls by bucket of consecutive slots: all in memory when they fit
-/// the budget, else in an unlinked scratch file, one region per bucket,
-/// written through a small buffer per bucket.
-pub(crate) struct Buckets {
-    pub total: usize,
-    bucket_len: usize,
-    memory: Vec<PlacedCall>,
-    file: Option<File>,
-    buffers: Vec<Vec<PlacedCall>>,
-    written: Vec<usize>,
-    buffer_len: usize,
+/// Every placed call, in memory: a session whose calls fit the budget.
+#[derive(Default)]
+pub(crate) struct InMemory {
+    pub calls: Vec<PlacedCall>,
 }
 
-impl Buckets {
-    /// Events per bucket for `budget` bytes.
-    fn bucket_len(budget: usize) -> usize {
-        (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096)
-    }
-
-    /// Whether `total` events within `budget` bytes go through a scratch file.
-    pub(crate) fn needs_scratch(total: usize, budget: usize) -> bool {
-        total > Self::bucket_len(budget)
-    }
-
-    pub(crate) fn new(total: usize, budget: usize, dir: &Path) -> std::io::Result<Buckets> {
-        let bucket_len = Self::bucket_len(budget);
-        let mut p = Buckets {
-            total,
-            bucket_len,
-            memory: Vec::new(),
-            file: None,
-            buffers: Vec::new(),
-            written: Vec::new(),
-            buffer_len: 0,
-        };
-        if !Self::needs_scratch(total, budget) {
-            p.memory = Vec::with_capacity(total);
-            return Ok(p);
-        }
-        p.file = Some(scratch::create(dir, "place")?);
-        let buckets = p.buckets();
-        p.buffer_len = (budget / 2 / buckets / PLACED_BYTES).clamp(64, 4096);
-        p.buffers = vec![Vec::new(); buckets];
-        p.written = vec![0; buckets];
-        Ok(p)
-    }
-
-    pub(crate) fn buckets(&self) -> usize {
-        self.total.div_ceil(self.bucket_len).max(1)
-    }
-
-    pub(crate) fn range(&self, bucket: usize) -> std::ops::Range<usize> {
-        let start = bucket * self.bucket_len;
-        start..(start + self.bucket_len).min(self.total)
-    }
-
-    fn put_placed(&mut self, p: PlacedCall) -> std::io::Result<()> {
-        if self.file.is_none() {
-            self.memory.push(p);
-            return Ok(());
-        }
-        let bucket = p.slot as usize / self.bucket_len;
-        self.buffers[bucket].push(p);
-        if self.buffers[bucket].len() >= self.buffer_len {
-            self.flush(bucket)?;
-        }
+impl Placer for InMemory {
+    fn put(&mut self, p: PlacedCall) -> std::io::Result<()> {
+        self.calls.push(p);
         Ok(())
     }
+}
 
-    fn flush(&mut self, bucket: usize) -> std::io::Result<()> {
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        let buffer = &mut self.buffers[bucket];
-        let offset = (bucket * self.bucket_len + self.written[bucket]) * PLACED_BYTES;
-        scratch::write_at(file, buffer, offset as u64)?;
-        self.written[bucket] += buffer.len();
-        buffer.clear();
-        Ok(())
-    }
+/// Whether `total` events need more than `budget` bytes in memory (a
+/// [`PlacedCall`] each, then its columns), and so go through
+/// [`scratch_columns`] instead of [`InMemory`].
+pub(crate) fn needs_scratch(total: usize, budget: usize) -> bool {
+    total > (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096)
+}
 
-    pub(crate) fn flush_all(&mut self) -> std::io::Result<()> {
-        for bucket in 0..self.buffers.len() {
-            self.flush(bucket)?;
-        }
-        self.buffers = Vec::new();
-        Ok(())
-    }
-
-    /// The placed calls of `bucket`, in no particular order.
-    pub(crate) fn read(&self, bucket: usize, out: &mut Vec<PlacedCall>) -> std::io::Result<()> {
-        let Some(file) = &self.file else {
-            out.clear();
-            out.extend_from_slice(&self.memory);
-            return Ok(());
-        };
-        let range = self.range(bucket);
-        scratch::read_at(file, (range.start * PLACED_BYTES) as u64, range.len(), out)
-    }
+/// `columns` columns of `total` events in an unlinked scratch file in
+/// `dir`, back to back, for the backward walk to write into
+/// ([`DirectRuns`]) and the sink to read in file order.
+pub(crate) fn scratch_columns(
+    dir: &Path,
+    total: usize,
+    columns: usize,
+) -> std::io::Result<FileColumns> {
+    let file = scratch::create(dir, "place")?;
+    let offsets = (0..columns).map(|c| (c * total * 8) as u64).collect();
+    Ok(FileColumns::new(file, offsets, dir.to_path_buf()))
 }

@@ -32,10 +32,11 @@ pub enum WritePath {
     Memory,
     /// Straight into the columns of an uncompressed file.
     Direct,
-    /// Through buckets of consecutive events (in memory, or a scratch file
-    /// past the budget) handed to the file in order: compressed files.
+    /// Handed to the file in order (compressed files): placed in memory, or,
+    /// past the placement budget, in scratch columns (an unlinked file in
+    /// the output's directory) read back in order.
     Buckets {
-        /// Whether the buckets went through a scratch file.
+        /// Whether the events went through scratch columns.
         scratch: bool,
     },
     /// Nowhere: the session was deactivated ([`Options::deactivate`]) and

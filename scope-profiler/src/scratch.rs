@@ -17,6 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// every byte of a value is initialized and every bit pattern is a value.
 pub(crate) unsafe trait Plain: Copy + Default {}
 
+// SAFETY: a primitive integer: every byte initialized, every bit pattern a
+// value.
+unsafe impl Plain for i64 {}
+
 /// A new scratch file in `dir`, named after `tag`, already unlinked.
 pub(crate) fn create(dir: &Path, tag: &str) -> io::Result<File> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

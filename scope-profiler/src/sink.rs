@@ -3,10 +3,12 @@
 //! to memory.
 
 use std::borrow::Cow;
+use std::fs::File;
+use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::profile::{Events, RegionRow, SummaryStatistics};
-use crate::value;
+use crate::{scratch, value};
 
 /// One row of the index as the file stores it, but its statistics (which a
 /// sink receives one row at a time, see [`EventSink::row_stats`]): made on
@@ -152,6 +154,55 @@ pub(crate) trait ColumnStore {
     ) -> std::io::Result<()>;
     /// An I/O error of these columns as the crate's error, naming the file.
     fn error(&self, e: std::io::Error) -> Error;
+}
+
+/// A [`ColumnStore`] in a file: each column at its own byte offset, 8 bytes
+/// an event, in native byte order. The event datasets of an uncompressed
+/// file (`hdf5::FileSink::direct`), or an unlinked scratch file
+/// (`placement::scratch_columns`).
+pub(crate) struct FileColumns {
+    file: File,
+    /// Byte offset of each column.
+    offsets: Vec<u64>,
+    /// The path errors name.
+    name: PathBuf,
+}
+
+impl FileColumns {
+    pub(crate) fn new(file: File, offsets: Vec<u64>, name: PathBuf) -> FileColumns {
+        FileColumns {
+            file,
+            offsets,
+            name,
+        }
+    }
+
+    fn at(&self, column: usize, first: usize) -> std::io::Result<u64> {
+        match self.offsets.get(column) {
+            Some(offset) => Ok(offset + first as u64 * 8),
+            None => Err(std::io::Error::other(format!("no event column {column}"))),
+        }
+    }
+}
+
+impl ColumnStore for FileColumns {
+    fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
+        scratch::write_at(&self.file, values, self.at(column, first)?)
+    }
+
+    fn read(
+        &self,
+        column: usize,
+        first: usize,
+        len: usize,
+        out: &mut Vec<i64>,
+    ) -> std::io::Result<()> {
+        scratch::read_at(&self.file, self.at(column, first)?, len, out)
+    }
+
+    fn error(&self, e: std::io::Error) -> Error {
+        Error::io(&self.name, e)
+    }
 }
 
 /// Column numbers of a [`ColumnStore`].

@@ -17,7 +17,7 @@ use crate::profile::{
     AggregateRow, CallPath, Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo,
     ThreadInfo,
 };
-use crate::sink::{EventSink, EventSlice, IndexRow};
+use crate::sink::{EventSink, EventSlice, FileColumns, IndexRow};
 
 /// Writes `profile` to `path` in the schema-3 layout, atomically: the file
 /// is built beside `path` and renamed over it only when complete.
@@ -127,50 +127,6 @@ pub(crate) struct FileSink {
     target: PathBuf,
 }
 
-/// The event columns of an uncompressed file as byte ranges of the file,
-/// written directly (bypassing HDF5, which never writes those ranges: the
-/// datasets are allocated at creation and never filled by the library).
-pub(crate) struct DirectColumns {
-    file: std::fs::File,
-    /// File offset of `start_deltas`, `durations`, `call_ids`, `parent_ids`,
-    /// `thread_ids` and, if written, `task_ids`.
-    offsets: Vec<u64>,
-    target: PathBuf,
-}
-
-impl crate::sink::ColumnStore for DirectColumns {
-    fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()> {
-        use std::os::unix::fs::FileExt;
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        self.file
-            .write_all_at(&bytes, self.offsets[column] + first as u64 * 8)
-    }
-
-    fn read(
-        &self,
-        column: usize,
-        first: usize,
-        len: usize,
-        out: &mut Vec<i64>,
-    ) -> std::io::Result<()> {
-        use std::os::unix::fs::FileExt;
-        let mut bytes = vec![0u8; len * 8];
-        self.file
-            .read_exact_at(&mut bytes, self.offsets[column] + first as u64 * 8)?;
-        out.clear();
-        out.extend(
-            bytes
-                .chunks_exact(8)
-                .map(|b| i64::from_ne_bytes(b.try_into().unwrap_or_default())),
-        );
-        Ok(())
-    }
-
-    fn error(&self, e: std::io::Error) -> Error {
-        Error::io(&self.target, e)
-    }
-}
-
 impl FileSink {
     /// Creates the file at `path` (a temporary sibling of `target`) with
     /// everything but the events and the index; the event columns in
@@ -245,9 +201,12 @@ impl FileSink {
         create().map_err(|e| Error::hdf5(target, e))
     }
 
-    /// The event columns as byte ranges, for writing them directly: `None`
-    /// unless they are stored contiguously (uncompressed) and allocated.
-    pub(crate) fn direct(&self) -> std::result::Result<Option<DirectColumns>, Error> {
+    /// The event columns as byte ranges of the file, for writing them
+    /// directly (bypassing HDF5, which never writes those ranges: the
+    /// datasets are allocated at creation and never filled by the library):
+    /// `None` unless they are stored contiguously (uncompressed) and
+    /// allocated.
+    pub(crate) fn direct(&self) -> std::result::Result<Option<FileColumns>, Error> {
         let mut offsets = Vec::new();
         for dataset in self.columns.iter().chain(&self.task_ids) {
             match dataset.offset() {
@@ -260,11 +219,7 @@ impl FileSink {
             .write(true)
             .open(&self.path)
             .map_err(|e| Error::io(&self.target, e))?;
-        Ok(Some(DirectColumns {
-            file,
-            offsets,
-            target: self.target.clone(),
-        }))
+        Ok(Some(FileColumns::new(file, offsets, self.target.clone())))
     }
 
     /// Writes the rest of the index, `row(i)` for each of its `rows` rows
@@ -573,7 +528,7 @@ fn check_rows(
 /// How the event columns are stored.
 #[derive(Clone, Copy)]
 pub(super) enum Storage {
-    /// Contiguous, written directly ([`DirectColumns`]).
+    /// Contiguous, written directly ([`FileSink::direct`]).
     Direct,
     /// Chunked, unfiltered (an explicit chunk size without compression).
     Chunked { chunk: usize },
@@ -584,7 +539,7 @@ pub(super) enum Storage {
 /// An int64 event column of `len` values, to be filled later: chunked (and
 /// filtered when compressed); or contiguous, allocated now and never filled
 /// by the library, so that its bytes may be written directly
-/// ([`DirectColumns`]). Empty columns are contiguous and unallocated.
+/// ([`FileSink::direct`]). Empty columns are contiguous and unallocated.
 pub(super) fn create_event_column(
     group: &Group,
     name: &str,
