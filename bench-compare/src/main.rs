@@ -165,6 +165,10 @@ fn main() {
             micro::run_one(&args[1], calls);
             return;
         }
+        Some("disk") => {
+            scale::child_disk(args[1].parse().expect("bytes"), Path::new(&args[2]));
+            return;
+        }
         Some("regions") => {
             let n = args[1].parse().expect("regions");
             scale::child_regions(n, &args[2], Path::new(&args[3]));

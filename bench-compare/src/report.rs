@@ -7,7 +7,7 @@ use std::process::Command;
 use crate::Settings;
 use crate::common::{median, quantile};
 use crate::micro::{MicroResult, Variant};
-use crate::scale::{self, FinalizeRow, RegionsRow};
+use crate::scale::{self, FinalizeRow, Scale};
 use crate::threads::ThreadsResult;
 
 type OffRows = Result<Vec<(String, scale::Fields)>, String>;
@@ -19,7 +19,7 @@ pub struct Report {
     pub compiled_out: Option<OffRows>,
     pub micro: Option<MicroResult>,
     pub threads: Option<ThreadsResult>,
-    pub scale: Option<(Vec<FinalizeRow>, RegionsRow)>,
+    pub scale: Option<Scale>,
     date: String,
     machine: String,
     load_before: String,
@@ -175,8 +175,8 @@ impl Report {
         if let Some(t) = &self.threads {
             render_threads(w, t);
         }
-        if let Some((rows, regions)) = &self.scale {
-            render_scale(w, rows, regions, &self.scratch);
+        if let Some(scale) = &self.scale {
+            render_scale(w, scale, &self.scratch);
         }
         self.render_targets(w);
         s
@@ -448,7 +448,12 @@ impl Report {
                 mark(c2 / c1 <= 1.25)
             );
         }
-        if let Some((rows, _)) = &self.scale {
+        if let Some(Scale {
+            finalize: rows,
+            disk,
+            ..
+        }) = &self.scale
+        {
             let find = |events: u64, comp: &str| {
                 rows.iter()
                     .find(|r| r.events == events && r.compression == comp && r.limit_mib == 0)
@@ -484,6 +489,30 @@ impl Report {
                         mark(secs <= max_s && bpe <= max_b)
                     );
                 }
+            }
+            let disk_s = median(
+                &disk
+                    .iter()
+                    .map(|f| scale::get(f, "disk_s"))
+                    .collect::<Vec<_>>(),
+            );
+            if let (Some(none), Some(auto)) = (find(big, "none"), find(big, "auto")) {
+                let (none_s, auto_s) = (
+                    median(&col(none, "finalize_s")),
+                    median(&col(auto, "finalize_s")),
+                );
+                let _ = writeln!(
+                    w,
+                    "| finalize {big} events, compression none: <= 1.1x writing and fsyncing its bytes with `std::fs` | {none_s:.3} s vs {disk_s:.3} s: {:.2}x | {} |",
+                    none_s / disk_s,
+                    mark(none_s <= 1.1 * disk_s)
+                );
+                let _ = writeln!(
+                    w,
+                    "| finalize {big} events, compression auto no slower than none | {auto_s:.3} s vs {none_s:.3} s: {:.2}x | {} |",
+                    auto_s / none_s,
+                    mark(auto_s <= none_s)
+                );
             }
             for comp in ["none", "auto"] {
                 if let (Some(a), Some(b)) = (find(small, comp), find(big, comp)) {
@@ -539,7 +568,12 @@ fn render_threads(w: &mut String, t: &ThreadsResult) {
     let _ = writeln!(w);
 }
 
-fn render_scale(w: &mut String, rows: &[FinalizeRow], regions: &RegionsRow, scratch: &str) {
+fn render_scale(w: &mut String, scale: &Scale, scratch: &str) {
+    let Scale {
+        finalize: rows,
+        regions,
+        disk,
+    } = scale;
     let _ = writeln!(w, "## Memory and `finalize`\n");
     let _ = writeln!(
         w,
@@ -596,6 +630,14 @@ fn render_scale(w: &mut String, rows: &[FinalizeRow], regions: &RegionsRow, scra
             spread(&mib, 0)
         );
     }
+    let disk_s: Vec<f64> = disk.iter().map(|f| scale::get(f, "disk_s")).collect();
+    let _ = writeln!(
+        w,
+        "\nThe disk, in the same runs: {:.0} MB (the uncompressed big file's columns) written 1 MiB \
+         at a time with `std::fs` and fsynced, as `finalize` fsyncs its file: {} s.",
+        disk.first().map_or(0.0, |f| scale::get(f, "bytes") / 1e6),
+        spread(&disk_s, 3)
+    );
     let col = |key: &str| -> Vec<f64> { regions.runs.iter().map(|f| scale::get(f, key)).collect() };
     let _ = writeln!(
         w,

@@ -175,6 +175,31 @@ pub fn child_regions(n: usize, comp: &str, dir: &Path) {
     );
 }
 
+/// Child: writes `bytes` bytes (1 MiB at a time) to a new file in `dir`
+/// with plain `std::fs` and fsyncs it: the disk's speed for what an
+/// uncompressed `finalize` writes. Prints the seconds.
+pub fn child_disk(bytes: u64, dir: &Path) {
+    use std::io::Write;
+    let path = dir.join(format!("disk-{bytes}-{}.bin", std::process::id()));
+    // Not zeros, which a file system could store sparsely or compress.
+    let block: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let t = Instant::now();
+    let mut file = std::fs::File::create(&path).expect("create");
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        file.write_all(&block[..n]).expect("write");
+        left -= n as u64;
+    }
+    file.sync_all().expect("fsync");
+    drop(file);
+    let secs = t.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    println!("bytes={bytes} disk_s={secs:.4}");
+}
+
 /// Runs this binary as a child with `args` and parses its last line.
 pub fn spawn(args: &[String]) -> Fields {
     let exe = std::env::current_exe().expect("own path");
@@ -227,14 +252,18 @@ pub struct RegionsRow {
     pub runs: Vec<Fields>,
 }
 
+/// Every scale measurement.
+pub struct Scale {
+    pub finalize: Vec<FinalizeRow>,
+    pub regions: RegionsRow,
+    /// Plain `std::fs` writes and an fsync of the bytes of the big
+    /// uncompressed file ([`child_disk`]), interleaved with the finalize
+    /// runs.
+    pub disk: Vec<Fields>,
+}
+
 /// Every scale measurement, each `reps` times in fresh processes.
-pub fn run(
-    reps: usize,
-    big: u64,
-    small: u64,
-    regions: usize,
-    dir: &Path,
-) -> (Vec<FinalizeRow>, RegionsRow) {
+pub fn run(reps: usize, big: u64, small: u64, regions: usize, dir: &Path) -> Scale {
     let dir_s = dir.display().to_string();
     let mut rows = Vec::new();
     for &events in &[small, big] {
@@ -257,7 +286,16 @@ pub fn run(
     });
     // Repetitions interleaved, so that a slow spell of the machine spreads
     // over every configuration.
+    let mut disk = Vec::new();
+    // The columns of the uncompressed file: 5 of 8 bytes an event.
+    let disk_bytes = big * 40;
     for _ in 0..reps {
+        eprintln!("  {disk_bytes} bytes written and fsynced with std::fs");
+        disk.push(spawn(&[
+            "disk".into(),
+            disk_bytes.to_string(),
+            dir_s.clone(),
+        ]));
         for row in rows.iter_mut() {
             eprintln!(
                 "  finalize {} events, compression {}, memory limit {} MiB (0: default)",
@@ -285,5 +323,9 @@ pub fn run(
             dir_s.clone(),
         ]));
     }
-    (rows, r)
+    Scale {
+        finalize: rows,
+        regions: r,
+        disk,
+    }
 }
