@@ -13,49 +13,101 @@
 //! thread: zlib's inflate behind HDF5's filter was 57% of reading a big
 //! file.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 
 use flate2::{Compress, Decompress, FlushCompress, FlushDecompress, Status};
 
 use super::h5::{Dataset, Result};
 
-/// One chunk of a column, to be filtered and written.
-struct Job<'a> {
+/// A chunk's values (a copy: the caller's buffers are reused), to be
+/// shuffled and deflated by a worker.
+struct Job {
     column: usize,
     /// Index of the chunk's first element in the column.
     first: usize,
-    /// The chunk's values: a whole chunk, or the column's last values.
-    values: &'a [i64],
+    /// A whole chunk (the last one padded).
+    values: Vec<i64>,
 }
 
-/// A worker's own compressor and buffers, kept from batch to batch.
-struct Worker {
+/// A filtered chunk, back from a worker.
+struct Done {
+    column: usize,
+    first: usize,
+    /// The chunk's one value, if it repeats one value (see
+    /// [`ChunkWriter::constant`]).
+    constant: Option<i64>,
+    /// The job's buffer, to be reused.
+    values: Vec<i64>,
+    deflated: std::result::Result<Vec<u8>, String>,
+}
+
+/// A compressor and its buffers, kept from chunk to chunk.
+struct Deflater {
     compressor: Compress,
     shuffled: Vec<u8>,
-    deflated: Vec<u8>,
-    padded: Vec<i64>,
-    /// The filtered bytes of the last chunk of one repeated value: a column
+    out: Vec<u8>,
+}
+
+impl Deflater {
+    fn new(level: flate2::Compression) -> Deflater {
+        Deflater {
+            compressor: Compress::new(level, true),
+            shuffled: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// The job's chunk shuffled and deflated, as a zlib stream; a panic is
+    /// an `Err`, so that a job is always answered.
+    fn deflate(&mut self, job: Job) -> Done {
+        let value = job.values.first().copied().unwrap_or(0);
+        let constant = job.values.iter().all(|&v| v == value).then_some(value);
+        let deflated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            shuffle(&job.values, &mut self.shuffled);
+            zlib_compress(&mut self.compressor, &self.shuffled, &mut self.out)
+                .map(|()| self.out.clone())
+        }))
+        .unwrap_or_else(|_| Err("a compression thread panicked".to_owned()));
+        Done {
+            column: job.column,
+            first: job.first,
+            constant,
+            values: job.values,
+            deflated,
+        }
+    }
+}
+
+/// The compressed columns of a file being written in order: values are
+/// gathered per column until a chunk is full; each full chunk is copied,
+/// then shuffled and deflated by a pool of worker threads, one per core,
+/// while the writing thread goes on making the next values; deflated
+/// chunks are written (by the writing thread: HDF5 is not thread-safe) as
+/// they come back, in any order.
+pub(super) struct ChunkWriter {
+    /// Elements per chunk.
+    chunk: usize,
+    /// Per column: the values handed to the pool, and those gathered for
+    /// the next chunk (which follow them).
+    pending: Vec<(usize, Vec<i64>)>,
+    /// Events in each column.
+    len: usize,
+    /// Jobs for the workers; `None` once closed.
+    jobs: Option<mpsc::Sender<Job>>,
+    done: mpsc::Receiver<Done>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    /// Jobs sent and not answered yet, and at most how many.
+    in_flight: usize,
+    max_in_flight: usize,
+    /// Value buffers to reuse.
+    spare: Vec<Vec<i64>>,
+    /// The writing thread's own deflater, when no worker could be started.
+    local: Option<Deflater>,
+    /// The deflated bytes of the last chunk of one repeated value: a column
     /// that is constant over a chunk (the thread ids of one thread, the
     /// task ids of sync calls) is deflated once per value, not per chunk
     /// (deflating 80 MB of one value took 81 ms of 630).
     constant: Option<(i64, Vec<u8>)>,
-}
-
-/// The compressed columns of a file being written in order: values are
-/// gathered per column until a chunk is full; full chunks are filtered in
-/// parallel, then written in order.
-pub(super) struct ChunkWriter {
-    /// Elements per chunk.
-    chunk: usize,
-    /// Per column: the values written, and those gathered for the next
-    /// chunk (which follow them).
-    pending: Vec<(usize, Vec<i64>)>,
-    /// Events in each column.
-    len: usize,
-    workers: Vec<Worker>,
-    /// The filtered chunks of a batch (buffers reused from batch to batch).
-    filtered: Vec<Vec<u8>>,
 }
 
 impl ChunkWriter {
@@ -64,28 +116,53 @@ impl ChunkWriter {
     pub(super) fn new(columns: usize, len: usize, chunk: usize, level: u8) -> Result<ChunkWriter> {
         let level = flate2::Compression::new(u32::from(level.min(9)));
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (answers, done) = mpsc::channel::<Done>();
+        let queue = Arc::new(Mutex::new(queue));
+        let mut workers = Vec::new();
+        for i in 0..threads {
+            let (queue, answers) = (Arc::clone(&queue), answers.clone());
+            let worker = move || {
+                let mut deflater = Deflater::new(level);
+                loop {
+                    // One idle worker waits for the next job at a time.
+                    let job = crate::sync::lock(&queue).recv();
+                    let Ok(job) = job else { return };
+                    if answers.send(deflater.deflate(job)).is_err() {
+                        return;
+                    }
+                }
+            };
+            match std::thread::Builder::new()
+                .name(format!("scope-profiler-deflate-{i}"))
+                .spawn(worker)
+            {
+                Ok(handle) => workers.push(handle),
+                Err(_) => break,
+            }
+        }
+        let local = workers.is_empty().then(|| Deflater::new(level));
         Ok(ChunkWriter {
             chunk: chunk.max(1),
             pending: (0..columns).map(|_| (0, Vec::new())).collect(),
             len,
-            workers: (0..threads)
-                .map(|_| Worker {
-                    compressor: Compress::new(level, true),
-                    shuffled: Vec::new(),
-                    deflated: Vec::new(),
-                    padded: Vec::new(),
-                    constant: None,
-                })
-                .collect(),
-            filtered: Vec::new(),
+            jobs: Some(jobs),
+            done,
+            max_in_flight: 4 * workers.len() + 2,
+            workers,
+            in_flight: 0,
+            spare: Vec::new(),
+            local,
+            constant: None,
         })
     }
 
     /// Takes the values of each `(column, values)` of `parts` from element
-    /// `offset` on (columns are filled in order, without gaps); writes every
-    /// chunk this completes (the last one, partial, once the column is
-    /// complete). Whole chunks are compressed from `parts` in place; only a
-    /// chunk that straddles two calls is gathered in a buffer.
+    /// `offset` on (columns are filled in order, without gaps); hands every
+    /// chunk this completes to the pool (the last one, partial, once the
+    /// column is complete) and writes those deflated so far. Whole chunks
+    /// are copied from `parts` for the workers; a chunk that straddles two
+    /// calls is gathered in a buffer first.
     pub(super) fn put(
         &mut self,
         offset: usize,
@@ -93,95 +170,137 @@ impl ChunkWriter {
         parts: &[(usize, &[i64])],
     ) -> Result<()> {
         let chunk = self.chunk;
-        // 1. Complete each column's straddling chunk from the new values.
-        let mut rests: Vec<(usize, &[i64])> = Vec::with_capacity(parts.len());
         for &(column, values) in parts {
-            let Some((written, pending)) = self.pending.get_mut(column) else {
+            let Some((sent, pending)) = self.pending.get_mut(column) else {
                 return Err(format!("no compressed column {column}").into());
             };
-            if *written + pending.len() != offset || offset + values.len() > self.len {
+            if *sent + pending.len() != offset || offset + values.len() > self.len {
                 return Err(format!(
                     "values {offset}..+{} of a column filled up to {} of {}",
                     values.len(),
-                    *written + pending.len(),
+                    *sent + pending.len(),
                     self.len
                 )
                 .into());
             }
-            let top_up = if pending.is_empty() {
-                0
-            } else {
-                (chunk - pending.len()).min(values.len())
-            };
-            pending.extend_from_slice(&values[..top_up]);
-            rests.push((column, &values[top_up..]));
-        }
-        // 2. The chunks to write: the completed buffer, whole chunks of the
-        // new values, a column's last partial chunk; what is left over is
-        // kept for the next call.
-        let mut jobs = Vec::new();
-        let mut consumed = vec![false; self.pending.len()];
-        let mut tails: Vec<(usize, &[i64])> = Vec::new();
-        for &(column, rest) in &rests {
-            let (written, pending) = &self.pending[column];
             // Every value of the column is in: its last chunk is written.
-            let complete = *written + pending.len() + rest.len() == self.len;
-            let mut first = *written;
-            if !pending.is_empty() && (pending.len() == chunk || complete) {
-                jobs.push(Job {
-                    column,
-                    first,
-                    values: pending,
-                });
-                first += pending.len();
-                consumed[column] = true;
-            } else if !pending.is_empty() {
-                continue; // still short of a chunk: `rest` is empty
+            let complete = offset + values.len() == self.len;
+            let mut rest = values;
+            // 1. The straddling chunk, completed from the new values.
+            if !pending.is_empty() {
+                let top_up = (chunk - pending.len()).min(rest.len());
+                pending.extend_from_slice(&rest[..top_up]);
+                rest = &rest[top_up..];
+                if pending.len() < chunk && !complete {
+                    continue; // still short of a chunk: `rest` is empty
+                }
+                let mut gathered = std::mem::take(&mut self.pending[column].1);
+                self.send(datasets, column, &gathered)?;
+                gathered.clear();
+                self.pending[column].1 = gathered;
             }
-            let mut rest = rest;
+            // 2. Whole chunks of the new values, and a complete column's
+            // last one.
             while rest.len() >= chunk || (complete && !rest.is_empty()) {
                 let n = chunk.min(rest.len());
-                jobs.push(Job {
-                    column,
-                    first,
-                    values: &rest[..n],
-                });
-                first += n;
+                self.send(datasets, column, &rest[..n])?;
                 rest = &rest[n..];
             }
-            tails.push((column, rest));
+            // 3. What is left waits for the next call.
+            self.pending[column].1.extend_from_slice(rest);
         }
-        if !jobs.is_empty() {
-            self.filtered.resize_with(jobs.len(), Vec::new);
-            filter(&jobs, chunk, &mut self.workers, &mut self.filtered)?;
-            for (job, bytes) in jobs.iter().zip(&self.filtered) {
-                datasets[job.column].write_chunk(job.first, bytes)?;
-            }
+        self.receive(datasets, false)
+    }
+
+    /// Hands the next chunk of `column` (`values`: a whole chunk, or the
+    /// column's last values) to the pool, or writes it now if it repeats the
+    /// value of the last constant chunk.
+    fn send(&mut self, datasets: &[&Dataset], column: usize, values: &[i64]) -> Result<()> {
+        let first = self.pending[column].0;
+        self.pending[column].0 += values.len();
+        // A chunk is stored whole: the last one is padded (what lies past
+        // the extent is never read), so it repeats a value only if it pads
+        // with its own.
+        let padding = self.chunk - values.len();
+        if let Some((cached, bytes)) = &self.constant
+            && (padding == 0 || *cached == 0)
+            && values.iter().all(|v| v == cached)
+        {
+            return write(datasets, column, first, bytes);
         }
-        let written_now: Vec<(usize, usize)> =
-            jobs.iter().map(|j| (j.column, j.values.len())).collect();
-        drop(jobs);
-        // 3. Account for what was written; keep the tails.
-        for (column, n) in written_now {
-            self.pending[column].0 += n;
+        let mut copy = self.spare.pop().unwrap_or_default();
+        copy.clear();
+        copy.extend_from_slice(values);
+        copy.resize(self.chunk, 0);
+        let job = Job {
+            column,
+            first,
+            values: copy,
+        };
+        if let Some(local) = &mut self.local {
+            let done = local.deflate(job);
+            return self.finish_job(datasets, done);
         }
-        for (column, done) in consumed.into_iter().enumerate() {
-            if done {
-                self.pending[column].1.clear();
-            }
+        let sent = self
+            .jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(job).is_ok());
+        if !sent {
+            return Err("the compression threads stopped".to_owned().into());
         }
-        for (column, tail) in tails {
-            self.pending[column].1.extend_from_slice(tail);
+        self.in_flight += 1;
+        if self.in_flight >= self.max_in_flight {
+            self.receive(datasets, true)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the chunks deflated so far; with `wait`, waits for one at
+    /// least (for every one with [`ChunkWriter::flush`]).
+    fn receive(&mut self, datasets: &[&Dataset], mut wait: bool) -> Result<()> {
+        while self.in_flight > 0 {
+            let done = if wait {
+                self.done
+                    .recv()
+                    .map_err(|_| "the compression threads stopped".to_owned())?
+            } else {
+                match self.done.try_recv() {
+                    Ok(done) => done,
+                    Err(_) => return Ok(()),
+                }
+            };
+            self.in_flight -= 1;
+            wait = false;
+            self.finish_job(datasets, done)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a deflated chunk; keeps its buffer, and its bytes if constant.
+    fn finish_job(&mut self, datasets: &[&Dataset], done: Done) -> Result<()> {
+        self.spare.push(done.values);
+        let bytes = done.deflated?;
+        write(datasets, done.column, done.first, &bytes)?;
+        if let Some(v) = done.constant {
+            self.constant = Some((v, bytes));
+        }
+        Ok(())
+    }
+
+    /// Waits for every chunk handed to the pool and writes it.
+    pub(super) fn flush(&mut self, datasets: &[&Dataset]) -> Result<()> {
+        while self.in_flight > 0 {
+            self.receive(datasets, true)?;
         }
         Ok(())
     }
 
     /// An error unless every column was filled and written.
     pub(super) fn check_complete(&self) -> Result<()> {
-        for (column, (start, pending)) in self.pending.iter().enumerate() {
-            if *start != self.len || !pending.is_empty() {
+        for (column, (sent, pending)) in self.pending.iter().enumerate() {
+            if *sent != self.len || !pending.is_empty() || self.in_flight > 0 {
                 return Err(format!(
-                    "compressed column {column}: {start} of {} values written",
+                    "compressed column {column}: {sent} of {} values written",
                     self.len
                 )
                 .into());
@@ -191,72 +310,23 @@ impl ChunkWriter {
     }
 }
 
-/// Shuffles and deflates every job's chunk into `out` (one buffer per job),
-/// each worker on a thread of its own.
-fn filter(
-    jobs: &[Job<'_>],
-    chunk: usize,
-    workers: &mut [Worker],
-    out: &mut [Vec<u8>],
-) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<&mut Vec<u8>>> = out.iter_mut().map(Mutex::new).collect();
-    let work = |worker: &mut Worker| -> std::result::Result<(), String> {
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(job) = jobs.get(i) else {
-                return Ok(());
-            };
-            // A chunk is stored whole: the last one is padded (what lies
-            // past the extent is never read).
-            let values = if job.values.len() == chunk {
-                job.values
-            } else {
-                worker.padded.clear();
-                worker.padded.extend_from_slice(job.values);
-                worker.padded.resize(chunk, 0);
-                &worker.padded
-            };
-            let first = values[0];
-            let constant = values.iter().all(|&v| v == first);
-            if !constant || worker.constant.as_ref().is_none_or(|(v, _)| *v != first) {
-                shuffle(values, &mut worker.shuffled);
-                zlib_compress(
-                    &mut worker.compressor,
-                    &worker.shuffled,
-                    &mut worker.deflated,
-                )?;
-                if constant {
-                    worker.constant = Some((first, worker.deflated.clone()));
-                }
-            }
-            let bytes = match &worker.constant {
-                Some((v, bytes)) if constant && *v == first => bytes,
-                _ => &worker.deflated,
-            };
-            // The batch keeps the compressed bytes only, not a bound each.
-            let mut slot = crate::sync::lock(&slots[i]);
-            slot.clear();
-            slot.extend_from_slice(bytes);
+impl Drop for ChunkWriter {
+    /// Closes the queue and joins the workers (each finishes the job it
+    /// holds, then finds the queue closed).
+    fn drop(&mut self) {
+        self.jobs = None;
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
         }
-    };
-    let busy = workers.len().min(jobs.len()).max(1);
-    let (first, others) = workers[..busy].split_at_mut(1);
-    let results: Vec<std::result::Result<(), String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = others.iter_mut().map(|w| s.spawn(|| work(w))).collect();
-        let mut results = vec![work(&mut first[0])];
-        for h in handles {
-            results.push(
-                h.join()
-                    .unwrap_or_else(|_| Err("a compression thread panicked".into())),
-            );
-        }
-        results
-    });
-    for r in results {
-        r?;
     }
-    Ok(())
+}
+
+/// Writes the deflated chunk of `column` that starts at element `first`.
+fn write(datasets: &[&Dataset], column: usize, first: usize, bytes: &[u8]) -> Result<()> {
+    match datasets.get(column) {
+        Some(dataset) => dataset.write_chunk(first, bytes),
+        None => Err(format!("no compressed column {column}").into()),
+    }
 }
 
 /// Decodes the chunks of one shuffled and deflated column of 64-bit
@@ -384,7 +454,8 @@ fn byte_shift(j: usize) -> u32 {
 /// for `j` in 0..8, each in the order of the elements.
 fn shuffle(values: &[i64], out: &mut Vec<u8>) {
     let n = values.len();
-    out.clear();
+    // Every byte is written below: a reused buffer is not zeroed first.
+    out.truncate(n * 8);
     out.resize(n * 8, 0);
     // Plane by plane: each pass is a loop the compiler vectorizes (1.7x
     // faster than element by element here).

@@ -789,6 +789,35 @@ mod tests {
     }
 
     #[test]
+    fn constant_chunks_and_a_padded_last_chunk_come_back_exactly() {
+        // Chunks of one repeated value are deflated once and their bytes
+        // reused, also in another column; the last, partial chunk of a
+        // column of 7s is padded with 0s, so it is not such a chunk.
+        let dir = std::env::temp_dir().join(format!("sp-chunk-const-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.h5");
+        let n = 2 * 65_536 + 100;
+        let mut p = Profile::default();
+        p.region_names.push("r".into());
+        p.rows.push(RegionRow {
+            event_count: n as u64,
+            ..RegionRow::default()
+        });
+        p.events.start_ns = (0..n as i64).map(|i| 1_000 + 10 * i).collect();
+        p.events.durations = vec![7; n];
+        p.events.call_ids = (0..n as i64).collect();
+        p.events.parent_ids = vec![7; n];
+        p.events.thread_ids = vec![0; n];
+        p.threads.push(crate::ThreadInfo::default());
+        for compression in [Compression::Gzip(4), Compression::Auto] {
+            crate::write_profile(&p, &path, compression).unwrap();
+            let back = crate::read_profile(&path).unwrap();
+            assert_eq!(back.events, p.events, "{compression:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn compressed_columns_decode_here_as_hdf5_decodes_them() {
         let dir = std::env::temp_dir().join(format!("sp-chunk-read-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -230,9 +230,11 @@ impl FileSink {
         row: &dyn Fn(usize) -> IndexRow<'a>,
     ) -> std::result::Result<(), Error> {
         self.flush_stats()?;
-        if let Some(chunks) = &self.chunks {
+        if let Some(chunks) = &mut self.chunks {
+            let datasets: Vec<&Dataset> = self.columns.iter().chain(&self.task_ids).collect();
             chunks
-                .check_complete()
+                .flush(&datasets)
+                .and_then(|()| chunks.check_complete())
                 .map_err(|e| Error::hdf5(&self.target, e))?;
         }
         let FileSink {
