@@ -12,8 +12,9 @@ use crate::sink::{
     CALL_IDS, ColumnStore, DURATIONS, FileColumns, PARENT_IDS, START_DELTAS, TASK_IDS, THREAD_IDS,
 };
 
-/// Bytes of a placed call in a bucket, and of its columns when emitted.
+/// Bytes of a placed call in memory ([`InMemory`], [`SlotRun`]).
 pub(crate) const PLACED_BYTES: usize = std::mem::size_of::<PlacedCall>();
+/// Bytes of a call in the columns it is emitted in.
 pub(crate) const COLUMN_BYTES: usize = 6 * 8;
 
 /// Receives every call with its slot, in the order of the backward walk.
@@ -100,7 +101,6 @@ impl Placer for DirectRuns<'_> {
 
 /// One call with its place in the file.
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(C)]
 pub(crate) struct PlacedCall {
     pub slot: u64,
     pub start: i64,
@@ -110,14 +110,7 @@ pub(crate) struct PlacedCall {
     pub thread: i32,
     pub task: i32,
     pub region: u32,
-    pub _pad: u32,
 }
-
-const _: () = assert!(PLACED_BYTES == 56);
-
-// SAFETY: `repr(C)`, integer fields only (one u64, four i64, two i32, two
-// u32: 56 bytes, no padding, checked above).
-unsafe impl scratch::Plain for PlacedCall {}
 
 /// Every placed call, in memory: a session whose calls fit the budget.
 #[derive(Default)]

@@ -122,7 +122,7 @@ impl Results {
                         }
                         None => {
                             write_path = WritePath::Buckets {
-                                scratch: plan.buckets_need_scratch(),
+                                scratch: plan.emits_through_scratch(),
                             };
                             plan.emit(&mut sink)?
                         }

@@ -52,7 +52,8 @@ pub(crate) fn read_at<T: Plain>(
     out: &mut Vec<T>,
 ) -> io::Result<()> {
     // Every item is read over: a buffer reused at the same length is not
-    // cleared first (zeroing it was 2% of a compressed finalize).
+    // cleared first (zeroing was 2% of the samples of `perf record` over
+    // `compare finalize 10000000 auto`, recording included).
     out.truncate(len);
     out.resize(len, T::default());
     // SAFETY: `T: Plain`: any bytes read form valid values.

@@ -209,7 +209,7 @@ impl ChunkWriter {
             // 3. What is left waits for the next call.
             self.pending[column].1.extend_from_slice(rest);
         }
-        self.receive(datasets, false)
+        self.receive(datasets, usize::MAX)
     }
 
     /// Hands the next chunk of `column` (`values`: a whole chunk, or the
@@ -249,17 +249,14 @@ impl ChunkWriter {
             return Err("the compression threads stopped".to_owned().into());
         }
         self.in_flight += 1;
-        if self.in_flight >= self.max_in_flight {
-            self.receive(datasets, true)?;
-        }
-        Ok(())
+        self.receive(datasets, self.max_in_flight - 1)
     }
 
-    /// Writes the chunks deflated so far; with `wait`, waits for one at
-    /// least (for every one with [`ChunkWriter::flush`]).
-    fn receive(&mut self, datasets: &[&Dataset], mut wait: bool) -> Result<()> {
+    /// Writes the chunks deflated so far, waiting for more while over
+    /// `in_flight` are still out.
+    fn receive(&mut self, datasets: &[&Dataset], in_flight: usize) -> Result<()> {
         while self.in_flight > 0 {
-            let done = if wait {
+            let done = if self.in_flight > in_flight {
                 self.done
                     .recv()
                     .map_err(|_| "the compression threads stopped".to_owned())?
@@ -270,7 +267,6 @@ impl ChunkWriter {
                 }
             };
             self.in_flight -= 1;
-            wait = false;
             self.finish_job(datasets, done)?;
         }
         Ok(())
@@ -289,10 +285,7 @@ impl ChunkWriter {
 
     /// Waits for every chunk handed to the pool and writes it.
     pub(super) fn flush(&mut self, datasets: &[&Dataset]) -> Result<()> {
-        while self.in_flight > 0 {
-            self.receive(datasets, true)?;
-        }
-        Ok(())
+        self.receive(datasets, 0)
     }
 
     /// An error unless every column was filled and written.
