@@ -5,8 +5,8 @@
 # Members with `publish = false` (tests, fixtures, benchmarks) are left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/hdf5-env.sh
 scripts/ensure-deps.sh
+. scripts/hdf5-env.sh
 mapfile -t crates < <(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 for p in json.load(sys.stdin)["packages"]:

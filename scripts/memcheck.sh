@@ -1,23 +1,13 @@
 #!/usr/bin/env bash
 # Runs the runtime's unit tests and one short multi-threaded spilling test
 # (a recording thread, a polling thread and the spill writer) under valgrind
-# memcheck; any error fails. Installs valgrind (Debian package) when run as
-# root and it is missing.
+# memcheck; any error fails. Installs valgrind (Debian package) when the
+# package manager says it is missing (scripts/need-packages.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/hdf5-env.sh
 
-if ! command -v valgrind >/dev/null 2>&1; then
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "Installing valgrind ..." >&2
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq valgrind >/dev/null
-    else
-        echo "valgrind is missing. Run: sudo apt-get install -y valgrind" >&2
-        exit 1
-    fi
-fi
+scripts/need-packages.sh valgrind
 
 # The test executables cargo builds, by target name.
 executable() {

@@ -17,9 +17,10 @@
 # (the Direct writer, which Auto falls back to there).
 #
 # Installs libopenmpi-dev, openmpi-bin, libclang-dev and
-# libhdf5-openmpi-dev when missing (as root, with apt-get); otherwise
-# prints the command. Under CI=true a missing prerequisite fails; elsewhere
-# the tests are skipped, loudly. The build names its HDF5 (HDF5_DIR) and
+# libhdf5-openmpi-dev when the package manager says they are missing (as
+# root, with apt-get; scripts/need-packages.sh); otherwise prints the
+# command. Under CI=true a missing prerequisite fails; elsewhere the tests
+# are skipped, loudly. The build names its HDF5 (HDF5_DIR) and
 # has a target directory of its own (target/mpi, or $MPI_TARGET_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,14 +46,8 @@ hdf5_openmpi() {
     return 1
 }
 
-missing=()
-command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
-[ -e /usr/include/x86_64-linux-gnu/openmpi/mpi.h ] || [ -n "$(ls /usr/lib/*-linux-gnu/openmpi/include/mpi.h 2>/dev/null)" ] || missing+=(libopenmpi-dev)
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
-hdf5_openmpi >/dev/null || missing+=(libhdf5-openmpi-dev)
-if [ ${#missing[@]} -gt 0 ]; then
-    "$root/scripts/apt-install.sh" "${missing[@]}" || skip_or_fail "missing system packages: ${missing[*]}"
-fi
+"$root/scripts/need-packages.sh" openmpi-bin libopenmpi-dev libclang-dev libhdf5-openmpi-dev ||
+    skip_or_fail "missing system packages (see above)"
 HDF5_DIR=$(hdf5_openmpi) || skip_or_fail "no openmpi HDF5 under /usr/lib/*-linux-gnu/hdf5/openmpi"
 export HDF5_DIR
 export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$root/target/mpi}

@@ -7,8 +7,8 @@
 # bounded-memory test in release mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/hdf5-env.sh
 scripts/ensure-deps.sh
+. scripts/hdf5-env.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test
