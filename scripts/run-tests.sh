@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: formatting, clippy, and the whole test suite
 # (unit, integration, doc tests, the macro compile-fail tests and the
-# interop test against the Python package from PyPI), valgrind memcheck on
+# interop test against the Python package from PyPI), the lean library
+# dependency, the runtime's and integration tests again on the std-only
+# platform code (--cfg scope_profiler_portable), valgrind memcheck on
 # the runtime's unit tests and a spilling test, a real crate's suite
 # instrumented, the packages and their docs, then the 200M-call
 # bounded-memory test in release mode.
@@ -11,7 +13,15 @@ scripts/ensure-deps.sh
 . scripts/hdf5-env.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+# The lean build (no `hdf5`) has code of its own (cfg): lint it too.
+cargo clippy -p scope-profiler --all-targets --no-default-features --features enabled -- -D warnings
 cargo test
+# A library on the lean dependency (no C code), and its application's file.
+scripts/lean-test.sh
+# The std-only platform code (what macOS and Windows compile), here on Linux:
+# the runtime's and the integration tests, in a target directory of their own.
+RUSTFLAGS="--cfg scope_profiler_portable" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/portable" \
+    cargo test -p scope-profiler -p integration-tests
 # The runtime's unit tests and a multi-threaded spilling test under valgrind memcheck.
 scripts/memcheck.sh
 # A real crate's own test suite (semver 1.0.28), every module file instrumented.

@@ -140,3 +140,49 @@ fn the_checker_sees_uses_and_ignores_comments() {
         BTreeSet::from(["a".to_owned(), "c".to_owned()])
     );
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// OS calls live in `platform/` alone (issue 24): no other module names
+/// `libc` or an OS-specific part of std, outside comments.
+#[test]
+fn only_the_platform_module_calls_the_os() {
+    let platform = src().join("platform");
+    let files = rust_files(&src());
+    assert!(files.len() > 30, "the runtime's sources: {}", files.len());
+    assert!(
+        files.iter().any(|f| f.starts_with(&platform)),
+        "no platform module under {}",
+        src().display()
+    );
+    let mut offenders = Vec::new();
+    for file in files.iter().filter(|f| !f.starts_with(&platform)) {
+        let code = std::fs::read_to_string(file).unwrap();
+        for (n, line) in code.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if ["libc::", "std::os::unix", "std::os::windows", "std::os::fd"]
+                .iter()
+                .any(|p| code.contains(p))
+            {
+                offenders.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "OS calls outside platform/:\n{}",
+        offenders.join("\n")
+    );
+}

@@ -1289,6 +1289,10 @@ fn past_the_disk_limit_events_stop_and_counts_stay_exact() {
 }
 
 #[test]
+#[cfg_attr(
+    scope_profiler_portable,
+    ignore = "the portable platform has no fork handling (README, Platforms)"
+)]
 fn a_fork_child_has_no_session_and_the_parent_is_unaffected() {
     let _s = serial();
     let dir = temp_dir("fork");

@@ -234,10 +234,10 @@ pub(crate) fn new_generation() -> u32 {
 pub(crate) fn activate(session: Arc<Session>) -> bool {
     static AT_FORK: std::sync::Once = std::sync::Once::new();
     AT_FORK.call_once(|| {
-        // SAFETY: the handler is an `extern "C" fn()` that lives for the
-        // process and only stores to atomics (async-signal-safe, as a fork
-        // child handler must be).
-        unsafe { libc::pthread_atfork(None, None, Some(in_fork_child)) };
+        // `in_fork_child` only stores to atomics: async-signal-safe, as a
+        // fork child handler must be. Where the OS has no such hook, a
+        // forked child inherits the session (README, Platforms).
+        crate::platform::on_fork_child(in_fork_child);
     });
     forget_inherited(&mut lock(&LAST));
     let mut active = lock(&ACTIVE);

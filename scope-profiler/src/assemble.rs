@@ -256,6 +256,7 @@ impl Plan {
     /// (no scratch round trip), then turns the starts into per-row deltas
     /// and computes the statistics (handed to `stats_sink` row by row) in
     /// one pass over the written columns.
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn write_direct(
         &mut self,
         columns: &dyn ColumnStore,
@@ -579,6 +580,7 @@ fn exact_percentiles(durations: &mut [i64]) -> (i64, i64, i64) {
 #[derive(Clone, Copy)]
 enum Pass {
     /// Writes the start deltas back (an uncompressed file's columns).
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     WriteBack,
     /// Hands every column to the sink.
     Emit,
@@ -1048,6 +1050,7 @@ fn thread_info(lane: &Lane, conv: &TickConverter, origin_ns: i64) -> ThreadInfo 
 /// The file of an aggregation-mode session: one row per region with calls
 /// (threads summed), in registration order.
 pub(crate) struct AggregatePlan {
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub metadata: Vec<(String, MetaValue)>,
     /// The region of each row, by name.
     pub names: Vec<&'static str>,

@@ -70,29 +70,7 @@ fn quanta_reads_tsc() -> bool {
     false
 }
 
-/// CLOCK_MONOTONIC now, in nanoseconds (the `perf_counter_ns` timeline).
-pub(crate) fn monotonic_ns() -> i64 {
-    clock_ns(libc::CLOCK_MONOTONIC).unwrap_or(0)
-}
-
-/// CPU time of the calling thread, in nanoseconds.
-pub(crate) fn thread_cpu_ns() -> Option<i64> {
-    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-fn clock_ns(clock: libc::clockid_t) -> Option<i64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-        return None;
-    }
-    // time_t and c_long are narrower than i64 on 32-bit targets.
-    #[allow(clippy::unnecessary_cast)]
-    Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64)
-}
+pub(crate) use crate::platform::{monotonic_ns, thread_cpu_ns};
 
 /// A simultaneous reading of the tick counter and CLOCK_MONOTONIC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

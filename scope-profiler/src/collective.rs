@@ -393,8 +393,7 @@ fn stage(comm: &Comm, target: &Path) -> Result<(Option<Staged>, std::path::PathB
 
 /// A path from the bytes of a path sent by another rank.
 fn path_of(bytes: Vec<u8>) -> std::path::PathBuf {
-    use std::os::unix::ffi::OsStringExt;
-    std::path::PathBuf::from(std::ffi::OsString::from_vec(bytes))
+    crate::platform::path_from_bytes(bytes)
 }
 
 /// The widest string of each string column over every rank.

@@ -138,6 +138,7 @@ impl Error {
         }
     }
 
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn hdf5(path: impl Into<PathBuf>, err: impl std::fmt::Display) -> Self {
         Error::Hdf5 {
             path: path.into(),
@@ -150,5 +151,15 @@ impl Error {
             path: path.into(),
             reason: reason.into(),
         }
+    }
+
+    /// A file output in a build without the `hdf5` feature.
+    #[cfg(not(feature = "hdf5"))]
+    pub(crate) fn needs_hdf5(path: impl Into<PathBuf>) -> Self {
+        Error::invalid_path(
+            path,
+            "writing a file needs the feature `hdf5` of scope-profiler, which this build \
+             leaves out (it is a default feature); enable it, or use Options::in_memory()",
+        )
     }
 }

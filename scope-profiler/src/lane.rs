@@ -204,8 +204,7 @@ impl Lane {
             .name()
             .map(str::to_owned)
             .unwrap_or_else(|| format!("thread-{index}"));
-        // SAFETY: gettid has no preconditions and cannot fail.
-        let native_id = unsafe { libc::gettid() } as i64;
+        let native_id = crate::platform::native_thread_id();
         Lane::empty(
             LaneKind::Thread,
             index,
@@ -338,7 +337,11 @@ impl Lane {
                 // A chunk only the lane holds is dropped here instead (its
                 // mapping may be kept, warm, for the next session).
                 if Arc::strong_count(&chunk) > 1 {
-                    chunk.discard();
+                    // SAFETY: the session ended and its lanes are released
+                    // here, after its last cut was written and dropped: no
+                    // reader of these records is left, and the thread that
+                    // may push more reads none of them.
+                    unsafe { chunk.discard() };
                 }
             }
         }

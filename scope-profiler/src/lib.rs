@@ -48,6 +48,7 @@ mod error;
 mod fxhash;
 mod histogram;
 mod options;
+mod platform;
 mod profile;
 mod scratch;
 mod sync;
@@ -83,7 +84,9 @@ mod summary;
 // 7. Output: the HDF5 file, the results, the exports.
 #[cfg(feature = "mpi")]
 mod collective;
+#[cfg(feature = "hdf5")]
 pub mod export;
+#[cfg(feature = "hdf5")]
 mod hdf5;
 mod results;
 
@@ -92,6 +95,7 @@ mod session;
 
 pub use callmeta::{MetadataScope, annotate, metadata};
 pub use error::Error;
+#[cfg(feature = "hdf5")]
 pub use hdf5::{EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 #[cfg(feature = "mpi")]
 pub use options::MpiOutput;

@@ -243,48 +243,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-pub(crate) fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: `buf` is writable for its whole length, which is passed.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return String::new();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-/// `platform.uname()` joined as the Python package writes it: system, node
-/// (the host name), release, version and machine.
-fn uname() -> String {
-    // SAFETY: utsname is plain old data; all-zero is a valid value.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::new();
-    }
-    [
-        &u.sysname[..],
-        &u.nodename,
-        &u.release,
-        &u.version,
-        &u.machine,
-    ]
-    .iter()
-    .map(|f| c_field(f))
-    .collect::<Vec<_>>()
-    .join(" ")
-}
-
-/// A NUL-terminated `c_char` field as a string.
-fn c_field(f: &[libc::c_char]) -> String {
-    let bytes: Vec<u8> = f
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
+pub(crate) use crate::platform::{hostname, platform, uname};
 
 /// The user name, as Python's `getpass.getuser()` finds it: `LOGNAME`,
 /// `USER`, `LNAME` or `USERNAME`, else the password database.
@@ -294,49 +253,7 @@ fn user() -> String {
             return name;
         }
     }
-    let mut pwd: libc::passwd = unsafe_zeroed_passwd();
-    let mut buf = vec![0 as libc::c_char; 4096];
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is to a live, writable value of the right size
-    // (`buf.len()` is passed with `buf`); `getpwuid_r` is thread-safe.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            libc::geteuid(),
-            &mut pwd,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
-        return String::new();
-    }
-    // SAFETY: on success `pw_name` points to a NUL-terminated string in `buf`.
-    unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn unsafe_zeroed_passwd() -> libc::passwd {
-    // SAFETY: passwd is plain old data (integers and pointers); all-zero
-    // (null pointers) is a valid value.
-    unsafe { std::mem::zeroed() }
-}
-
-/// `Linux-<release>-<machine>`, like Python's `platform.platform()` prefix.
-fn platform() -> String {
-    // SAFETY: utsname is plain old data; all-zero is a valid value.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return std::env::consts::OS.to_owned();
-    }
-    format!(
-        "{}-{}-{}",
-        c_field(&u.sysname),
-        c_field(&u.release),
-        c_field(&u.machine)
-    )
+    crate::platform::user_from_database()
 }
 
 fn chip() -> String {

@@ -114,8 +114,8 @@ impl Drop for Slots {
             }
             // SAFETY: `ptr` was returned by `map_pages` for exactly `bytes`
             // bytes (as this chunk's, or a spare's of that size) and is
-            // unmapped only here, once.
-            unsafe { libc::munmap(self.ptr.as_ptr().cast(), bytes) };
+            // given back only here, once, as the slots are dropped.
+            unsafe { crate::platform::unmap_pages(self.ptr.cast(), bytes) };
         } else {
             // SAFETY: `ptr` was returned by `alloc(layout)` with this same
             // layout and is freed only here, once.
@@ -179,7 +179,7 @@ fn keep_spare(ptr: NonNull<u8>, bytes: usize) -> bool {
 
 /// A huge page: chunks of at least this size are mapped in whole huge pages,
 /// aligned, and offered to the kernel's transparent huge pages.
-pub(crate) const HUGE_PAGE: usize = 2 << 20;
+pub(crate) use crate::platform::HUGE_PAGE;
 
 /// Bytes mapped for slots of `bytes` bytes: whole huge pages when that
 /// wastes at most 1/64 of a huge page (the 8 bytes a chunk of
@@ -193,51 +193,13 @@ fn mapping_bytes(bytes: usize) -> usize {
     }
 }
 
-/// `bytes` of fresh private anonymous memory, or `None` if the OS refused.
-/// A mapping of whole huge pages is aligned to one and asks for transparent
-/// huge pages: the recording thread then takes one page fault per 2 MiB of
-/// records instead of 512 (about 10 ns per call on a VM, where a fault is
-/// dear), for memory it fills anyway.
+/// `bytes` of fresh memory for one chunk, or `None` if the OS refused
+/// (`platform::map_pages`: on Linux a private anonymous mapping, aligned
+/// and offered to transparent huge pages when of whole huge pages, so the
+/// recording thread takes one page fault per 2 MiB of records instead of
+/// 512: about 10 ns per call on a VM, where a fault is dear).
 fn map_pages(bytes: usize) -> Option<NonNull<u8>> {
-    let huge = bytes % HUGE_PAGE == 0;
-    let mapped = if huge { bytes + HUGE_PAGE } else { bytes };
-    // SAFETY: an anonymous private mapping at an address of the kernel's
-    // choosing touches no existing memory; the result is checked below.
-    let raw = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            mapped,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if raw == libc::MAP_FAILED {
-        return None;
-    }
-    if !huge {
-        return NonNull::new(raw.cast());
-    }
-    let start = raw as usize;
-    let aligned = start.next_multiple_of(HUGE_PAGE);
-    let (head, tail) = (aligned - start, HUGE_PAGE - (aligned - start));
-    // SAFETY: `[start, start + mapped)` is the mapping made above, which
-    // nothing else knows of; the head before `aligned` and the tail after
-    // `aligned + bytes` are page-aligned parts of it (mmap returns a page-
-    // aligned address and HUGE_PAGE is a multiple of the page size), given
-    // back here; `[aligned, aligned + bytes)` stays mapped. madvise only
-    // sets an advice on that range (an error leaves ordinary pages).
-    unsafe {
-        if head > 0 {
-            libc::munmap(raw, head);
-        }
-        if tail > 0 {
-            libc::munmap((aligned + bytes) as *mut libc::c_void, tail);
-        }
-        libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
-    }
-    NonNull::new(aligned as *mut u8)
+    crate::platform::map_pages(bytes)
 }
 
 // SAFETY: slots below `published` are never written again and are only read;
@@ -261,18 +223,24 @@ impl Chunk {
     /// that fills it may still hold it, idle, until it records again or
     /// exits. The memory stays mapped: a record pushed later lands on a
     /// fresh zero page. Small chunks are left as they are.
-    pub(crate) fn discard(&self) {
+    ///
+    /// # Safety
+    /// No one reads the records published so far after this call: the
+    /// caller knows every reader of them is gone (its lane was released at
+    /// the end of the session, and no cut of it is alive). They may read as
+    /// zeros from now on.
+    pub(crate) unsafe fn discard(&self) {
         if !self.slots.mapped {
             return;
         }
         let bytes = self.slots.mapped_bytes();
         // SAFETY: the range is exactly this chunk's own mapping (made by
-        // `map_pages` for `bytes` bytes, unmapped only on drop, which cannot
-        // happen while `&self` is held). MADV_DONTNEED keeps it mapped and
-        // readable/writable, so every pointer into it stays valid; the
-        // slots are `MaybeUninit` bytes with no invariant to break, and no
-        // reader reads records of a discarded chunk (its lane was released).
-        unsafe { libc::madvise(self.slots.ptr.as_ptr().cast(), bytes, libc::MADV_DONTNEED) };
+        // `map_pages` for `bytes` bytes, given back only on drop, which
+        // cannot happen while `&self` is held), and by this function's
+        // contract no one reads its published records afterwards. The
+        // memory stays valid and writable, so the owning thread may still
+        // push into it, and the slots are `MaybeUninit` with no invariant.
+        unsafe { crate::platform::discard_pages(self.slots.ptr.cast(), bytes) };
     }
 
     /// Empties a chunk for reuse (it is not shared: `&mut self`).
@@ -369,16 +337,15 @@ mod tests {
         assert_eq!(records[65535], Record { start: 65535, ..r });
     }
 
-    /// Pages of `chunk`'s slots resident in memory (mincore).
-    fn resident_pages(chunk: &Chunk) -> usize {
-        let page = 4096;
-        let bytes = chunk.slots.layout().size();
-        let mut vec = vec![0u8; bytes.div_ceil(page)];
-        // SAFETY: the range is the chunk's own page-aligned mapping; `vec`
-        // holds one byte per page of it.
-        let rc = unsafe { libc::mincore(chunk.slots.ptr.as_ptr().cast(), bytes, vec.as_mut_ptr()) };
-        assert_eq!(rc, 0);
-        vec.iter().filter(|&&b| b & 1 == 1).count()
+    /// Pages of `chunk`'s slots resident in memory, where the platform
+    /// can tell (Linux: mincore).
+    fn resident_pages(chunk: &Chunk) -> Option<usize> {
+        crate::platform::resident_pages(chunk.slots.ptr.cast(), chunk.slots.layout().size())
+    }
+
+    /// Whether discarding gives pages back on this platform.
+    fn discard_frees_pages() -> bool {
+        crate::platform::IMPLEMENTATION == "linux"
     }
 
     /// The `AnonHugePages` of the mapping that holds `addr`, in KiB, from
@@ -430,13 +397,18 @@ mod tests {
         // fresh, aligned, advised 2 MiB on a machine with free memory.
         let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default();
-        if thp.contains("[always]") || thp.contains("[madvise]") {
+        if crate::platform::IMPLEMENTATION != "linux" {
+            eprintln!("the portable platform asks for no huge pages: not checked");
+        } else if thp.contains("[always]") || thp.contains("[madvise]") {
             assert_eq!(anon_huge_kib(addr), Some(2048), "no huge page ({thp})");
         } else {
             eprintln!("transparent huge pages are off here ({thp:?}): not checked");
         }
-        chunk.discard();
-        assert_eq!(resident_pages(&chunk), 0, "discard kept pages");
+        // SAFETY: no reader of this test's chunk is left.
+        unsafe { chunk.discard() };
+        if discard_frees_pages() {
+            assert_eq!(resident_pages(&chunk), Some(0), "discard kept pages");
+        }
     }
 
     #[test]
@@ -452,15 +424,25 @@ mod tests {
             // SAFETY: this thread is the only writer; indices are in order.
             unsafe { chunk.push(i, r) };
         }
-        assert!(resident_pages(&chunk) >= 300, "the records are in memory");
-        chunk.discard();
-        assert_eq!(resident_pages(&chunk), 0, "discard kept pages");
+        if discard_frees_pages() {
+            assert!(
+                resident_pages(&chunk).unwrap() >= 300,
+                "the records are in memory"
+            );
+        }
+        // SAFETY: no reader of this test's chunk is left.
+        unsafe { chunk.discard() };
+        if discard_frees_pages() {
+            assert_eq!(resident_pages(&chunk), Some(0), "discard kept pages");
+        }
         let small = Chunk::new(16);
-        small.discard(); // not mapped: nothing to give back
+        // SAFETY: as above; not mapped: nothing to give back.
+        unsafe { small.discard() };
         let fresh = Chunk::new(64 * 1024);
         // SAFETY: as above; a discarded chunk's memory stays mapped.
         unsafe { fresh.push(0, r) };
-        fresh.discard();
+        // SAFETY: as above.
+        unsafe { fresh.discard() };
         // SAFETY: as above.
         unsafe { fresh.push(0, r) };
         assert_eq!(fresh.records(), [r]);

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::assemble::{AggregatePlan, Plan};
 use crate::error::Error;
+#[cfg(feature = "hdf5")]
 use crate::hdf5::{self, FileSink, Header};
 use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
@@ -93,8 +94,12 @@ impl Results {
         let health = std::mem::take(&mut plan.health);
         let statistics;
         let detail = options.metadata_detail;
+        #[cfg_attr(not(feature = "hdf5"), allow(unused_mut))]
         let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match &options.output {
+            #[cfg(not(feature = "hdf5"))]
+            Output::File(path) => return Err(Error::needs_hdf5(path)),
+            #[cfg(feature = "hdf5")]
             Output::File(path) => {
                 let mut summary = None;
                 hdf5::publish_atomically(path, |temp| {
@@ -211,6 +216,9 @@ impl Results {
         options: &Options,
     ) -> Result<Results, Error> {
         let file_path = match &options.output {
+            #[cfg(not(feature = "hdf5"))]
+            Output::File(path) => return Err(Error::needs_hdf5(path)),
+            #[cfg(feature = "hdf5")]
             Output::File(path) => {
                 hdf5::publish_atomically(path, |temp| {
                     hdf5::write_aggregate(temp, path, &plan.metadata, &plan.names, &plan.rows)

@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -26,13 +25,7 @@ pub(crate) fn create(dir: &Path, tag: &str) -> io::Result<File> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!(".scope-profiler-{tag}-{}-{n}", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    std::fs::remove_file(&path)?;
-    Ok(file)
+    crate::platform::create_unlinked(&path)
 }
 
 /// Writes `items` at byte `offset`.
@@ -41,7 +34,7 @@ pub(crate) fn write_at<T: Plain>(file: &File, items: &[T], offset: u64) -> io::R
     let bytes = unsafe {
         std::slice::from_raw_parts(items.as_ptr().cast::<u8>(), std::mem::size_of_val(items))
     };
-    file.write_all_at(bytes, offset)
+    crate::platform::write_all_at(file, bytes, offset)
 }
 
 /// Reads `len` items at byte `offset` into `out` (replacing its contents).
@@ -63,7 +56,7 @@ pub(crate) fn read_at<T: Plain>(
             std::mem::size_of_val(&out[..]),
         )
     };
-    file.read_exact_at(bytes, offset)
+    crate::platform::read_exact_at(file, bytes, offset)
 }
 
 /// The directory a file at `path` lives in: its parent, or `.` for a bare
@@ -82,18 +75,4 @@ pub(crate) fn dir_for(path: Option<&Path>) -> PathBuf {
 }
 
 /// Bytes free for an unprivileged user in the file system holding `dir`.
-pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
-    let c_dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
-    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: `c_dir` is a NUL-terminated path and `stat` points to writable
-    // memory of the right type; statvfs only writes it.
-    let rc = unsafe { libc::statvfs(c_dir.as_ptr(), stat.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: statvfs returned 0, so it initialized `stat`.
-    let stat = unsafe { stat.assume_init() };
-    #[allow(clippy::unnecessary_cast)] // c_ulong is not u64 on every target
-    let (blocks, size) = (stat.f_bavail as u64, stat.f_frsize as u64);
-    Some(blocks.saturating_mul(size))
-}
+pub(crate) use crate::platform::free_bytes;

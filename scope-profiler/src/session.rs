@@ -305,6 +305,16 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     if path.as_os_str().is_empty() {
         return Err(Error::invalid_path(path, "the path is empty"));
     }
+    #[cfg(not(feature = "hdf5"))]
+    return Err(Error::needs_hdf5(path));
+    #[cfg(feature = "hdf5")]
+    check_output_dir(path)
+}
+
+/// The rest of `check_output_path`: the path names a file in a directory
+/// this process can write.
+#[cfg(feature = "hdf5")]
+fn check_output_dir(path: &Path) -> Result<(), Error> {
     if path.is_dir() {
         return Err(Error::invalid_path(path, "it is a directory"));
     }

@@ -32,6 +32,7 @@ pub(crate) struct IndexRow<'a> {
 
 impl<'a> IndexRow<'a> {
     /// The row of a profile in memory.
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn of(row: &'a RegionRow) -> IndexRow<'a> {
         IndexRow {
             region_id: row.region_id,
@@ -81,6 +82,7 @@ pub(crate) fn tags_json<S: AsRef<str>>(tags: &[S]) -> String {
 
 /// Per-call metadata as the file stores it: `[]` when no call has any,
 /// else one object per call (`{}` for a call without).
+#[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
 pub(crate) fn event_metadata_json(calls: &[value::CallMetadata]) -> String {
     if calls.iter().all(|c| c.is_empty()) {
         return "[]".to_owned();
@@ -101,6 +103,7 @@ pub(crate) struct EventSlice<'a> {
     /// Absolute starts, ns.
     pub start_ns: &'a [i64],
     /// Starts as stored in the file: per row, the first absolute, then gaps.
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub start_deltas: &'a [i64],
     pub durations: &'a [i64],
     pub call_ids: &'a [i64],
@@ -113,6 +116,7 @@ pub(crate) struct EventSlice<'a> {
 impl<'a> EventSlice<'a> {
     /// The five event columns as the file stores them, in its order:
     /// `start_deltas`, `durations`, `call_ids`, `parent_ids`, `thread_ids`.
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn stored(&self) -> [&'a [i64]; 5] {
         [
             self.start_deltas,

@@ -16,7 +16,6 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
 use std::fmt::{self, Display};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr;
 use std::sync::OnceLock;
@@ -437,7 +436,7 @@ impl File {
     /// it the lock, which then keeps the published profile from opening
     /// ("unable to lock file") until that child exits.
     pub(super) fn create(path: &Path) -> Result<File> {
-        let name = c_name(path.as_os_str().as_bytes())?;
+        let name = c_name(path.as_os_str().as_encoded_bytes())?;
         locked(|| {
             let fapl = File::private_access()?;
             // SAFETY: `name` is NUL-terminated; `fapl.0` is valid.
@@ -451,7 +450,7 @@ impl File {
     /// file the ranks before it wrote.
     #[cfg(feature = "mpi")]
     pub(super) fn open_rw(path: &Path) -> Result<File> {
-        let name = c_name(path.as_os_str().as_bytes())?;
+        let name = c_name(path.as_os_str().as_encoded_bytes())?;
         locked(|| {
             let fapl = File::private_access()?;
             // SAFETY: `name` is NUL-terminated; `fapl.0` is valid.
@@ -468,7 +467,7 @@ impl File {
         comm: &mpi::topology::SimpleCommunicator,
     ) -> Result<File> {
         use mpi::raw::AsRaw;
-        let name = c_name(path.as_os_str().as_bytes())?;
+        let name = c_name(path.as_os_str().as_encoded_bytes())?;
         locked(|| {
             let fapl = PropertyList::new(H5P_CLS_FILE_ACCESS)?;
             let raw = comm.as_raw();
@@ -518,9 +517,7 @@ impl File {
         // with `private_access`), whose handle points to the open `int`
         // descriptor of the file.
         let fd = unsafe { *handle.cast::<c_int>() };
-        // SAFETY: F_SETFD on an open descriptor only sets its flags.
-        if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
-            let e = std::io::Error::last_os_error();
+        if let Err(e) = crate::platform::close_on_exec(fd) {
             return Err(H5Error(format!("cannot set close-on-exec: {e}")));
         }
         Ok(self)
@@ -528,7 +525,7 @@ impl File {
 
     /// Opens the file at `path` read-only.
     pub(super) fn open(path: &Path) -> Result<File> {
-        let name = c_name(path.as_os_str().as_bytes())?;
+        let name = c_name(path.as_os_str().as_encoded_bytes())?;
         locked(|| {
             // SAFETY: `name` is NUL-terminated; default access properties.
             let id = unsafe { H5Fopen(name.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) };

@@ -154,27 +154,4 @@ fn sync_file(path: &Path) -> io::Result<()> {
     fs::File::open(path)?.sync_all()
 }
 
-/// Makes a rename in `dir` durable. Filesystems that cannot fsync a
-/// directory (some network and FUSE ones) are skipped, as Python does: the
-/// file itself is already durable.
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    let unsupported = |e: &io::Error| {
-        matches!(
-            e.kind(),
-            io::ErrorKind::Unsupported
-                | io::ErrorKind::InvalidInput
-                | io::ErrorKind::PermissionDenied
-        )
-    };
-    match fs::File::open(dir).and_then(|d| d.sync_all()) {
-        Err(e) if unsupported(&e) => Ok(()),
-        result => result,
-    }
-}
-
-/// Directories cannot be opened as files here; the rename is all there is.
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
-    Ok(())
-}
+use crate::platform::sync_dir;

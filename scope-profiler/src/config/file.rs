@@ -1,15 +1,10 @@
-//! Options from a TOML file (the Python package's `[profiling]` table,
-//! `profile_config.py`'s `load_profiling_config`) and from the
-//! `SCOPE_PROFILER_*` environment variables (`ProfileManager.setup_from_env`).
-//!
-//! The file is read with toml's spanned document parser (no serde): every
-//! key and value keeps its byte range, so an error names the line and
-//! column. Precedence is the Python package's: what the program sets with
-//! builder calls after `from_env` wins over the environment, which wins over
-//! the file, which wins over the defaults.
+//! `Options::from_toml`: the Python package's `[profiling]` table
+//! (`profile_config.py`'s `load_profiling_config`), read with toml's
+//! spanned document parser (no serde): every key and value keeps its byte
+//! range, so an error names the line and column. Feature `toml`.
 
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -375,7 +370,7 @@ impl Options {
     }
 
     /// These options with the settings of the TOML file at `path` applied.
-    fn with_toml(self, path: &Path) -> Result<Options, Error> {
+    pub(super) fn with_toml(self, path: &Path) -> Result<Options, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
             path: path.to_path_buf(),
             message: format!("cannot read it: {e}"),
@@ -526,169 +521,6 @@ impl Options {
             }
         })
     }
-
-    /// Options from the `SCOPE_PROFILER_*` environment variables, over the
-    /// TOML file `SCOPE_PROFILER_CONFIG` names (if it is set), over the
-    /// defaults: what the Python package's `ProfileManager.setup_from_env`
-    /// reads, plus this crate's own variables. Builder calls on the result
-    /// win over all of them: `Options::from_env()?.label("x")`.
-    ///
-    /// | variable | Python | sets |
-    /// | --- | --- | --- |
-    /// | `SCOPE_PROFILER_CONFIG` | same | the TOML file read first ([`Options::from_toml`]) |
-    /// | `SCOPE_PROFILER_OUTPUT` | same (`output`) | [`Options::file_path`] (an HDF5 file; `.json`/`.html` names are an `Err`) |
-    /// | `SCOPE_PROFILER_RECURSIVE` | same (`recursive_profile`) | [`Options::trace_all`] |
-    /// | `SCOPE_PROFILER_TRACE_ALL` | — | [`Options::trace_all`] (must agree with `SCOPE_PROFILER_RECURSIVE` if both are set) |
-    /// | `SCOPE_PROFILER_ENABLE_TAGS` | same | tags added to [`Options::enable_tags`] (comma-separated) |
-    /// | `SCOPE_PROFILER_DISABLE` | — | [`Options::deactivate`] |
-    /// | `SCOPE_PROFILER_AUTO_FINALIZE` | same | nothing: one warning line if true (see the README) |
-    /// | `SCOPE_PROFILER_MPI` | same | with the `mpi` feature, true: `Options::mpi` on the world communicator (MPI initialized by the application first, else an `Err`); ignored without the feature |
-    ///
-    /// Booleans are `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`, in any
-    /// case; any other value (the empty one too) is an [`Error::Env`] naming
-    /// the variable and the value (the Python package reads it as false).
-    ///
-    /// ```
-    /// use scope_profiler::Options;
-    /// // With none of the variables set, these are the defaults; the
-    /// // builder call wins over whatever the environment says.
-    /// let o = Options::from_env()?.label("from-code");
-    /// assert_eq!(o.get_label(), "from-code");
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn from_env() -> Result<Options, Error> {
-        let get = |name: &str| -> Result<Option<String>, Error> {
-            match std::env::var(name) {
-                Ok(v) => Ok(Some(v)),
-                Err(std::env::VarError::NotPresent) => Ok(None),
-                Err(std::env::VarError::NotUnicode(v)) => Err(Error::Env {
-                    variable: name.to_owned(),
-                    value: v.to_string_lossy().into_owned(),
-                    message: "not valid UTF-8".to_owned(),
-                }),
-            }
-        };
-        Options::new().with_env(get)
-    }
-
-    /// These options with the configuration file and the variables `get`
-    /// gives applied (`get` reads the environment; tests give a map).
-    pub(crate) fn with_env(
-        self,
-        get: impl Fn(&str) -> Result<Option<String>, Error>,
-    ) -> Result<Options, Error> {
-        let mut options = match get(CONFIG)? {
-            Some(path) if path.is_empty() => {
-                return Err(env_error(CONFIG, &path, "empty: name a TOML file"));
-            }
-            Some(path) => self.with_toml(Path::new(&path))?,
-            None => self,
-        };
-        if let Some(path) = get(OUTPUT)? {
-            options = options.file_path(output_path(&path)?);
-        }
-        let recursive = env_bool(RECURSIVE, get(RECURSIVE)?)?;
-        let trace_all = env_bool(TRACE_ALL, get(TRACE_ALL)?)?;
-        if let (Some(r), Some(t)) = (recursive, trace_all) {
-            if r != t {
-                return Err(env_error(
-                    TRACE_ALL,
-                    &get(TRACE_ALL)?.unwrap_or_default(),
-                    format!(
-                        "disagrees with {RECURSIVE}={:?}",
-                        get(RECURSIVE)?.unwrap_or_default()
-                    ),
-                ));
-            }
-        }
-        if let Some(on) = recursive.or(trace_all) {
-            options = options.trace_all(on);
-        }
-        if let Some(tags) = get(ENABLE_TAGS)? {
-            let mut all = options.get_enable_tags().to_vec();
-            for tag in tags.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-                if !all.iter().any(|t| t == tag) {
-                    all.push(tag.to_owned());
-                }
-            }
-            options = options.enable_tags(all);
-        }
-        if let Some(off) = env_bool(DISABLE, get(DISABLE)?)? {
-            options = options.deactivate(off);
-        }
-        #[cfg(feature = "mpi")]
-        if env_bool(MPI, get(MPI)?)? == Some(true) {
-            if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
-                return Err(env_error(
-                    MPI,
-                    &get(MPI)?.unwrap_or_default(),
-                    "MPI is not initialized: call mpi::initialize() before Options::from_env()",
-                ));
-            }
-            options = options.mpi(&mpi::topology::SimpleCommunicator::world());
-        }
-        if env_bool(AUTO_FINALIZE, get(AUTO_FINALIZE)?)? == Some(true) {
-            eprintln!(
-                "scope-profiler: {AUTO_FINALIZE} is ignored: Rust has no interpreter exit to finalize at; \
-                 use scope_profiler::session(..), whose guard finalizes when dropped"
-            );
-        }
-        Ok(options)
-    }
-}
-
-const CONFIG: &str = "SCOPE_PROFILER_CONFIG";
-const OUTPUT: &str = "SCOPE_PROFILER_OUTPUT";
-const RECURSIVE: &str = "SCOPE_PROFILER_RECURSIVE";
-const TRACE_ALL: &str = "SCOPE_PROFILER_TRACE_ALL";
-const ENABLE_TAGS: &str = "SCOPE_PROFILER_ENABLE_TAGS";
-const DISABLE: &str = "SCOPE_PROFILER_DISABLE";
-const AUTO_FINALIZE: &str = "SCOPE_PROFILER_AUTO_FINALIZE";
-#[cfg(feature = "mpi")]
-const MPI: &str = "SCOPE_PROFILER_MPI";
-
-fn env_error(variable: &str, value: &str, message: impl Into<String>) -> Error {
-    Error::Env {
-        variable: variable.to_owned(),
-        value: value.to_owned(),
-        message: message.into(),
-    }
-}
-
-/// A boolean variable, as the Python package's `env_bool` reads it, but
-/// strict: a value that is neither true nor false is an `Err`.
-fn env_bool(variable: &str, value: Option<String>) -> Result<Option<bool>, Error> {
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(Some(true)),
-        "0" | "false" | "no" | "off" => Ok(Some(false)),
-        _ => Err(env_error(
-            variable,
-            &value,
-            "expected 1/true/yes/on or 0/false/no/off",
-        )),
-    }
-}
-
-/// The output file `SCOPE_PROFILER_OUTPUT` names: an HDF5 file (the Python
-/// package also writes JSON and HTML profiles by name; this crate does not).
-fn output_path(value: &str) -> Result<PathBuf, Error> {
-    if value.is_empty() {
-        return Err(env_error(OUTPUT, value, "empty: name the output file"));
-    }
-    let lower = value.to_ascii_lowercase();
-    let foreign = [".json", ".json.gz", ".html", ".htm"];
-    if foreign.iter().any(|ext| lower.ends_with(ext)) {
-        return Err(env_error(
-            OUTPUT,
-            value,
-            "this crate writes HDF5 profiles only (the Python package writes JSON and HTML by name); \
-             name an .h5 file and convert it with `scope-profiler`",
-        ));
-    }
-    Ok(PathBuf::from(value))
 }
 
 /// The compression `hdf5_compression = name` (with `level`) asks for, as
@@ -813,7 +645,6 @@ fn flatten<'a, 'i>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     #[test]
     fn distances() {
@@ -869,102 +700,6 @@ mod tests {
                 assert!(PYTHON_KEYS.contains(flat), "{flat}");
             }
         }
-    }
-
-    #[cfg(feature = "mpi")]
-    #[test]
-    fn output_mode_and_scope_profiler_mpi() {
-        use crate::options::MpiOutput;
-        let dir = std::env::temp_dir().join(format!("sp-output-mode-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("c.toml");
-        for (value, want) in [
-            ("auto", MpiOutput::Auto),
-            ("direct", MpiOutput::Direct),
-            ("parallel", MpiOutput::Parallel),
-        ] {
-            std::fs::write(&path, format!("[profiling]\noutput_mode = \"{value}\"\n")).unwrap();
-            assert_eq!(Options::from_toml(&path).unwrap().get_mpi_output(), want);
-            assert_eq!(want.as_str(), value);
-        }
-        std::fs::write(&path, "[profiling]\noutput_mode = \"serial\"\n").unwrap();
-        let err = Options::from_toml(&path).unwrap_err().to_string();
-        assert!(
-            err.contains("line 2") && err.contains("\"serial\""),
-            "{err}"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-        // MPI is not initialized in this process: an error naming the fix.
-        let err = Options::new().with_env(env(&[(MPI, "1")])).unwrap_err();
-        assert!(err.to_string().contains("mpi::initialize()"), "{err}");
-        let o = Options::new().with_env(env(&[(MPI, "0")])).unwrap();
-        assert_eq!(o.get_mpi(), None);
-    }
-
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Result<Option<String>, Error> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| Ok(map.get(name).cloned())
-    }
-
-    #[test]
-    fn env_bools() {
-        for (v, b) in [
-            ("1", true),
-            ("TRUE", true),
-            ("Yes", true),
-            ("on", true),
-            ("0", false),
-            ("off", false),
-            ("No", false),
-        ] {
-            let o = Options::new().with_env(env(&[(DISABLE, v)])).unwrap();
-            assert_eq!(o.is_deactivated(), b, "{v}");
-        }
-        for bad in ["", "2", "maybe", "enabled"] {
-            let err = Options::new()
-                .with_env(env(&[(RECURSIVE, bad)]))
-                .unwrap_err();
-            let text = err.to_string();
-            assert!(
-                text.contains(RECURSIVE) && text.contains(&format!("{bad:?}")),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn env_tags_merge_and_trace_all_agree() {
-        let o = Options::new()
-            .enable_tags(["a"])
-            .with_env(env(&[
-                (ENABLE_TAGS, " b, a ,,c"),
-                (RECURSIVE, "yes"),
-                (TRACE_ALL, "1"),
-            ]))
-            .unwrap();
-        assert_eq!(o.get_enable_tags(), ["a", "b", "c"]);
-        assert!(o.trace_all);
-        let err = Options::new()
-            .with_env(env(&[(RECURSIVE, "1"), (TRACE_ALL, "0")]))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("disagrees"), "{err}");
-    }
-
-    #[test]
-    fn env_output() {
-        let o = Options::new()
-            .in_memory()
-            .with_env(env(&[(OUTPUT, "x/run.h5")]))
-            .unwrap();
-        assert_eq!(o.get_file_path(), Some(Path::new("x/run.h5")));
-        let err = Options::new()
-            .with_env(env(&[(OUTPUT, "run.json")]))
-            .unwrap_err();
-        assert!(matches!(err, Error::Env { .. }), "{err}");
     }
 
     #[test]

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The lean library dependency (issue 24): tests/lean/lib depends on
+# scope-profiler with `default-features = false, features = ["enabled"]`.
+#  1. Its dependency tree (normal and build) holds no -sys crate, no crate
+#     that builds C (cc, cmake, bindgen, pkg-config) and nothing the HDF5
+#     file needs (flate2, toml).
+#  2. It builds and its tests pass with HDF5 pointed nowhere (HDF5_DIR and
+#     pkg-config's paths), in a target directory of its own; a session with
+#     a file path is refused there, naming the feature.
+#  3. The application over it (default features) writes one file holding
+#     the library's calls nested under its own, read back by our reader
+#     (in the app) and by the Python package (names and counts).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+target=${CARGO_TARGET_DIR:-$root/target}
+start=$SECONDS
+
+tree=$(cargo tree -q -p lean-lib -e normal,build --prefix none --no-dedupe)
+bad=$(grep -E '^([a-z0-9_-]+-sys|cc|cmake|bindgen|pkg-config|flate2|toml|hdf5[a-z0-9_-]*) ' <<<"$tree" || true)
+if [ -n "$bad" ]; then
+    echo "lean-test: lean-lib's dependency tree holds:" >&2
+    echo "$bad" >&2
+    exit 1
+fi
+echo "lean-test: lean-lib's tree: $(sort -u <<<"$tree" | wc -l) crates, no -sys crate, no C build, no flate2/toml"
+
+HDF5_DIR=/nonexistent/hdf5 PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \
+    LEAN_EXPECT_NO_HDF5=1 CARGO_TARGET_DIR=$target/lean \
+    cargo test -q -p lean-lib
+echo "lean-test: lean-lib built and tested with HDF5 pointed nowhere"
+
+. scripts/hdf5-env.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cargo run -q -p lean-app -- "$work/app.h5"
+py=$target/tmp/interop-venv/bin/python
+if ! "$py" -c 'import scope_profiler' 2>/dev/null; then
+    # The interop test's venv (tests/lib.rs makes the same one).
+    python3 -m venv "$target/tmp/interop-venv"
+    "$py" -m pip install -q --disable-pip-version-check 'scope-profiler==0.7.5'
+fi
+"$py" - "$work/app.h5" <<'PY'
+import sys
+import scope_profiler as sp
+r = sp.read_h5(sys.argv[1])
+calls = {}
+for region in r.get_regions():
+    for rank, data in region.regions.items():
+        calls[region.name] = calls.get(region.name, 0) + int(data.num_calls)
+lib = {n: c for n, c in calls.items() if "lean_lib" in n or n.endswith(("parse", "tokenize", "bump"))}
+assert len(lib) == 5 and set(lib.values()) == {10}, calls
+print(f"lean-test: read by scope_profiler {sp.__version__}: {len(calls)} regions, the library's: {lib}")
+PY
+echo "lean-test: passed ($((SECONDS - start)) s)"

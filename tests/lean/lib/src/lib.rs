@@ -1,0 +1,89 @@
+//! A library instrumented with every form a library uses: `#[profile]`,
+//! `#[profile_all]`, `scope!` and `region`. It sets up no session: the
+//! application that calls it does.
+
+use scope_profiler as sp;
+
+/// Counts the words of `input`.
+#[sp::profile]
+pub fn parse(input: &str) -> usize {
+    tokenize(input).len()
+}
+
+#[sp::profile]
+fn tokenize(input: &str) -> Vec<&str> {
+    input.split_whitespace().collect()
+}
+
+/// The sum of `xs`, in a call-site cached region.
+pub fn checksum(xs: &[u64]) -> u64 {
+    sp::scope!("lean_lib::checksum");
+    xs.iter().sum()
+}
+
+/// A region by name.
+pub fn by_name() -> u64 {
+    sp::region("lean_lib::by_name").run(|| 42)
+}
+
+/// A counter with an instrumented method.
+pub struct Counter(pub u64);
+
+impl Counter {
+    /// Adds one.
+    #[sp::profile]
+    pub fn bump(&mut self) {
+        self.0 += 1;
+    }
+}
+
+/// `#[profile_all]` traces its methods under an entrypoint or with
+/// `Options::trace_all` (compiled here on the lean dependency).
+pub struct Traced;
+
+#[sp::profile_all]
+impl Traced {
+    /// Twice `x`.
+    pub fn double(&self, x: u64) -> u64 {
+        2 * x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session records the library's regions in memory; in a build
+    /// without `hdf5` (this crate built alone, by scripts/lean-test.sh,
+    /// which sets `LEAN_EXPECT_NO_HDF5=1`), a file path is refused at
+    /// setup, naming the feature.
+    #[test]
+    fn records_in_memory_and_refuses_a_file_without_hdf5() {
+        let run = sp::setup(sp::Options::new().in_memory().verbose(false)).unwrap();
+        assert_eq!(parse("a b c"), 3);
+        assert_eq!(checksum(&[1, 2]), 3);
+        assert_eq!(by_name(), 42);
+        let mut c = Counter(0);
+        c.bump();
+        let results = run.finalize().unwrap();
+        let profile = results.profile().unwrap();
+        for name in [
+            "parse",
+            "tokenize",
+            "lean_lib::checksum",
+            "lean_lib::by_name",
+            "bump",
+        ] {
+            assert!(
+                profile.region_names.iter().any(|n| n.ends_with(name)),
+                "{name} not in {:?}",
+                profile.region_names
+            );
+        }
+        if std::env::var_os("LEAN_EXPECT_NO_HDF5").is_some() {
+            let err = sp::setup(sp::Options::new().file_path("run.h5")).unwrap_err();
+            assert!(err.to_string().contains("feature `hdf5`"), "{err}");
+            assert!(matches!(sp::finalize(), Err(sp::Error::NotActive)));
+        }
+    }
+}
