@@ -689,6 +689,46 @@ fn every_kind_of_function() {
     sp::finalize().unwrap();
 }
 
+// ---- impls of one trait with other arguments ---------------------------------
+
+pub struct Level(pub u64);
+
+#[profile_all(always)]
+impl From<u8> for Level {
+    fn from(v: u8) -> Self {
+        Level(v.into())
+    }
+}
+
+#[profile_all(always)]
+impl From<std::primitive::u16> for Level {
+    fn from(v: u16) -> Self {
+        Level(v.into())
+    }
+}
+
+#[profile_all(always)]
+impl<'a> From<&'a [u8]> for Level {
+    fn from(v: &'a [u8]) -> Self {
+        Level(v.len() as u64)
+    }
+}
+
+#[test]
+fn impls_of_one_trait_with_other_arguments_are_other_regions() {
+    let _s = start_in_memory();
+    let total = Level::from(1u8).0 + Level::from(2u16).0 + Level::from(2u16).0;
+    assert_eq!(total + Level::from(&[0u8; 4][..]).0, 9);
+    let results = sp::finalize().unwrap();
+    let counts = calls_per_region(results.profile().unwrap());
+    let expected = count_map(&[
+        ("macros::<Level as From<u8>>::from", 1),
+        ("macros::<Level as From<u16>>::from", 2),
+        ("macros::<Level as From<&[u8]>>::from", 1),
+    ]);
+    assert_eq!(counts, expected);
+}
+
 // ---- record_outcome on bodies that diverge -----------------------------------
 
 #[profile(record_outcome)]
@@ -863,6 +903,8 @@ fn profile_all_items_covers_a_file_module() {
         ("file_entry", 1),
         ("macros::file_items::helper", 1),
         ("macros::file_items::<Circle as Shape>::area", 2),
+        ("macros::file_items::<Bits as From<u8>>::from", 1),
+        ("macros::file_items::<Bits as From<u16>>::from", 1),
         ("macros::file_items::nested::inner", 1),
         ("macros::file_items::always::tick", 1),
     ]);
