@@ -689,6 +689,125 @@ fn every_kind_of_function() {
     sp::finalize().unwrap();
 }
 
+// ---- impls of one trait with other arguments ---------------------------------
+
+pub struct Level(pub u64);
+
+#[profile_all(always)]
+impl From<u8> for Level {
+    fn from(v: u8) -> Self {
+        Level(v.into())
+    }
+}
+
+#[profile_all(always)]
+impl From<std::primitive::u16> for Level {
+    fn from(v: u16) -> Self {
+        Level(v.into())
+    }
+}
+
+#[profile_all(always)]
+impl<'a> From<&'a [u8]> for Level {
+    fn from(v: &'a [u8]) -> Self {
+        Level(v.len() as u64)
+    }
+}
+
+#[test]
+fn impls_of_one_trait_with_other_arguments_are_other_regions() {
+    let _s = start_in_memory();
+    let total = Level::from(1u8).0 + Level::from(2u16).0 + Level::from(2u16).0;
+    assert_eq!(total + Level::from(&[0u8; 4][..]).0, 9);
+    let results = sp::finalize().unwrap();
+    let counts = calls_per_region(results.profile().unwrap());
+    let expected = count_map(&[
+        ("macros::<Level as From<u8>>::from", 1),
+        ("macros::<Level as From<u16>>::from", 2),
+        ("macros::<Level as From<&[u8]>>::from", 1),
+    ]);
+    assert_eq!(counts, expected);
+}
+
+// ---- record_outcome on bodies that diverge -----------------------------------
+
+#[profile(record_outcome)]
+fn outcome_todo(really: bool) -> u32 {
+    if really {
+        todo!()
+    }
+    1
+}
+
+#[profile(record_outcome)]
+fn outcome_only_panics() -> u32 {
+    todo!()
+}
+
+#[profile(record_outcome)]
+fn outcome_unit_panics() {
+    panic!("boom");
+}
+
+#[profile(record_outcome)]
+fn outcome_never() -> ! {
+    panic!("never returns")
+}
+
+#[profile(record_outcome)]
+fn outcome_opaque(fail: bool) -> impl std::fmt::Debug {
+    // A declared `impl Trait` says nothing of the value: ok, even an `Err`.
+    if fail { Err::<u8, u8>(1) } else { Ok(2) }
+}
+
+#[profile(record_outcome)]
+fn outcome_opaque_panics() -> impl std::fmt::Debug {
+    unimplemented!()
+}
+
+/// The `status` of each call of `region`, in the row's order.
+fn statuses(profile: &Profile, region: &str) -> Vec<String> {
+    let row = profile
+        .rows
+        .iter()
+        .find(|r| profile.region_names[r.region_id as usize] == region)
+        .unwrap_or_else(|| panic!("no row {region}"));
+    assert_eq!(row.event_metadata.len() as u64, row.event_count, "{region}");
+    row.event_metadata
+        .iter()
+        .map(|call| match call.iter().find(|(k, _)| k == "status") {
+            Some((_, sp::Value::Str(s))) => s.clone(),
+            other => panic!("{region}: status {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn diverging_record_outcome_fns_record_their_panics() {
+    let _s = start_in_memory();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    assert!(std::panic::catch_unwind(|| outcome_todo(true)).is_err());
+    assert!(std::panic::catch_unwind(outcome_only_panics).is_err());
+    assert!(std::panic::catch_unwind(outcome_unit_panics).is_err());
+    assert!(std::panic::catch_unwind(|| outcome_never()).is_err());
+    assert!(std::panic::catch_unwind(outcome_opaque_panics).is_err());
+    std::panic::set_hook(hook);
+    assert_eq!(outcome_todo(false), 1);
+    assert_eq!(format!("{:?}", outcome_opaque(true)), "Err(1)");
+    assert_eq!(format!("{:?}", outcome_opaque(false)), "Ok(2)");
+    let results = sp::finalize().unwrap();
+    let profile = results.profile().unwrap();
+    let mut todo = statuses(profile, "outcome_todo");
+    todo.sort();
+    assert_eq!(todo, ["ok", "panic"]);
+    assert_eq!(statuses(profile, "outcome_only_panics"), ["panic"]);
+    assert_eq!(statuses(profile, "outcome_unit_panics"), ["panic"]);
+    assert_eq!(statuses(profile, "outcome_never"), ["panic"]);
+    assert_eq!(statuses(profile, "outcome_opaque"), ["ok", "ok"]);
+    assert_eq!(statuses(profile, "outcome_opaque_panics"), ["panic"]);
+}
+
 pub struct Counter(u32);
 
 impl Counter {
@@ -784,6 +903,8 @@ fn profile_all_items_covers_a_file_module() {
         ("file_entry", 1),
         ("macros::file_items::helper", 1),
         ("macros::file_items::<Circle as Shape>::area", 2),
+        ("macros::file_items::<Bits as From<u8>>::from", 1),
+        ("macros::file_items::<Bits as From<u16>>::from", 1),
         ("macros::file_items::nested::inner", 1),
         ("macros::file_items::always::tick", 1),
     ]);

@@ -724,3 +724,133 @@ fn long_nested_futures_keep_every_call() {
     }
     assert_eq!(named(&calls, "parse_sync").len(), 6_000);
 }
+
+// ---- record_outcome on async fns ---------------------------------------------
+
+#[profile(record_outcome)]
+async fn checked(text: &str) -> Result<u32, ParseIntError> {
+    yield_now().await;
+    text.parse()
+}
+
+#[profile(record_outcome)]
+async fn counted(n: u32) -> u32 {
+    yield_now().await;
+    n
+}
+
+#[profile(record_outcome)]
+async fn explode(really: bool) -> u32 {
+    yield_now().await;
+    if really {
+        panic!("explode");
+    }
+    1
+}
+
+/// A plain instrumented future polling two `record_outcome` ones in turn
+/// (their calls overlap, at one depth, in its task).
+#[profile]
+async fn outcome_parent() -> u32 {
+    let (a, b) = both(checked("1"), checked("x")).await;
+    a.unwrap() + u32::from(b.is_err()) + counted(2).await
+}
+
+/// Awaits a panicking `record_outcome` future inside its own call.
+#[profile]
+async fn panicking_parent() -> u32 {
+    explode(true).await
+}
+
+/// Polls `a` and `b` in turn until both are ready (`join!`).
+async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    use std::task::Poll;
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    let (mut ra, mut rb) = (None, None);
+    std::future::poll_fn(move |cx| {
+        ra = ra.take().or_else(|| ready(a.as_mut().poll(cx)));
+        rb = rb.take().or_else(|| ready(b.as_mut().poll(cx)));
+        match (ra.take(), rb.take()) {
+            (Some(x), Some(y)) => Poll::Ready((x, y)),
+            (x, y) => {
+                (ra, rb) = (x, y);
+                Poll::Pending
+            }
+        }
+    })
+    .await
+}
+
+/// A poll's value, if it is ready.
+fn ready<T>(poll: std::task::Poll<T>) -> Option<T> {
+    match poll {
+        std::task::Poll::Ready(v) => Some(v),
+        std::task::Poll::Pending => None,
+    }
+}
+
+/// The `status` (and `exception`, if any) of each call of `region`, sorted.
+fn outcomes(profile: &sp::Profile, region: &str) -> Vec<String> {
+    let row = profile
+        .rows
+        .iter()
+        .find(|r| profile.region_names[r.region_id as usize] == region)
+        .unwrap_or_else(|| panic!("no row {region}"));
+    assert_eq!(row.event_metadata.len() as u64, row.event_count, "{region}");
+    let mut out: Vec<String> = row
+        .event_metadata
+        .iter()
+        .map(|call| {
+            call.iter()
+                .map(|(k, v)| format!("{k}={v:?}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn async_record_outcome_records_ok_error_and_panics_while_polled() {
+    let _s = start_in_memory();
+    assert_send(&checked("1"));
+    assert_send(&outcome_parent());
+    block_on(async {
+        // Tasks of their own, on the executor's threads.
+        assert_eq!(tokio::spawn(checked("5")).await.unwrap(), Ok(5));
+        assert!(tokio::spawn(checked("-1")).await.unwrap().is_err());
+        assert_eq!(tokio::spawn(counted(3)).await.unwrap(), 3);
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let panicked = tokio::spawn(explode(true)).await.unwrap_err();
+        let nested = tokio::spawn(panicking_parent()).await.unwrap_err();
+        std::panic::set_hook(hook);
+        assert!(panicked.is_panic() && nested.is_panic());
+        assert_eq!(tokio::spawn(explode(false)).await.unwrap(), 1);
+        // Frames of another task, and futures awaited by the test's own.
+        assert_eq!(tokio::spawn(outcome_parent()).await.unwrap(), 4);
+        assert_eq!(checked("7").await, Ok(7));
+    });
+    let results = sp::finalize().unwrap();
+    let profile = results.profile().unwrap();
+    let ok = r#"status=Str("ok")"#;
+    let error = r#"status=Str("error") exception=Str("core::num::error::ParseIntError")"#;
+    let panic = r#"status=Str("panic")"#;
+    assert_eq!(
+        outcomes(profile, "checked"),
+        [error, error, ok, ok, ok],
+        "5, -1, 1 and x in outcome_parent, 7"
+    );
+    assert_eq!(outcomes(profile, "counted"), [ok, ok]);
+    assert_eq!(outcomes(profile, "explode"), [ok, panic, panic]);
+    // The futures without record_outcome have no metadata.
+    for plain in ["outcome_parent", "panicking_parent"] {
+        let row = profile
+            .rows
+            .iter()
+            .find(|r| profile.region_names[r.region_id as usize] == plain)
+            .unwrap();
+        assert!(row.event_metadata.is_empty(), "{plain}");
+    }
+}

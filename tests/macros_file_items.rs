@@ -21,8 +21,24 @@ scope_profiler::profile_all_items! {
         }
     }
 
+    /// One trait, two arguments: two regions.
+    pub struct Bits(pub u32);
+
+    impl From<u8> for Bits {
+        fn from(v: u8) -> Self {
+            Bits(v.into())
+        }
+    }
+
+    impl From<u16> for Bits {
+        fn from(v: u16) -> Self {
+            Bits(v.into())
+        }
+    }
+
     #[profile("file_entry", recursive)]
     pub fn entry() -> u32 {
+        assert_eq!(Bits::from(1u8).0 + Bits::from(2u16).0, 3);
         helper();
         (Circle(1.0).area() + Circle(0.0).area()) as u32 + 3
     }

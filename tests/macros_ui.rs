@@ -7,3 +7,11 @@ fn compile_errors_point_at_the_offending_token() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("ui/*.rs");
 }
+
+/// Every form of the attribute accepts every body that compiles without
+/// it (`tests/ui/pass/*.rs`, with `#![deny(warnings)]`).
+#[test]
+fn every_body_that_compiles_bare_compiles_instrumented() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("ui/pass/*.rs");
+}

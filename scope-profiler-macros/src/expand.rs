@@ -157,16 +157,7 @@ fn profile_item(
         .map(|(_, tags)| tags.clone())
         .unwrap_or_default();
     region.source = Some(crate::source::text_of(&item, true));
-    if let Some(flag) = &args.record_outcome {
-        if function.sig.asyncness.is_some() || returns_async_block(&function.block.stmts) {
-            return Err(syn::Error::new_spanned(
-                flag,
-                "`record_outcome` applies to functions that are not async: an async call's \
-                 status is not recorded yet",
-            ));
-        }
-        region.record_outcome = true;
-    }
+    region.record_outcome = args.record_outcome.is_some();
     if canonical_body_lint(&function.sig, &function.block).is_some() {
         // A canonical `partial_cmp` / `clone` body is one clippy checks for
         // its shape, which the guard breaks. Clippy reads that lint's level
@@ -288,22 +279,39 @@ fn sync_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
     // drops the outcome, before the guard).
     let runtime = &region.runtime;
     let outcome = Ident::new("__sp_outcome", Span::mixed_site());
+    let begin: Stmt = syn::parse_quote! {
+        let #outcome = #runtime::__private::Outcome::begin(#guard.is_recording());
+    };
+    if returns_never(&sig.output) {
+        // A `-> !` function never returns a value: its statements stay as
+        // they are (nothing after them would be reachable), and only a
+        // panic, dropping the outcome while unwinding, is recorded.
+        return [prologue, begin].into_iter().chain(stmts).collect();
+    }
     let value = Ident::new("__sp_value", Span::mixed_site());
+    // The value's type is the declared one (`impl Trait` in it inferred),
+    // so that a body that diverges (`todo!()`) does not leave the closure's
+    // return type to inference, which the probe below would misread. A
+    // declared `impl Trait` says nothing more: such a value is ok.
+    let declared = value_type(&sig.output);
+    let annotation = declared.as_ref().map(|ty| quote!(: #ty));
+    let status = match declared {
+        Some(_) => quote! {{
+            #[allow(unused_imports)]
+            use #runtime::__private::{OutcomeOfAny as _, OutcomeOfResult as _};
+            (&&#runtime::__private::OutcomeProbe(&#value)).outcome()
+        }},
+        None => quote!(#runtime::__private::opaque_outcome(&#value)),
+    };
     vec![
         prologue,
+        begin,
         syn::parse_quote! {
-            let #outcome = #runtime::__private::Outcome::begin(#guard.is_recording());
+            #[allow(clippy::redundant_closure_call, clippy::let_unit_value)]
+            let #value #annotation = (move || { #(#stmts)* })();
         },
         syn::parse_quote! {
-            #[allow(clippy::redundant_closure_call)]
-            let #value = (move || { #(#stmts)* })();
-        },
-        syn::parse_quote! {
-            #outcome.finish({
-                #[allow(unused_imports)]
-                use #runtime::__private::{OutcomeOfAny as _, OutcomeOfResult as _};
-                (&&#runtime::__private::OutcomeProbe(&#value)).outcome()
-            });
+            #outcome.finish(#status);
         },
         Stmt::Expr(syn::parse_quote!(#value), None),
     ]
@@ -313,14 +321,22 @@ fn sync_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
 /// `site.instrument(mode, async move { ...the original statements }).await`.
 fn async_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
     let site_ref = Ident::new("__sp_site", Span::mixed_site());
-    let fake_return = fake_return_edge(&sig.output);
+    let output = match &sig.output {
+        // The outcome's probe needs the output's type: `()` is written out
+        // (a body ending in `loop {}` would leave it to inference).
+        ReturnType::Default if region.record_outcome => Some(syn::parse_quote!(())),
+        ReturnType::Default => None,
+        ReturnType::Type(_, ty) => Some((**ty).clone()),
+    };
+    let fake_return = fake_return_edge(output.as_ref(), sig.output.span());
     let future: Expr = syn::parse_quote! {
         async move {
             #fake_return
             #(#stmts)*
         }
     };
-    let instrumented = instrument_future(&site_ref, region, future);
+    let opaque = output.as_ref().is_some_and(says_nothing);
+    let instrumented = instrument_future(&site_ref, region, future, opaque);
     let tail: Expr = syn::parse_quote!(#instrumented.await);
     vec![
         site_ref_stmt(&site_ref, sig, region),
@@ -339,8 +355,22 @@ fn future_returning_body(sig: &Signature, mut stmts: Vec<Stmt>, region: &Region)
             Expr::Call(call) => &mut call.args[0],
             other => other,
         };
-        let future = std::mem::replace(async_expr, Expr::Verbatim(TokenStream::new()));
-        *async_expr = instrument_future(&site_ref, region, future);
+        let mut future = std::mem::replace(async_expr, Expr::Verbatim(TokenStream::new()));
+        let mut opaque = false;
+        if region.record_outcome {
+            // The outcome's probe needs the output's type: the `Output = T`
+            // the signature gives (`impl Future<Output = T>`, `Pin<Box<dyn
+            // Future<Output = T> + Send>>`), if it says one, becomes the
+            // block's own fake return.
+            let output = future_output(&sig.output);
+            opaque = output.as_ref().is_some_and(says_nothing);
+            if let (Expr::Async(block), Some(output)) = (&mut future, &output) {
+                let edge = fake_return_edge(Some(output), output.span());
+                let edge: Stmt = syn::parse_quote!(#edge);
+                block.block.stmts.insert(0, edge);
+            }
+        }
+        *async_expr = instrument_future(&site_ref, region, future, opaque);
     }
     std::iter::once(site_ref_stmt(&site_ref, sig, region))
         .chain(stmts)
@@ -370,16 +400,68 @@ fn returns_async_block(stmts: &[Stmt]) -> bool {
     }
 }
 
-fn instrument_future(site_ref: &Ident, region: &Region, future: Expr) -> Expr {
+/// `site.instrument(mode, future)`; with `record_outcome`,
+/// `site.instrument_outcome(mode, future, classifier)`, the classifier
+/// probing the output as the sync expansion does (`opaque`: the declared
+/// output says nothing, see [`says_nothing`]: any value of it is ok).
+fn instrument_future(site_ref: &Ident, region: &Region, future: Expr, opaque: bool) -> Expr {
     let runtime = &region.runtime;
     let mode = match region.mode {
         Mode::Plain => quote!(Plain),
         Mode::Entrypoint => quote!(Entrypoint),
         Mode::Traced => quote!(Traced),
     };
-    syn::parse_quote! {
-        #site_ref.instrument(#runtime::__private::Mode::#mode, #future)
+    if !region.record_outcome {
+        return syn::parse_quote! {
+            #site_ref.instrument(#runtime::__private::Mode::#mode, #future)
+        };
     }
+    let value = Ident::new("__sp_value", Span::mixed_site());
+    let classify = if opaque {
+        quote!(#runtime::__private::opaque_outcome)
+    } else {
+        quote! {
+            |#value| {
+                #[allow(unused_imports)]
+                use #runtime::__private::{OutcomeOfAny as _, OutcomeOfResult as _};
+                (&&#runtime::__private::OutcomeProbe(#value)).outcome()
+            }
+        }
+    };
+    syn::parse_quote! {
+        #site_ref.instrument_outcome(#runtime::__private::Mode::#mode, #future, #classify)
+    }
+}
+
+/// The `Output = T` of the `Future` a function's return type names, if it
+/// names one (`impl Future<Output = T>`, `Pin<Box<dyn Future<Output = T>>>`).
+fn future_output(output: &ReturnType) -> Option<Type> {
+    /// Finds it (a `VisitMut` over a copy: syn's `visit` is not enabled).
+    struct Find(Option<Type>);
+    impl VisitMut for Find {
+        fn visit_path_segment_mut(&mut self, segment: &mut syn::PathSegment) {
+            if self.0.is_some() {
+                return;
+            }
+            if segment.ident == "Future" {
+                if let syn::PathArguments::AngleBracketed(args) = &segment.arguments {
+                    self.0 = args.args.iter().find_map(|arg| match arg {
+                        syn::GenericArgument::AssocType(assoc) if assoc.ident == "Output" => {
+                            Some(assoc.ty.clone())
+                        }
+                        _ => None,
+                    });
+                }
+            }
+            syn::visit_mut::visit_path_segment_mut(self, segment);
+        }
+    }
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let mut find = Find(None);
+    find.visit_type_mut(&mut ty.as_ref().clone());
+    find.0
 }
 
 /// `let site_ref = { static SITE: CallSite = ...; &SITE };`
@@ -434,16 +516,17 @@ fn site_static(site: &Ident, sig: &Signature, region: &Region) -> TokenStream {
     }
 }
 
-/// An unreachable `return` of the declared type, first in the async block,
-/// so that `?` and `return` inside it infer the function's return type
-/// (the technique of tracing-attributes).
-fn fake_return_edge(output: &ReturnType) -> TokenStream {
-    let ReturnType::Type(_, ty) = output else {
+/// An unreachable `return` of the declared type `output`, first in the
+/// async block, so that `?` and `return` inside it infer the function's
+/// return type (the technique of tracing-attributes). None for `!`, which
+/// cannot be a `let` type on stable (the block's type is then inferred
+/// from the `.await` in the `-> !` function).
+fn fake_return_edge(output: Option<&Type>, span: Span) -> TokenStream {
+    let Some(ty) = output.filter(|ty| !is_never(ty)) else {
         return TokenStream::new();
     };
-    let mut ty = (**ty).clone();
+    let mut ty = ty.clone();
     ImplTraitEraser.visit_type_mut(&mut ty);
-    let span = output.span();
     let value = Ident::new("__sp_return", Span::mixed_site());
     quote_spanned! {span=>
         #[allow(
@@ -461,6 +544,42 @@ fn fake_return_edge(output: &ReturnType) -> TokenStream {
             return #value;
         }
     }
+}
+
+/// Whether the function is declared `-> !`.
+fn returns_never(output: &ReturnType) -> bool {
+    match output {
+        ReturnType::Type(_, ty) => is_never(ty),
+        ReturnType::Default => false,
+    }
+}
+
+/// Whether a declared output type says nothing of the value: `!` (there
+/// is none) or `impl Trait`. Its outcome is ok (or a panic), as for any
+/// type that is not a `Result`; the probe cannot be used, since the type
+/// it would see is left to inference (a body ending in `todo!()`).
+fn says_nothing(ty: &Type) -> bool {
+    is_never(ty) || matches!(ty, Type::ImplTrait(_))
+}
+
+/// Whether `ty` is `!`.
+fn is_never(mut ty: &Type) -> bool {
+    while let Type::Paren(inner) = ty {
+        ty = &inner.elem;
+    }
+    matches!(ty, Type::Never(_))
+}
+
+/// The declared return type as a `let` type: `()` when none is written,
+/// `impl Trait` in it erased to `_`; `None` when nothing would be left
+/// (`-> impl Trait`: the body's value says the type).
+fn value_type(output: &ReturnType) -> Option<Type> {
+    let mut ty = match output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    ImplTraitEraser.visit_type_mut(&mut ty);
+    (!matches!(ty, Type::Infer(_))).then_some(ty)
 }
 
 /// `impl Trait` cannot be written as a `let` type: it becomes `_`.

@@ -54,11 +54,15 @@
 //!
 //! Names start with the crate's name (`module_path!()`), not `crate::`.
 //! A type or trait is named by its own name, the last segment of its path,
-//! however the impl spells it: `impl super::Engine<u8> for x::Grid` gives
-//! `<Grid as Engine>::config`. Generic arguments and lifetimes are left out,
-//! so that every instantiation of a generic function or impl shares one
-//! region. An inherent impl on a type that is not a path is bracketed:
-//! `impl dyn Shape` gives `<dyn Shape>::area`, `impl [u8]` gives `<[u8]>::f`.
+//! however the impl spells it: `impl super::Engine<u8> for x::Grid<T>` gives
+//! `<Grid as Engine<u8>>::config`. The implementing type's generic
+//! arguments and all lifetimes are left out, so that every instantiation of
+//! a generic function or impl shares one region; the trait's arguments are
+//! kept (each named the same way, paths by their last segment), so that
+//! `impl From<u8> for B` and `impl From<u16> for B` are two regions,
+//! `<B as From<u8>>::from` and `<B as From<u16>>::from`. An inherent impl
+//! on a type that is not a path is bracketed: `impl dyn Shape` gives
+//! `<dyn Shape>::area`, `impl [u8]` gives `<[u8]>::f`.
 //! Nested recursive entrypoints simply nest. Outside any entrypoint, a traced
 //! function records nothing and costs one thread-local check.
 //!

@@ -1,21 +1,26 @@
 //! The names `profile_all` gives functions inside impl blocks and traits.
 //! A name never depends on how a path was spelled: a type or trait is named
-//! by its last path segment, without generic arguments or lifetimes, so that
-//! `super::Engine<u8>`, `crate::x::Engine` and `Engine` are one `Engine`,
-//! and every instantiation of a generic impl shares one region.
+//! by its last path segment, without lifetimes, so that `super::Engine`,
+//! `crate::x::Engine` and `Engine` are one `Engine`. The implementing type
+//! is named without its generic arguments, so that every instantiation of a
+//! generic impl shares one region; the trait keeps its own, which tell
+//! impls apart: `impl From<u8> for B` and `impl From<u16> for B` are
+//! `<B as From<u8>>` and `<B as From<u16>>` (each argument named the same
+//! way, its paths by their last segment, its generic arguments kept).
 
 use quote::{ToTokens, quote};
 use syn::ext::IdentExt;
-use syn::{ItemImpl, Path, Type, TypeParamBound};
+use syn::{GenericArgument, ItemImpl, Path, PathArguments, ReturnType, Type, TypeParamBound};
 
 /// What the functions of an impl block are prefixed with:
-/// `Grid::`, `<[u8]>::`, `<dyn Shape>::` or `<Grid as Mesh>::`.
+/// `Grid::`, `<[u8]>::`, `<dyn Shape>::`, `<Grid as Mesh>::` or
+/// `<B as From<u8>>::`.
 pub(crate) fn impl_prefix(block: &ItemImpl) -> String {
-    let self_type = type_name(&block.self_ty);
+    let self_type = type_name(&block.self_ty, Args::Drop);
     match &block.trait_ {
         Some((negative, path, _)) => {
             let bang = if negative.is_some() { "!" } else { "" };
-            format!("<{self_type} as {bang}{}>::", path_name(path))
+            format!("<{self_type} as {bang}{}>::", path_name(path, Args::Keep))
         }
         None if is_plain_path(&block.self_ty) => format!("{self_type}::"),
         None => format!("<{self_type}>::"),
@@ -31,20 +36,69 @@ fn is_plain_path(ty: &Type) -> bool {
     }
 }
 
-/// A path's own name: its last segment, without generic arguments
-/// (`ops::IndexMut<usize>` -> `IndexMut`).
-fn path_name(path: &Path) -> String {
-    path.segments
-        .last()
-        .map(|segment| segment.ident.unraw().to_string())
-        .unwrap_or_default()
+/// Whether a name keeps the generic arguments of its paths.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Args {
+    /// `ops::IndexMut<usize>` -> `IndexMut`.
+    Drop,
+    /// `ops::IndexMut<usize>` -> `IndexMut<usize>`, `From<&'a [u8]>` ->
+    /// `From<&[u8]>`, `From<Vec<String>>` -> `From<Vec<String>>`.
+    Keep,
 }
 
-/// A type's name, paths by their last segment, without generic arguments
-/// or lifetimes.
-fn type_name(ty: &Type) -> String {
+/// A path's own name: its last segment, with or without its generic
+/// arguments (lifetimes never).
+fn path_name(path: &Path, args: Args) -> String {
+    let Some(segment) = path.segments.last() else {
+        return String::new();
+    };
+    let name = segment.ident.unraw().to_string();
+    if args == Args::Drop {
+        return name;
+    }
+    match &segment.arguments {
+        PathArguments::None => name,
+        PathArguments::AngleBracketed(list) => {
+            let args: Vec<String> = list.args.iter().filter_map(generic_arg_name).collect();
+            if args.is_empty() {
+                name
+            } else {
+                format!("{name}<{}>", args.join(", "))
+            }
+        }
+        PathArguments::Parenthesized(list) => {
+            let inputs: Vec<String> = list
+                .inputs
+                .iter()
+                .map(|ty| type_name(ty, Args::Keep))
+                .collect();
+            let output = match &list.output {
+                ReturnType::Default => String::new(),
+                ReturnType::Type(_, ty) => format!(" -> {}", type_name(ty, Args::Keep)),
+            };
+            format!("{name}({}){output}", inputs.join(", "))
+        }
+    }
+}
+
+/// One generic argument's name (`None`: a lifetime, which names drop).
+fn generic_arg_name(arg: &GenericArgument) -> Option<String> {
+    Some(match arg {
+        GenericArgument::Lifetime(_) => return None,
+        GenericArgument::Type(ty) => type_name(ty, Args::Keep),
+        GenericArgument::AssocType(assoc) => {
+            format!("{} = {}", assoc.ident, type_name(&assoc.ty, Args::Keep))
+        }
+        other => other.to_token_stream().to_string(),
+    })
+}
+
+/// A type's name, paths by their last segment, without lifetimes, and
+/// without generic arguments unless `args` keeps them.
+fn type_name(ty: &Type, args: Args) -> String {
+    let type_name = |ty: &Type| type_name(ty, args);
     match ty {
-        Type::Path(path) if path.qself.is_none() => path_name(&path.path),
+        Type::Path(path) if path.qself.is_none() => path_name(&path.path, args),
         Type::Reference(reference) => {
             let mutability = if reference.mutability.is_some() {
                 "mut "
@@ -78,7 +132,7 @@ fn type_name(ty: &Type) -> String {
                 .bounds
                 .iter()
                 .filter_map(|bound| match bound {
-                    TypeParamBound::Trait(t) => Some(path_name(&t.path)),
+                    TypeParamBound::Trait(t) => Some(path_name(&t.path, args)),
                     _ => None,
                 })
                 .collect();
@@ -103,23 +157,79 @@ mod tests {
         assert_eq!(prefix(quote!(impl Engine for G {})), "<G as Engine>::");
         assert_eq!(
             prefix(quote!(impl super::Engine<u8> for super::G {})),
-            "<G as Engine>::"
+            "<G as Engine<u8>>::"
+        );
+        assert_eq!(
+            prefix(quote!(impl Engine<std::primitive::u8> for G {})),
+            "<G as Engine<u8>>::"
         );
         assert_eq!(
             prefix(quote!(
                 impl<T> crate::x::Engine<T> for ::y::G<T> {}
             )),
-            "<G as Engine>::"
+            "<G as Engine<T>>::"
         );
         assert_eq!(
             prefix(quote!(impl ops::IndexMut<usize> for V {})),
-            "<V as IndexMut>::"
+            "<V as IndexMut<usize>>::"
+        );
+        assert_eq!(
+            prefix(quote!(
+                impl<'a> Engine<'a> for G {}
+            )),
+            "<G as Engine>::"
         );
         assert_eq!(
             prefix(quote!(
                 impl<T> geom::Grid<T> {}
             )),
             "Grid::"
+        );
+    }
+
+    #[test]
+    fn impls_of_one_trait_with_other_arguments_have_other_names() {
+        assert_eq!(prefix(quote!(impl From<u8> for B {})), "<B as From<u8>>::");
+        assert_eq!(
+            prefix(quote!(impl From<u16> for B {})),
+            "<B as From<u16>>::"
+        );
+        // Arguments keep theirs (not `Vec` twice), drop lifetimes, and name
+        // their paths by the last segment.
+        assert_eq!(
+            prefix(quote!(impl From<Vec<u8>> for B {})),
+            "<B as From<Vec<u8>>>::"
+        );
+        assert_eq!(
+            prefix(quote!(impl From<std::vec::Vec<u16>> for B {})),
+            "<B as From<Vec<u16>>>::"
+        );
+        assert_eq!(
+            prefix(quote!(
+                impl<'a> From<&'a [u8]> for B<'a> {}
+            )),
+            "<B as From<&[u8]>>::"
+        );
+        assert_eq!(
+            prefix(quote!(
+                impl<'a> From<(&'a mut a::C<'a, u8>, [u8; 4])> for B {}
+            )),
+            "<B as From<(&mut C<u8>, [u8; 4])>>::"
+        );
+        assert_eq!(
+            prefix(quote!(impl AsRef<dyn Fn(u8) -> u8 + Send> for B {})),
+            "<B as AsRef<dyn Fn(u8) -> u8 + Send>>::"
+        );
+        assert_eq!(
+            prefix(quote!(impl Engine<3, u8> for B {})),
+            "<B as Engine<3, u8>>::"
+        );
+        // The implementing type is still named without its arguments.
+        assert_eq!(
+            prefix(quote!(
+                impl<T> From<T> for Wrapper<T> {}
+            )),
+            "<Wrapper as From<T>>::"
         );
     }
 
@@ -145,7 +255,7 @@ mod tests {
 
     #[test]
     fn type_names_drop_generics_and_lifetimes() {
-        let name = |ty: TokenStream| type_name(&syn::parse2(ty).unwrap());
+        let name = |ty: TokenStream| type_name(&syn::parse2(ty).unwrap(), Args::Drop);
         assert_eq!(name(quote!(Vec<u8>)), "Vec");
         assert_eq!(name(quote!(&'a mut a::B<'a, T>)), "&mut B");
         assert_eq!(name(quote!([T; 3])), "[T; 3]");

@@ -458,7 +458,7 @@ mod tests {
         for name in [
             "\"run\"",
             "\"Grid::refine\"",
-            "\"<Grid as Mesh>::refine\"",
+            "\"<Grid as Mesh<T>>::refine\"",
             "\"Shape::area\"",
             "\"deep\"",
         ] {

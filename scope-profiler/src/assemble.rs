@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::callmatch::{self, LaneMeta};
+use crate::callmatch::{self, KeyedMeta, LaneMeta};
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
 use crate::histogram::{self, LogHistogram};
@@ -86,6 +86,8 @@ struct WalkInput {
     lanes: Vec<LaneCut>,
     /// The file's task index of each task number (-1: not in the file).
     task_pos: Vec<i32>,
+    /// The metadata of calls known by region and start, if any.
+    keyed: Option<KeyedMeta>,
     /// First slot of each region's row, by session region id.
     row_offset: Vec<u64>,
     /// Bytes the placement may hold in memory.
@@ -365,6 +367,7 @@ impl Plan {
             call_meta: Vec::new(),
             call: 0,
             meta: None,
+            keyed: input.keyed.as_ref(),
             matched: Vec::new(),
         };
         let nodes = self.row_regions.len();
@@ -722,6 +725,8 @@ struct Placing<'a> {
     call: i64,
     /// The metadata of the lane being walked (a thread's lane with any).
     meta: Option<LaneMeta>,
+    /// The session's metadata of calls known by region and start.
+    keyed: Option<&'a KeyedMeta>,
     matched: Vec<Arc<CallMetadata>>,
 }
 
@@ -762,9 +767,14 @@ impl Visitor for Placing<'_> {
         }
         self.cursor[region as usize] -= 1;
         let slot = self.cursor[region as usize];
-        if let Some(meta) = &self.meta {
+        if self.meta.is_some() || self.keyed.is_some() {
             self.matched.clear();
-            meta.matches(c.record, &mut self.matched);
+            if let Some(meta) = &self.meta {
+                meta.matches(c.record, &mut self.matched);
+            }
+            if let Some(keyed) = self.keyed {
+                keyed.matches(c.record, &mut self.matched);
+            }
             self.call_meta
                 .extend(self.matched.drain(..).map(|m| (slot, m)));
         }
@@ -836,6 +846,8 @@ pub(crate) fn plan(
     // registered (its id was published with Release and read with Acquire
     // before the record was made).
     let lanes: Vec<LaneCut> = lock(&store.lanes).iter().map(|l| l.cut()).collect();
+    // After the lanes: a keyed entry is added before its call's record.
+    let keyed = KeyedMeta::new(&lock(&store.keyed_metadata));
     let (tasks, task_pos) = task_table(&lanes);
 
     let mut counts = Vec::new();
@@ -906,6 +918,7 @@ pub(crate) fn plan(
             store: Arc::clone(store),
             lanes,
             task_pos,
+            keyed,
             row_offset,
             budget,
             dir,

@@ -8,7 +8,8 @@
 //! the scopes around a call are the chain up from the last scope starting
 //! at or before it. An outcome (or an annotation) is for the one call at
 //! its depth open at its instant (calls at one depth of a thread never
-//! overlap).
+//! overlap). A keyed entry (an instrumented future's outcome) is for the
+//! one call of its region that started at its instant, on any lane.
 
 use std::sync::Arc;
 
@@ -93,6 +94,51 @@ impl LaneMeta {
     }
 }
 
+/// Metadata for the one call of `region` that started at tick `start`,
+/// whichever lane and depth its record ends up at: the outcome of an
+/// instrumented future, whose call moves, when it ends, from its own
+/// recorder to a task's block or to the recorder around it (a frame's
+/// calls go under what is open there). Kept by the session's store.
+#[derive(Debug)]
+pub(crate) struct KeyedEntry {
+    pub region: u32,
+    pub start: u64,
+    pub values: Arc<CallMetadata>,
+}
+
+/// The session's [`KeyedEntry`]s, ready to be matched to the records of
+/// every lane.
+pub(crate) struct KeyedMeta {
+    /// `(region, start, values)`, in that order (entries of one call in
+    /// the order they were added).
+    entries: Vec<(u32, u64, Arc<CallMetadata>)>,
+}
+
+impl KeyedMeta {
+    /// `None` when there are no entries.
+    pub(crate) fn new(entries: &[KeyedEntry]) -> Option<KeyedMeta> {
+        if entries.is_empty() {
+            return None;
+        }
+        let mut entries: Vec<_> = entries
+            .iter()
+            .map(|e| (e.region, e.start, Arc::clone(&e.values)))
+            .collect();
+        // Stable: the entries of one call keep their order.
+        entries.sort_by_key(|e| (e.0, e.1));
+        Some(KeyedMeta { entries })
+    }
+
+    /// The entries for call `r`, appended to `out`.
+    pub(crate) fn matches(&self, r: &Record, out: &mut Vec<Arc<CallMetadata>>) {
+        let key = (r.region, r.start);
+        let i = self.entries.partition_point(|e| (e.0, e.1) < key);
+        for (_, _, values) in self.entries[i..].iter().take_while(|e| (e.0, e.1) == key) {
+            out.push(Arc::clone(values));
+        }
+    }
+}
+
 /// One call's metadata from its entries: keys in first-set order, a later
 /// entry's value winning (as Python's `dict.update`).
 pub(crate) fn merge<'a>(entries: impl IntoIterator<Item = &'a CallMetadata>) -> CallMetadata {
@@ -164,6 +210,43 @@ mod tests {
         assert_eq!(keys(&meta, call(40, 50, 2)).len(), 3); // not its depth
         assert!(keys(&meta, call(90, 110, 0)).is_empty()); // ends outside
         assert!(keys(&meta, call(150, 160, 0)).is_empty());
+    }
+
+    #[test]
+    fn keyed_entries_reach_the_call_of_their_region_and_start_only() {
+        let keyed = |region, start, key: &str| KeyedEntry {
+            region,
+            start,
+            values: Arc::new(vec![(key.to_owned(), Value::Int(0))]),
+        };
+        let meta = KeyedMeta::new(&[
+            keyed(2, 40, "second"),
+            keyed(1, 40, "first"),
+            keyed(2, 40, "again"),
+        ])
+        .unwrap();
+        let of = |region, start, depth| {
+            let mut out = Vec::new();
+            let r = Record {
+                start,
+                end: start + 100,
+                region,
+                depth,
+            };
+            meta.matches(&r, &mut out);
+            merge(out.iter().map(|e| &**e))
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>()
+        };
+        // At any depth; both entries of one call, in order.
+        assert_eq!(of(2, 40, 0), ["second", "again"]);
+        assert_eq!(of(2, 40, 3), ["second", "again"]);
+        assert_eq!(of(1, 40, 1), ["first"]);
+        // Another start or region: not that call (even if open at 40).
+        assert!(of(2, 39, 0).is_empty());
+        assert!(of(3, 40, 0).is_empty());
+        assert!(KeyedMeta::new(&[]).is_none());
     }
 
     #[test]

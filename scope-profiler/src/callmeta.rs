@@ -1,8 +1,9 @@
 //! Per-call metadata and outcomes: [`metadata`](crate::metadata) scopes and
 //! the outcome of `#[profile(record_outcome)]` functions. Each is kept beside
-//! the thread's records (a `MetaEntry` of its lane) and matched to its calls
-//! when the file is assembled (`callmatch`); calls that use neither cost
-//! nothing more.
+//! the thread's records (a `MetaEntry` of its lane; an async call's outcome
+//! a `KeyedEntry` of the session, its record moving between recorders) and
+//! matched to its calls when the file is assembled (`callmatch`); calls that
+//! use neither cost nothing more.
 
 use std::marker::PhantomData;
 use std::sync::{Arc, LazyLock};
@@ -199,13 +200,7 @@ impl Outcome {
 impl Drop for Outcome {
     fn drop(&mut self) {
         if self.generation != 0 && std::thread::panicking() {
-            record(
-                self.generation,
-                Status {
-                    status: "panic",
-                    exception: None,
-                },
-            );
+            record(self.generation, PANIC);
         }
     }
 }
@@ -214,10 +209,9 @@ impl Drop for Outcome {
 static OK_VALUES: LazyLock<Arc<CallMetadata>> =
     LazyLock::new(|| Arc::new(vec![("status".to_owned(), Value::from("ok"))]));
 
-#[cold]
-#[inline(never)]
-fn record(generation: u32, status: Status) {
-    let values = if status == Status::OK {
+/// The metadata of a call that ended with `status`.
+fn status_values(status: Status) -> Arc<CallMetadata> {
+    if status == Status::OK {
         Arc::clone(&OK_VALUES)
     } else {
         let mut values = vec![("status".to_owned(), Value::from(status.status))];
@@ -225,13 +219,81 @@ fn record(generation: u32, status: Status) {
             values.push(("exception".to_owned(), Value::from(exception)));
         }
         Arc::new(values)
-    };
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn record(generation: u32, status: Status) {
+    let values = status_values(status);
     let at = ticks();
     thread::add_metadata(
         generation,
         |innermost| innermost.map(|depth| MetaScope::Call { depth, at }),
         values,
     );
+}
+
+/// Records `status` as the outcome of an instrumented future's own call,
+/// `seq` (open on the recorder being polled).
+#[cold]
+#[inline(never)]
+pub(crate) fn record_future_outcome(seq: u64, status: Status) {
+    thread::add_keyed_metadata(seq, status_values(status));
+}
+
+/// A call panicked: its status.
+pub(crate) const PANIC: Status = Status {
+    status: "panic",
+    exception: None,
+};
+
+/// How an instrumented future classifies its output, if it records its
+/// outcome: see `CallSite::instrument_outcome`.
+#[doc(hidden)]
+pub trait OutcomeOf<T> {
+    /// Whether the outcome is recorded: `false` costs nothing per poll.
+    const RECORDS: bool;
+    /// The status of a call that returned `value`.
+    fn status(&self, value: &T) -> Status;
+}
+
+/// The future of a function without `record_outcome`: no outcome.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoOutcome;
+
+impl<T> OutcomeOf<T> for NoOutcome {
+    const RECORDS: bool = false;
+
+    #[inline(always)]
+    fn status(&self, _: &T) -> Status {
+        Status::OK
+    }
+}
+
+/// The future of a `record_outcome` function: its output's status, by
+/// the classifier the expansion made (an [`OutcomeProbe`] of the output).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Classify<C>(pub C);
+
+impl<T, C: Fn(&T) -> Status> OutcomeOf<T> for Classify<C> {
+    const RECORDS: bool = true;
+
+    #[inline]
+    fn status(&self, value: &T) -> Status {
+        (self.0)(value)
+    }
+}
+
+/// The status of a value whose declared type says nothing of it (`-> impl
+/// Trait`; `-> !`, whose value never comes): ok, as any value that is not a
+/// `Result`.
+#[doc(hidden)]
+#[inline]
+pub fn opaque_outcome<T: ?Sized>(_: &T) -> Status {
+    Status::OK
 }
 
 /// Classifies a returned value: `Result::Err` is an error, anything else

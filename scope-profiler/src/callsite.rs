@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
+use crate::callmeta::{Classify, NoOutcome, Status};
 use crate::registry::{self, Details};
 use crate::task::{Instrumented, Mode, RegionSite};
 use crate::thread::{self, Guard};
@@ -162,7 +163,37 @@ impl CallSite {
     #[doc(hidden)]
     #[inline]
     pub fn instrument<F: Future>(&'static self, mode: Mode, fut: F) -> Instrumented<F> {
-        Instrumented::new(fut, self, mode)
+        Instrumented::new(fut, self, mode, NoOutcome)
+    }
+
+    /// Wraps the body future of a `record_outcome` `async fn`: the call's
+    /// metadata gets the status `classify` gives its output (or "panic",
+    /// if a poll panics), as for a sync function.
+    ///
+    /// ```
+    /// use scope_profiler::__private::{CallSite, Mode, OutcomeProbe, OutcomeOfResult as _};
+    /// static SITE: CallSite = CallSite::new("fetch", file!(), line!());
+    /// let fut = SITE.instrument_outcome(Mode::Plain, async { Err::<u8, ()>(()) }, |v| {
+    ///     (&&OutcomeProbe(v)).outcome()
+    /// });
+    /// let waker = std::task::Waker::noop();
+    /// let mut cx = std::task::Context::from_waker(&waker);
+    /// let ready = std::future::Future::poll(std::pin::pin!(fut), &mut cx);
+    /// assert_eq!(ready, std::task::Poll::Ready(Err(())));
+    /// ```
+    #[doc(hidden)]
+    #[inline]
+    pub fn instrument_outcome<F, C>(
+        &'static self,
+        mode: Mode,
+        fut: F,
+        classify: C,
+    ) -> Instrumented<F, Classify<C>>
+    where
+        F: Future,
+        C: Fn(&F::Output) -> Status,
+    {
+        Instrumented::new(fut, self, mode, Classify(classify))
     }
 }
 

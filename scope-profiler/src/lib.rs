@@ -117,7 +117,10 @@ pub use scope_profiler_macros::*;
 /// What the macros expand to. Not a public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::callmeta::{Outcome, OutcomeOfAny, OutcomeOfResult, OutcomeProbe, Status};
+    pub use crate::callmeta::{
+        Classify, NoOutcome, Outcome, OutcomeOf, OutcomeOfAny, OutcomeOfResult, OutcomeProbe,
+        Status, opaque_outcome,
+    };
     pub use crate::callsite::{CallSite, EntrypointGuard, TracedGuard};
     pub use crate::registry::Details;
     pub use crate::task::{Instrumented, Mode};

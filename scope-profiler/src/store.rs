@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
+use crate::callmatch::KeyedEntry;
 use crate::clock::ticks;
 use crate::lane::{Lane, Segment};
 use crate::options::OnSpillFailure;
@@ -98,6 +99,9 @@ pub(crate) struct Store {
     control: Mutex<Control>,
     wake_writer: Condvar,
     space_freed: Condvar,
+    /// Metadata of calls known by region and start: the outcomes of
+    /// instrumented futures, whose records move between recorders.
+    pub keyed_metadata: Mutex<Vec<KeyedEntry>>,
 }
 
 impl Store {
@@ -124,6 +128,7 @@ impl Store {
             control: Mutex::new(Control::default()),
             wake_writer: Condvar::new(),
             space_freed: Condvar::new(),
+            keyed_metadata: Mutex::new(Vec::new()),
         })
     }
 

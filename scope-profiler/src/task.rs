@@ -22,6 +22,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::active;
+use crate::callmeta::{self, NoOutcome, OutcomeOf};
 use crate::clock::ticks;
 use crate::thread::{self, TaskState};
 use crate::trace::{self, TraceScope};
@@ -79,13 +80,18 @@ impl std::fmt::Debug for State {
 /// assert_eq!(results.profile().unwrap().tasks.len(), 1);
 /// assert_eq!(results.profile().unwrap().events.task_ids, Some(vec![0]));
 /// ```
+///
+/// `O` says whether the call's outcome is recorded (`record_outcome`): the
+/// status of its output, or "panic" if a poll panics. Without it
+/// ([`NoOutcome`]) a poll does nothing more.
 #[doc(hidden)]
 #[must_use = "futures do nothing unless polled"]
-pub struct Instrumented<F> {
+pub struct Instrumented<F, O = NoOutcome> {
     fut: F,
     site: &'static dyn RegionSite,
     mode: Mode,
     state: State,
+    outcome: O,
 }
 
 /// Where an instrumented future's region comes from: a call site (see
@@ -96,7 +102,7 @@ pub(crate) trait RegionSite: Sync {
     fn region_id(&'static self, generation: u32) -> Option<u32>;
 }
 
-impl<F> std::fmt::Debug for Instrumented<F> {
+impl<F, O> std::fmt::Debug for Instrumented<F, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Instrumented")
             .field("mode", &self.mode)
@@ -105,14 +111,16 @@ impl<F> std::fmt::Debug for Instrumented<F> {
     }
 }
 
-impl<F> Instrumented<F> {
-    /// Wraps `fut`, recording it as a call of `site`'s region.
-    pub(crate) fn new(fut: F, site: &'static dyn RegionSite, mode: Mode) -> Self {
+impl<F, O> Instrumented<F, O> {
+    /// Wraps `fut`, recording it as a call of `site`'s region, and its
+    /// outcome as `outcome` says.
+    pub(crate) fn new(fut: F, site: &'static dyn RegionSite, mode: Mode, outcome: O) -> Self {
         Instrumented {
             fut,
             site,
             mode,
             state: State::Fresh,
+            outcome,
         }
     }
 
@@ -161,7 +169,7 @@ impl<F> Instrumented<F> {
     }
 }
 
-impl<F: Future> Future for Instrumented<F> {
+impl<F: Future, O: OutcomeOf<F::Output>> Future for Instrumented<F, O> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
@@ -173,6 +181,7 @@ impl<F: Future> Future for Instrumented<F> {
         }
         let _trace = (this.mode == Mode::Entrypoint).then(TraceScope::begin);
         let fut = &mut this.fut;
+        let outcome = &this.outcome;
         // SAFETY: see above; `fut` stays where it is for its lifetime.
         let mut poll_inner = || unsafe { Pin::new_unchecked(&mut *fut) }.poll(cx);
         let poll = match &mut this.state {
@@ -186,7 +195,11 @@ impl<F: Future> Future for Instrumented<F> {
                     if root == 0 {
                         root = thread::open(region, generation);
                     }
-                    let poll = poll_inner();
+                    let poll = if O::RECORDS {
+                        poll_recording_outcome(root, outcome, poll_inner)
+                    } else {
+                        poll_inner()
+                    };
                     if poll.is_ready() {
                         thread::close(root);
                         root = 0;
@@ -208,7 +221,36 @@ impl<F: Future> Future for Instrumented<F> {
     }
 }
 
-impl<F> Drop for Instrumented<F> {
+/// One poll of a `record_outcome` future whose own call is `root`: the
+/// output's status when it is ready, "panic" if the poll unwinds; both
+/// while the call is open.
+#[inline(never)]
+fn poll_recording_outcome<T, O: OutcomeOf<T>>(
+    root: u64,
+    outcome: &O,
+    poll: impl FnOnce() -> Poll<T>,
+) -> Poll<T> {
+    struct Unwinding(u64);
+    impl Drop for Unwinding {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                callmeta::record_future_outcome(self.0, callmeta::PANIC);
+            }
+        }
+    }
+    if root == 0 {
+        return poll();
+    }
+    let unwinding = Unwinding(root);
+    let poll = poll();
+    std::mem::forget(unwinding);
+    if let Poll::Ready(value) = &poll {
+        callmeta::record_future_outcome(root, outcome.status(value));
+    }
+    poll
+}
+
+impl<F, O> Drop for Instrumented<F, O> {
     fn drop(&mut self) {
         // Cancelled after its first poll: the call ends now.
         if matches!(self.state, State::Task(_)) {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
+use crate::callmatch::KeyedEntry;
 use crate::clock::{thread_cpu_ns, ticks};
 use crate::lane::{AggEntry, AggTable, Lane, MetaEntry, MetaScope, Segment, TaskRecord};
 use crate::record::{Chunk, Record};
@@ -959,6 +960,34 @@ pub(crate) fn add_metadata(
             return false;
         };
         lock(&lane.metadata).push(MetaEntry { scope, values });
+        true
+    })
+    .unwrap_or(false)
+}
+
+/// Adds metadata for the call `seq` (from [`open`]), open on this
+/// thread's current recorder (a task's while one is polled), to its
+/// session's keyed entries: it reaches that call's record by its region
+/// and start, wherever the record goes when the call ends. `false` if
+/// nothing was added: the call is not open here, or the session keeps no
+/// calls (aggregation mode).
+pub(crate) fn add_keyed_metadata(seq: u64, values: Arc<CallMetadata>) -> bool {
+    if seq == 0 {
+        return false;
+    }
+    Cold::with(|cold, hot| {
+        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
+        let (Some(call), Some(store)) = (open.iter().rfind(|o| o.seq == seq), &cold.store) else {
+            return false;
+        };
+        if cold.agg.is_some() {
+            return false;
+        }
+        lock(&store.keyed_metadata).push(KeyedEntry {
+            region: call.region,
+            start: call.start,
+            values,
+        });
         true
     })
     .unwrap_or(false)

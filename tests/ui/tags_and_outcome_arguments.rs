@@ -26,9 +26,4 @@ fn outcome_with_value() -> Result<(), ()> {
 #[profile(skip, tags = ["io"])]
 fn skipped_with_tags() {}
 
-#[profile(record_outcome)]
-async fn async_outcome() -> Result<(), ()> {
-    Ok(())
-}
-
 fn main() {}

@@ -1,4 +1,5 @@
-//! A generic trait, and three impls of it spelling its path three ways.
+//! A generic trait, and three impls of it (one per argument) spelling its
+//! path, and their arguments, three ways.
 
 use std::ops;
 
@@ -32,7 +33,7 @@ mod impls {
         }
     }
 
-    impl crate::engine::Engine<u32> for crate::engine::GeneralPurpose {
+    impl crate::engine::Engine<std::primitive::u32> for crate::engine::GeneralPurpose {
         fn config(&self) -> u32 {
             3
         }
