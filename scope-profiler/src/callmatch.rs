@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::lane::{MetaEntry, MetaScope};
+use crate::lane::{KeyedEntry, MetaEntry, MetaScope};
 use crate::record::Record;
 use crate::value::{CallMetadata, Value};
 
@@ -92,18 +92,6 @@ impl LaneMeta {
             out.push(Arc::clone(values));
         }
     }
-}
-
-/// Metadata for the one call of `region` that started at tick `start`,
-/// whichever lane and depth its record ends up at: the outcome of an
-/// instrumented future, whose call moves, when it ends, from its own
-/// recorder to a task's block or to the recorder around it (a frame's
-/// calls go under what is open there). Kept by the session's store.
-#[derive(Debug)]
-pub(crate) struct KeyedEntry {
-    pub region: u32,
-    pub start: u64,
-    pub values: Arc<CallMetadata>,
 }
 
 /// The session's [`KeyedEntry`]s, ready to be matched to the records of

@@ -379,3 +379,15 @@ fn thread_ident(id: std::thread::ThreadId) -> i64 {
         .parse()
         .unwrap_or(-1)
 }
+
+/// Metadata for the one call of `region` that started at tick `start`,
+/// whichever lane and depth its record ends up at: the outcome of an
+/// instrumented future, whose call moves, when it ends, from its own
+/// recorder to a task's block or to the recorder around it (a frame's
+/// calls go under what is open there). Kept by the session's store.
+#[derive(Debug)]
+pub(crate) struct KeyedEntry {
+    pub region: u32,
+    pub start: u64,
+    pub values: Arc<CallMetadata>,
+}

@@ -24,9 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::callmatch::KeyedEntry;
 use crate::clock::ticks;
-use crate::lane::{Lane, Segment};
+use crate::lane::{KeyedEntry, Lane, Segment};
 use crate::options::OnSpillFailure;
 use crate::record::{Chunk, HUGE_PAGE, Record};
 use crate::scratch;

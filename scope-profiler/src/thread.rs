@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
-use crate::callmatch::KeyedEntry;
 use crate::clock::{thread_cpu_ns, ticks};
-use crate::lane::{AggEntry, AggTable, Lane, MetaEntry, MetaScope, Segment, TaskRecord};
+use crate::lane::{
+    AggEntry, AggTable, KeyedEntry, Lane, MetaEntry, MetaScope, Segment, TaskRecord,
+};
 use crate::record::{Chunk, Record};
 use crate::store::Store;
 use crate::sync::lock;
