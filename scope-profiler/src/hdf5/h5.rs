@@ -780,27 +780,22 @@ impl Dataset {
                     "write dataset {name}: more values than the {len} announced"
                 )));
             }
-            locked(|| {
-                let memory = Dataspace::simple(pointers.len())?;
-                let file = dataset.space()?;
-                file.select(offset, pointers.len())?;
-                // SAFETY: `pointers` holds one pointer to a NUL-terminated
-                // string (kept alive by `strings`) per element of `memory`,
-                // the layout of the variable-length string type `dtype`; the
-                // file selection has as many elements, inside the extent
-                // (checked above).
-                let status = unsafe {
-                    H5Dwrite(
-                        dataset.0,
-                        dtype.0,
-                        memory.0,
-                        file.0,
-                        H5P_DEFAULT,
-                        pointers.as_ptr().cast(),
-                    )
-                };
-                check(status, format_args!("write dataset {name}")).map(drop)
-            })?;
+            let elements = Elements::Range {
+                offset,
+                len: pointers.len(),
+            };
+            // SAFETY: `pointers` holds `pointers.len()` pointers to
+            // NUL-terminated strings (kept alive by `strings`), the memory
+            // layout of the variable-length string type `dtype`.
+            unsafe {
+                dataset.transfer(
+                    &dtype,
+                    elements,
+                    Buffer::Write(pointers.as_ptr().cast()),
+                    H5P_DEFAULT,
+                    format_args!("write dataset {name}"),
+                )
+            }?;
             offset += pointers.len();
         }
         Ok(())
@@ -834,25 +829,17 @@ impl Dataset {
             return Ok(());
         }
         let dtype = Datatype::fixed_string(width)?;
-        locked(|| {
-            let memory = Dataspace::simple(n)?;
-            let file = self.space()?;
-            file.select(offset, n)?;
-            // SAFETY: `bytes` holds `n` elements of `width` bytes, the
-            // layout of the fixed-length string type `dtype`; the file
-            // selection has `n` elements (HDF5 checks the extent).
-            let status = unsafe {
-                H5Dwrite(
-                    self.0,
-                    dtype.0,
-                    memory.0,
-                    file.0,
-                    H5P_DEFAULT,
-                    bytes.as_ptr().cast(),
-                )
-            };
-            check(status, "write fixed-length strings").map(drop)
-        })
+        // SAFETY: `bytes` holds `n` elements of `width` bytes, the layout of
+        // the fixed-length string type `dtype`.
+        unsafe {
+            self.transfer(
+                &dtype,
+                Elements::Range { offset, len: n },
+                Buffer::Write(bytes.as_ptr().cast()),
+                H5P_DEFAULT,
+                "write fixed-length strings",
+            )
+        }
     }
 }
 
@@ -972,6 +959,97 @@ unsafe extern "C" fn collect_name(
     0
 }
 
+/// The elements of a 1-D dataset a transfer reads or writes.
+#[derive(Clone, Copy, Debug)]
+enum Elements {
+    /// All of them (`H5S_ALL`); the dataset has this many.
+    All(usize),
+    /// Elements `offset..offset + len`.
+    Range { offset: usize, len: usize },
+    /// None: a rank's part of a collective write when it has no values.
+    Nothing,
+}
+
+impl Elements {
+    /// How many elements the memory buffer holds for this transfer.
+    fn count(self) -> usize {
+        match self {
+            Elements::All(n) | Elements::Range { len: n, .. } => n,
+            Elements::Nothing => 0,
+        }
+    }
+}
+
+/// The memory side of a transfer.
+#[derive(Clone, Copy, Debug)]
+enum Buffer {
+    /// `H5Dread` into it.
+    Read(*mut c_void),
+    /// `H5Dwrite` from it.
+    Write(*const c_void),
+}
+
+impl Dataset {
+    /// The one `H5Dread`/`H5Dwrite` of this crate: under the library's
+    /// lock, selects `elements` of the dataset and as many in memory, and
+    /// moves them between the dataset and `buffer`, converting between the
+    /// file's type and `memory_type`, with the transfer list `dxpl`.
+    ///
+    /// # Safety
+    /// `buffer` points to `elements.count()` elements laid out as
+    /// `memory_type` describes, valid for the whole call: readable for a
+    /// `Buffer::Write`, writable and initialized (a conversion may read the
+    /// background) for a `Buffer::Read`. `dxpl` is `H5P_DEFAULT` or a
+    /// transfer list the caller owns.
+    unsafe fn transfer(
+        &self,
+        memory_type: &Datatype,
+        elements: Elements,
+        buffer: Buffer,
+        dxpl: hid_t,
+        what: impl Display,
+    ) -> Result<()> {
+        locked(|| {
+            let mut spaces = None;
+            if !matches!(elements, Elements::All(_)) {
+                let memory = Dataspace::simple(elements.count())?;
+                let file = self.space()?;
+                if let Elements::Range { offset, len } = elements {
+                    file.select(offset, len)?;
+                } else {
+                    for space in [&file, &memory] {
+                        // SAFETY: a dataspace this handle owns.
+                        let status = unsafe { hdf5_sys::h5s::H5Sselect_none(space.0) };
+                        check(status, "select nothing")?;
+                    }
+                }
+                spaces = Some((memory, file));
+            }
+            let (memory, file) = spaces
+                .as_ref()
+                .map_or((H5S_ALL, H5S_ALL), |(m, f)| (m.0, f.0));
+            // SAFETY: `self.0` is an open dataset and `memory_type.0` a type
+            // its handle owns; `dxpl` is valid by the contract. The memory
+            // selection is all of a dataspace of `elements.count()`
+            // elements (or, with `H5S_ALL`, the dataset's own extent, which
+            // `Elements::All` says has that many), so HDF5 reads or writes
+            // exactly the `elements.count()` elements of `memory_type`'s
+            // layout that `buffer` holds by the contract, and nothing past
+            // them. The file selection is not checked here against the
+            // dataset's extent: `H5Dread`/`H5Dwrite` validate it (a
+            // selection past the extent, or of another element count than
+            // the memory's, fails with an error and moves nothing).
+            let status = unsafe {
+                match buffer {
+                    Buffer::Read(p) => H5Dread(self.0, memory_type.0, memory, file, dxpl, p),
+                    Buffer::Write(p) => H5Dwrite(self.0, memory_type.0, memory, file, dxpl, p),
+                }
+            };
+            check(status, what).map(drop)
+        })
+    }
+}
+
 impl Dataset {
     /// Writes `values` to elements `offset..offset + values.len()` of a 1-D
     /// dataset of `T`s.
@@ -1010,33 +1088,25 @@ impl Dataset {
         what: &str,
     ) -> Result<()> {
         let dtype = T::datatype()?;
-        let memory = Dataspace::simple(values.len())?;
-        let file = self.space()?;
-        if values.is_empty() {
-            // SAFETY: both are dataspaces these handles own.
-            let status = unsafe { hdf5_sys::h5s::H5Sselect_none(file.0) };
-            check(status, "select nothing")?;
-            // SAFETY: as above.
-            let status = unsafe { hdf5_sys::h5s::H5Sselect_none(memory.0) };
-            check(status, "select nothing")?;
+        let elements = if values.is_empty() {
+            Elements::Nothing
         } else {
-            file.select(offset, values.len())?;
-        }
-        // SAFETY: `values` holds `memory`'s element count of `T`, laid out
-        // as `dtype` says (the `H5Type` contract), none selected when empty;
-        // the file selection has as many elements (HDF5 checks the extent);
-        // `dxpl` is a valid transfer list (or the default).
-        let status = unsafe {
-            H5Dwrite(
-                self.0,
-                dtype.0,
-                memory.0,
-                file.0,
-                dxpl,
-                values.as_ptr().cast(),
-            )
+            Elements::Range {
+                offset,
+                len: values.len(),
+            }
         };
-        check(status, what).map(drop)
+        // SAFETY: `values` holds `values.len()` `T`s, laid out as `dtype`
+        // says (the `H5Type` contract).
+        unsafe {
+            self.transfer(
+                &dtype,
+                elements,
+                Buffer::Write(values.as_ptr().cast()),
+                dxpl,
+                what,
+            )
+        }
     }
 
     /// Writes one chunk of a chunked 1-D dataset, already filtered (every
@@ -1087,22 +1157,17 @@ impl Dataset {
     pub(super) fn read<T: H5Type>(&self) -> Result<Vec<T>> {
         let dtype = T::datatype()?;
         let mut values = vec![T::default(); self.space()?.len()?];
-        locked(|| {
-            // SAFETY: `values` holds one `T` per element of the dataset, laid
-            // out as `dtype` says (the `H5Type` contract); it is initialized,
-            // as the background a compound conversion may read.
-            let status = unsafe {
-                H5Dread(
-                    self.0,
-                    dtype.0,
-                    H5S_ALL,
-                    H5S_ALL,
-                    H5P_DEFAULT,
-                    values.as_mut_ptr().cast(),
-                )
-            };
-            check(status, "read a dataset").map(drop)
-        })?;
+        // SAFETY: `values` holds one initialized `T` per element of the
+        // dataset, laid out as `dtype` says (the `H5Type` contract).
+        unsafe {
+            self.transfer(
+                &dtype,
+                Elements::All(values.len()),
+                Buffer::Read(values.as_mut_ptr().cast()),
+                H5P_DEFAULT,
+                "read a dataset",
+            )
+        }?;
         Ok(values)
     }
 
@@ -1119,26 +1184,21 @@ impl Dataset {
             return Ok(());
         }
         let dtype = T::datatype()?;
-        locked(|| {
-            let memory = Dataspace::simple(values.len())?;
-            let file = self.space()?;
-            file.select(offset, values.len())?;
-            // SAFETY: `values` holds `memory`'s element count of `T`, laid
-            // out as `dtype` says (the `H5Type` contract), initialized (the
-            // background a conversion may read); the file selection has as
-            // many elements (HDF5 checks that it fits the extent).
-            let status = unsafe {
-                H5Dread(
-                    self.0,
-                    dtype.0,
-                    memory.0,
-                    file.0,
-                    H5P_DEFAULT,
-                    values.as_mut_ptr().cast(),
-                )
-            };
-            check(status, "read part of a dataset").map(drop)
-        })
+        let elements = Elements::Range {
+            offset,
+            len: values.len(),
+        };
+        // SAFETY: `values` holds `values.len()` initialized `T`s, laid out
+        // as `dtype` says (the `H5Type` contract).
+        unsafe {
+            self.transfer(
+                &dtype,
+                elements,
+                Buffer::Read(values.as_mut_ptr().cast()),
+                H5P_DEFAULT,
+                "read part of a dataset",
+            )
+        }
     }
 
     /// The chunk length, in elements, when this dataset's chunks can be
@@ -1251,9 +1311,18 @@ impl Dataset {
     pub(super) fn read_strings(&self) -> Result<Vec<String>> {
         let n = self.space()?.len()?;
         read_strings(&self.file_type()?, n, |memory, buffer| {
-            // SAFETY: `read_strings` passes a buffer for `n` elements, the
-            // whole dataset, of the memory type `memory`.
-            unsafe { H5Dread(self.0, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer) }
+            // SAFETY: `read_strings` passes a writable, initialized buffer
+            // for `n` elements, the whole dataset, of the memory type
+            // `memory`.
+            unsafe {
+                self.transfer(
+                    memory,
+                    Elements::All(n),
+                    Buffer::Read(buffer),
+                    H5P_DEFAULT,
+                    "read strings",
+                )
+            }
         })
     }
 
@@ -1331,7 +1400,8 @@ impl Attribute {
         let mut values = read_strings(&self.file_type()?, 1, |memory, buffer| {
             // SAFETY: `read_strings` passes a buffer for one element, the
             // whole (scalar) attribute, of the memory type `memory`.
-            unsafe { H5Aread(self.0, memory, buffer) }
+            let status = unsafe { H5Aread(self.0, memory.0, buffer) };
+            check(status, "read a string attribute").map(drop)
         })?;
         Ok(values.pop().unwrap_or_default())
     }
@@ -1363,7 +1433,7 @@ pub(super) enum ScalarKind {
 fn read_strings(
     file_type: &Datatype,
     n: usize,
-    read: impl FnOnce(hid_t, *mut c_void) -> herr_t,
+    read: impl FnOnce(&Datatype, *mut c_void) -> Result<()>,
 ) -> Result<Vec<String>> {
     if file_type.class() != H5T_class_t::H5T_STRING {
         return Err(H5Error("expected strings".into()));
@@ -1379,7 +1449,7 @@ fn read_strings(
             }
             let memory = Datatype::var_string(cset)?;
             let mut pointers: Vec<*mut c_char> = vec![ptr::null_mut(); n];
-            check(read(memory.0, pointers.as_mut_ptr().cast()), "read strings")?;
+            read(&memory, pointers.as_mut_ptr().cast())?;
             let strings = pointers.into_iter().map(|p| {
                 // SAFETY: HDF5 stored a NUL-terminated string it allocated
                 // (or null) in each element; each is read, then freed, once.
@@ -1399,7 +1469,7 @@ fn read_strings(
             // SAFETY: as above; the copy is a transient type this handle owns.
             let memory = Datatype::own(unsafe { H5Tcopy(file_type.0) }, "copy a string type")?;
             let mut bytes = vec![0u8; n * size];
-            check(read(memory.0, bytes.as_mut_ptr().cast()), "read strings")?;
+            read(&memory, bytes.as_mut_ptr().cast())?;
             Ok(bytes
                 .chunks_exact(size)
                 .map(|b| {

@@ -1,7 +1,7 @@
 //! The HDF5 file: the schema-3 layout the Python package `scope-profiler`
 //! 0.7.5 reads, written atomically, and read back.
 //!
-//! - `write_profile` (crate-private) writes a
+//! - [`write_profile`] (public, re-exported by the crate) writes a
 //!   [`Profile`](crate::profile::Profile) to a sibling temporary file and
 //!   publishes it with a rename, so a failed write never leaves a partial
 //!   file at the target and never touches the previous one.
