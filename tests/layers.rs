@@ -186,3 +186,91 @@ fn only_the_platform_module_calls_the_os() {
         offenders.join("\n")
     );
 }
+
+/// The names ARCHITECTURE.md gives as `module::item` (for modules of the
+/// runtime) are defined in that module, and the `.rs` files it names exist:
+/// the drift a review found (an item placed in the wrong module, a module
+/// that moved) fails here (issue 29, item 4).
+#[test]
+fn architecture_names_items_where_they_are() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md"))
+            .unwrap();
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let modules = layers(&lib);
+    let quoted: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
+    let (mut checked, mut wrong) = (0, Vec::new());
+    for name in &quoted {
+        if let Some((module, item)) = name.split_once("::") {
+            if !modules.contains_key(module) || item.is_empty() || item.contains(':') {
+                continue;
+            }
+            let code: String = files_of(module)
+                .iter()
+                .map(|f| std::fs::read_to_string(f).unwrap())
+                .collect();
+            let defined = [
+                "struct", "enum", "fn", "trait", "type", "const", "static", "mod", "use",
+            ]
+            .iter()
+            .any(|kw| {
+                code.lines().any(|line| {
+                    let line = line.trim_start();
+                    line.contains(&format!("{kw} {item}"))
+                        && !line.starts_with("//")
+                        && (kw != &"use"
+                            || line.contains(&format!("{item}}}"))
+                            || line.contains(&format!("{item};"))
+                            || line.contains(&format!("{item},")))
+                })
+            });
+            checked += 1;
+            if !defined {
+                wrong.push(format!("`{name}`: no {item} in {module}"));
+            }
+        } else if name.ends_with(".rs") && !name.contains(' ') {
+            checked += 1;
+            let roots = ["scope-profiler/src", ""];
+            let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            if !roots.iter().any(|r| base.join(r).join(name).exists()) {
+                wrong.push(format!("`{name}`: no such file"));
+            }
+        }
+    }
+    assert!(
+        checked >= 30,
+        "only {checked} names checked: the parser lost them"
+    );
+    assert!(
+        wrong.is_empty(),
+        "ARCHITECTURE.md is out of date:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// MPI (feature `mpi`) below the output layer only where ARCHITECTURE.md
+/// says: the communicator, the handle in `options`, its configuration and
+/// the error every rank agrees on.
+#[test]
+fn mpi_stays_where_the_architecture_says() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let modules = layers(&lib);
+    let output = modules["results"];
+    let allowed = ["comm", "options", "config", "error", "platform"];
+    let mut found = Vec::new();
+    for (module, layer) in &modules {
+        if *layer >= output || allowed.contains(&module.as_str()) {
+            continue;
+        }
+        for file in files_of(module) {
+            let code = std::fs::read_to_string(&file).unwrap();
+            if code.contains("feature = \"mpi\"") || code.contains("mpi::") {
+                found.push(format!("{module} ({})", file.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "MPI below layer {output} outside {allowed:?}: {found:?}"
+    );
+}
