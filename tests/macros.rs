@@ -924,3 +924,35 @@ fn without_a_session_nothing_records() {
     assert!(sp::recorded_regions().is_empty());
     sp::finalize().unwrap();
 }
+
+/// Issue 29, item 7b: functions instrumented whole (`profile_all_items!`,
+/// here the file-items module's `Circle::area`) record only under an
+/// entrypoint or with `trace_all`; a session in which they all ran outside
+/// one records nothing, and says why and how to turn them on.
+#[test]
+fn a_session_whose_traced_functions_ran_outside_any_entrypoint_says_why() {
+    use file_items::Shape;
+    let _s = start_in_memory();
+    assert!(file_items::Circle(1.0).area() > 3.0);
+    let results = sp::finalize().unwrap();
+    assert!(results.statistics().is_empty(), "{results}");
+    let name = results.health().traced_outside_entrypoints.clone();
+    assert!(
+        name.as_deref().is_some_and(|n| n.ends_with("area")),
+        "{name:?}"
+    );
+    let shown = results.to_string();
+    assert!(
+        shown.contains("No calls were recorded")
+            && shown.contains("area")
+            && shown.contains("#[profile(recursive)]")
+            && shown.contains("trace_all"),
+        "{shown}"
+    );
+    // The next session forgets it; one that records says nothing of it.
+    let _ = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    sp::region("plain").run(|| ());
+    let results = sp::finalize().unwrap();
+    assert_eq!(results.health().traced_outside_entrypoints, None);
+    assert!(!results.to_string().contains("No calls were recorded"));
+}

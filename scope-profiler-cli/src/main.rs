@@ -327,6 +327,9 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
             args.file.display()
         )));
     }
+    for note in stats::recording_notes(&reader) {
+        eprintln!("scope-prof: {}: note: {note}", args.file.display());
+    }
     let bar = progress(&mut reader);
     let mut sink: Box<dyn Write> = if to_stdout {
         Box::new(std::io::BufWriter::new(std::io::stdout().lock()))

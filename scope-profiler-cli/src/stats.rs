@@ -254,6 +254,7 @@ pub(crate) fn tree_json(
         "events": reader.event_count(),
         "session_ns": tree.session_ns,
         "metadata": metadata,
+        "recording_notes": recording_notes(reader),
         "regions": regions,
         "groups": tree.groups.iter().map(|(label, nodes)| json!({
             "label": label,
@@ -447,4 +448,59 @@ pub(crate) fn diff_json(rows: &[DiffRow]) -> Value {
             })
             .collect(),
     )
+}
+
+/// What the recording kept out of the file's events, from its metadata,
+/// one sentence each: calls dropped past the limits (in all, when events
+/// stopped, and per region), why spilling stopped, and, for a file with no
+/// calls, traced functions that ran outside any entrypoint (issue 29,
+/// items 6 and 7b). Empty for a file that kept everything.
+pub(crate) fn recording_notes(reader: &ProfileReader) -> Vec<String> {
+    use scope_profiler::MetaValue;
+    let int = |key: &str| match reader.metadata().iter().find(|(k, _)| k == key) {
+        Some((_, MetaValue::Int(v))) => Some(*v),
+        _ => None,
+    };
+    let text = |key: &str| match reader.metadata().iter().find(|(k, _)| k == key) {
+        Some((_, MetaValue::Str(v))) => Some(v.clone()),
+        _ => None,
+    };
+    let mut notes = Vec::new();
+    if let Some(dropped) = int("dropped_calls").filter(|&n| n > 0) {
+        let when = match (int("events_stopped_time_ns"), int("start_time_ns")) {
+            (Some(stop), Some(start)) => format!(
+                "; events stop {} into the session",
+                crate::text::duration((stop - start) as f64)
+            ),
+            _ => String::new(),
+        };
+        notes.push(format!(
+            "{dropped} calls were counted but not recorded (past the memory or disk limit){when}: \
+             they are not in the events, the tree or the exports"
+        ));
+        let by_region: serde_json::Map<String, Value> = text("dropped_calls_by_region")
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default();
+        for (region, v) in &by_region {
+            let calls = v.get("calls").and_then(Value::as_u64).unwrap_or(0);
+            let total = v.get("total_ns").and_then(Value::as_f64).unwrap_or(0.0);
+            notes.push(format!(
+                "  {region}: {calls} calls not in the events ({} in all)",
+                crate::text::duration(total)
+            ));
+        }
+    }
+    if let Some(error) = text("spill_error") {
+        notes.push(format!("spilling stopped: {error}"));
+    }
+    if reader.event_count() == 0 && !reader.is_aggregate() {
+        if let Some(name) = text("traced_function_outside_entrypoints") {
+            notes.push(format!(
+                "no calls were recorded: traced functions (such as {name}) ran outside any \
+                 entrypoint; mark one with #[profile(recursive)], or record every traced \
+                 function with Options::trace_all(true) (SCOPE_PROFILER_TRACE_ALL=1)"
+            ));
+        }
+    }
+    notes
 }

@@ -78,6 +78,9 @@ pub(crate) fn print_tree(
                 ""
             }
         )?;
+        for note in crate::stats::recording_notes(reader) {
+            writeln!(out, "    note: {note}")?;
+        }
     }
     let mut header = fit("region", name_width);
     for i in 0..files.len() {

@@ -514,3 +514,77 @@ fn inspect_source_prints_the_captured_text() {
             .success()
     );
 }
+
+/// Issue 29, items 6 and 7b: what the recording kept out of the events is
+/// said at the top of `inspect` (text and JSON) and by `export`: calls
+/// dropped past the disk limit, in all, when, and per region; and, for a
+/// session that recorded nothing, why.
+#[test]
+fn inspect_and_export_say_what_the_recording_dropped() {
+    let dir = temp_dir("cli-dropped");
+    let path = dir.join("dropped.h5");
+    {
+        let _guard = serial();
+        sp::setup(
+            Options::new()
+                .file_path(&path)
+                .verbose(false)
+                .memory_limit(2 << 20)
+                .disk_limit(1 << 20),
+        )
+        .expect("setup");
+        for _ in 0..1_000_000 {
+            sp::scope!("dropped/hot");
+        }
+        let results = sp::finalize().expect("finalize");
+        assert!(
+            !results.dropped_calls().is_empty(),
+            "nothing was dropped: {results}"
+        );
+    }
+    let text = ok(&["inspect", path.to_str().unwrap()]);
+    let header: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).collect();
+    let notes = header.join("\n");
+    assert!(
+        notes.contains("note: ") && notes.contains("calls were counted but not recorded"),
+        "{text}"
+    );
+    assert!(notes.contains("events stop"), "{notes}");
+    assert!(
+        notes.contains("dropped/hot: ") && notes.contains("calls not in the events"),
+        "{notes}"
+    );
+    let json: Value =
+        serde_json::from_str(&ok(&["inspect", "--json", path.to_str().unwrap()])).unwrap();
+    let listed = json["recording_notes"].as_array().expect("recording_notes");
+    assert!(listed.len() >= 2, "{listed:?}");
+    let out = run(&[
+        "export",
+        "folded",
+        path.to_str().unwrap(),
+        "-o",
+        dir.join("p.folded").to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not recorded"),
+        "{out:?}"
+    );
+
+    // A session of traced functions outside any entrypoint: no calls, and why.
+    let empty = dir.join("empty.h5");
+    {
+        let _guard = serial();
+        sp::setup(Options::new().file_path(&empty).verbose(false)).expect("setup");
+        static SITE: sp::__private::CallSite =
+            sp::__private::CallSite::new("app::helper", file!(), line!());
+        drop(SITE.enter_traced());
+        sp::finalize().expect("finalize");
+    }
+    let text = ok(&["inspect", empty.to_str().unwrap()]);
+    assert!(
+        text.contains("no calls were recorded") && text.contains("app::helper"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -886,6 +886,8 @@ pub(crate) fn plan(
             })
             .collect(),
         events_stopped_ns: store.first_drop().map(|t| conv.ns(t) - origin),
+        // Known to the session, not to the lanes: `session::plan` sets it.
+        traced_outside_entrypoints: None,
     };
     metadata.extend(health_metadata(&health, origin));
     Ok(Plan {

@@ -2,7 +2,7 @@
 //! macros. A call site resolves its region once per session and keeps
 //! `(generation, id)` in one atomic, so entering it never looks a name up.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use crate::active;
 use crate::callmeta::{Classify, NoOutcome, Status};
@@ -10,6 +10,39 @@ use crate::registry::{self, Details};
 use crate::task::{Instrumented, Mode, RegionSite};
 use crate::thread::{self, Guard};
 use crate::trace::{self, TraceScope};
+
+/// The first traced function that ran outside any trace since
+/// [`forget_untraced`]: null while none has.
+static UNTRACED: AtomicPtr<CallSite> = AtomicPtr::new(std::ptr::null_mut());
+
+#[cold]
+#[inline(never)]
+fn note_untraced(site: &'static CallSite) {
+    let site = (site as *const CallSite).cast_mut();
+    // Only the first one is kept; losing the race to another is fine.
+    let _ = UNTRACED.compare_exchange(
+        std::ptr::null_mut(),
+        site,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+}
+
+/// Forgets the traced functions that ran outside a trace (a new session
+/// starts).
+pub(crate) fn forget_untraced() {
+    UNTRACED.store(std::ptr::null_mut(), Ordering::Relaxed);
+}
+
+/// The name of a traced function that ran outside any trace (and so was
+/// not recorded) since [`forget_untraced`], if one did.
+pub(crate) fn untraced_example() -> Option<&'static str> {
+    let site = UNTRACED.load(Ordering::Relaxed);
+    // SAFETY: a non-null value was stored by `note_untraced` from a
+    // `&'static CallSite`, which lives, unchanged but for its atomics, for
+    // the whole program; only its `name` (never written) is read.
+    (!site.is_null()).then(|| unsafe { (*site).name })
+}
 
 /// A region bound to one place in the source, resolved once per session.
 ///
@@ -143,13 +176,19 @@ impl CallSite {
     /// Enters a traced function: records only inside a recursive entrypoint
     /// on this thread, or when trace-all is on. Only that check is inlined
     /// into the traced function, so outside a trace it costs one
-    /// thread-local read and nothing else (no register spills for a
-    /// recording path it does not take).
+    /// thread-local read and one relaxed load of a static (whether a
+    /// traced function has run outside a trace yet: the first one is noted
+    /// out of line, so that a session that recorded nothing can say why),
+    /// and nothing else (no register spills for a recording path it does
+    /// not take).
     #[inline(always)]
     pub fn enter_traced(&'static self) -> TracedGuard {
         if trace::tracing_here() {
             TracedGuard(std::mem::ManuallyDrop::new(self.enter_tracing()))
         } else {
+            if UNTRACED.load(Ordering::Relaxed).is_null() {
+                note_untraced(self);
+            }
             TracedGuard(std::mem::ManuallyDrop::new(Guard::inert()))
         }
     }

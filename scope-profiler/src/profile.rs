@@ -415,6 +415,11 @@ pub struct RecordingHealth {
     pub dropped: Vec<DroppedCalls>,
     /// When the first call was dropped, ns after the session's start.
     pub events_stopped_ns: Option<i64>,
+    /// A traced function (of `#[profile_all]` or `profile_all_items!`)
+    /// that ran outside any recursive entrypoint, with `trace_all` off, and
+    /// so recorded nothing; `None` if none did. A session whose functions
+    /// all ran so records no calls: [`Results`](crate::Results) says why.
+    pub traced_outside_entrypoints: Option<String>,
 }
 
 /// The statistics of one region's calls (all threads), as `finalize`

@@ -453,6 +453,17 @@ impl std::fmt::Display for Results {
                  (see the file's dropped_calls_by_region metadata)"
             )?;
         }
+        if let (true, Some(name)) = (
+            self.statistics().is_empty(),
+            &self.health.traced_outside_entrypoints,
+        ) {
+            writeln!(
+                f,
+                "  No calls were recorded: traced functions (such as {name}) ran outside any \
+                 entrypoint. Mark one with #[profile(recursive)], or record every traced \
+                 function with Options::trace_all(true) (SCOPE_PROFILER_TRACE_ALL=1)."
+            )?;
+        }
         match &self.file_path {
             Some(path) => {
                 let p = path.display();

@@ -73,13 +73,19 @@ fn write(session: &Session, options: &Options) -> Result<(Results, Vec<u64>), Er
 
 fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
     let end = Anchor::now();
-    let metadata = metadata::run_metadata(&session.options, session.wall_start, session.start, end);
+    let mut metadata =
+        metadata::run_metadata(&session.options, session.wall_start, session.start, end);
+    // Why a session of `#[profile_all]`/`profile_all_items!` functions may
+    // have recorded nothing: they ran outside any entrypoint.
+    if let Some(name) = crate::callsite::untraced_example() {
+        metadata.push((UNTRACED_KEY.to_owned(), name.into()));
+    }
     let budget = (session.options.memory_limit / 2).max(8 << 20);
     let span = assemble::Span {
         start: session.start,
         end,
     };
-    assemble::plan(
+    let mut plan = assemble::plan(
         &session.store,
         &session.regions,
         span,
@@ -87,8 +93,14 @@ fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
         budget,
         dir,
         session.options.capture_region_source,
-    )
+    )?;
+    plan.health.traced_outside_entrypoints = crate::callsite::untraced_example().map(str::to_owned);
+    Ok(plan)
 }
+
+/// The metadata key naming a traced function that ran outside any trace
+/// during the session (and so was not recorded).
+pub(crate) const UNTRACED_KEY: &str = "traced_function_outside_entrypoints";
 
 /// A handle on the session started by [`setup`](crate::setup).
 ///
@@ -187,6 +199,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     );
     session.store.start_writer();
     crate::trace::set_trace_all(trace_all);
+    crate::callsite::forget_untraced();
     if !active::activate(Arc::new(session)) {
         return Err(Error::AlreadyConfigured);
     }
@@ -264,6 +277,15 @@ fn check_options(options: &Options) -> Result<(), Error> {
                 message: format!("{n} events: a chunk holds 1 to {MAX_CHUNK_EVENTS} events"),
             });
         }
+    }
+    #[cfg(not(feature = "capture-source"))]
+    if options.capture_region_source {
+        return Err(Error::InvalidOption {
+            option: "capture_region_source",
+            message: "source texts are compiled into the binary only with the feature \
+                      `capture-source` of scope-profiler, which this build leaves out"
+                .to_owned(),
+        });
     }
     #[cfg(feature = "mpi")]
     if options.mpi.is_some() {
