@@ -29,6 +29,28 @@ HDF5_DIR=/nonexistent/hdf5 PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonex
     LEAN_EXPECT_NO_HDF5=1 CARGO_TARGET_DIR=$target/lean \
     cargo test -q -p lean-lib
 echo "lean-test: lean-lib built and tested with HDF5 pointed nowhere"
+# No source text compiled in without `capture-source` (issue 24, item 5):
+# the marker comment inside an instrumented function is not in the binary.
+lean_test_exe() { # extra cargo args...
+    CARGO_TARGET_DIR=$target/lean HDF5_DIR=/nonexistent/hdf5 \
+        cargo test -q -p lean-lib --no-run --message-format=json "$@" |
+        python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["executable"])' | tail -n 1
+}
+exe=$(lean_test_exe)
+if grep -q "lean-lib-source-marker" "$exe"; then
+    echo "lean-test: $exe holds lean-lib's source text without the feature capture-source" >&2
+    exit 1
+fi
+with=$(lean_test_exe --features scope-profiler/capture-source)
+if ! grep -q "lean-lib-source-marker" "$with"; then
+    echo "lean-test: $with lacks lean-lib's source text with the feature capture-source" >&2
+    exit 1
+fi
+echo "lean-test: source text compiled in only with capture-source ($(stat -c %s "$exe") vs $(stat -c %s "$with") bytes)"
 
 . scripts/hdf5-env.sh
 work=$(mktemp -d)

@@ -156,7 +156,9 @@ fn profile_item(
         .as_ref()
         .map(|(_, tags)| tags.clone())
         .unwrap_or_default();
-    region.source = Some(crate::source::text_of(&item, true));
+    if cfg!(feature = "capture-source") {
+        region.source = Some(crate::source::text_of(&item, true));
+    }
     region.record_outcome = args.record_outcome.is_some();
     if canonical_body_lint(&function.sig, &function.block).is_some() {
         // A canonical `partial_cmp` / `clone` body is one clippy checks for

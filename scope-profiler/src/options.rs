@@ -436,7 +436,10 @@ impl Options {
     /// Writes each region's source text (captured at compile time by
     /// `#[profile]` and `#[profile_all]`) into the file's `source_texts`
     /// column, where `scope-profiler inspect --source NAME` prints it.
-    /// Off by default, as in the Python package.
+    /// Off by default, as in the Python package. The texts are compiled in
+    /// only with the crate feature `capture-source`; without it, `setup`
+    /// with this on is an [`Error::InvalidOption`](crate::Error::InvalidOption)
+    /// naming the feature.
     ///
     /// ```
     /// let o = scope_profiler::Options::new().capture_region_source(true);
