@@ -197,6 +197,7 @@ fn main() {
         report.compiled_out = Some(compiled_out(&settings));
     }
     if !settings.skips("micro") {
+        micro::build_portable();
         eprintln!(
             "one thread: {} rounds x {} calls per variant",
             settings.rounds, settings.calls

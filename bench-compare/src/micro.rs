@@ -18,6 +18,7 @@ pub enum Variant {
     FloorRdtsc,
     Profile,
     ProfileFresh,
+    ProfilePortable,
     Cached,
     ByName,
     TracedOutside,
@@ -80,12 +81,13 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 33] = [
+    pub const ALL: [Variant; 34] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
         Variant::Profile,
         Variant::ProfileFresh,
+        Variant::ProfilePortable,
         Variant::Cached,
         Variant::ByName,
         Variant::TracedOutside,
@@ -124,6 +126,10 @@ impl Variant {
             Variant::Profile if ours::PROFILE_IS_ATTRIBUTE => "ours: `#[profile]` fn",
             Variant::Profile => "ours: `#[profile]` expansion, by hand",
             Variant::ProfileFresh => "ours: `#[profile]` fn, records into fresh pages",
+            Variant::ProfilePortable => {
+                "ours: `#[profile]` fn, records into fresh pages, std-only platform code \
+                 (`--cfg scope_profiler_portable`: what macOS and Windows run)"
+            }
             Variant::Cached => "ours: call-site cached `scope!`",
             Variant::ByName => "ours: `sp::region(name).enter()`",
             Variant::TracedOutside => "ours: `#[profile(traced)]`, outside any trace",
@@ -181,6 +187,7 @@ impl Variant {
             Variant::FloorRdtsc => "floor-rdtsc",
             Variant::Profile => "profile",
             Variant::ProfileFresh => "profile-fresh",
+            Variant::ProfilePortable => "profile-portable",
             Variant::Cached => "cached",
             Variant::ByName => "by-name",
             Variant::TracedOutside => "traced-outside",
@@ -266,7 +273,9 @@ impl Variant {
                 );
                 ns
             }
-            Variant::ProfileFresh | Variant::Aggregate => time(calls, ours::profiled),
+            Variant::ProfileFresh | Variant::ProfilePortable | Variant::Aggregate => {
+                time(calls, ours::profiled)
+            }
             Variant::Cached | Variant::DisabledCached => time(calls, ours::cached),
             Variant::ByName | Variant::DisabledByName => {
                 time(calls, |x| ours::by_name(black_box("by_name"), x))
@@ -334,6 +343,18 @@ static CHROME_BEGINS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 /// until [`SETTLE`] after the calls so that work a peer hands to a
 /// background thread is included.
 fn measure(v: Variant, n: u64, clock: &quanta::Clock) -> (Variant, f64, f64, f64) {
+    if v == Variant::ProfilePortable {
+        // The fresh-pages row of the portable build, in a process of its own.
+        let exe = PORTABLE_EXE
+            .get()
+            .and_then(|e| e.as_ref().ok())
+            .unwrap_or_else(|| panic!("no portable build: {:?}", PORTABLE_EXE.get()));
+        let args = ["one".into(), Variant::ProfileFresh.slug().into(), n.to_string()];
+        let f = crate::scale::spawn_exe(exe, &args);
+        let g = |k| crate::scale::get(&f, k);
+        assert_eq!(g("portable"), 1.0, "{} is not the portable build", exe.display());
+        return (v, g("ns"), g("faults_per_call"), g("cpu_ns_per_call"));
+    }
     if matches!(
         v,
         Variant::ProfileFresh | Variant::Aggregate | Variant::TracingTracy | Variant::TracingChrome
@@ -602,12 +623,49 @@ pub fn run_one(slug: &str, calls: u64) {
     }
     println!(
         "ns={ns:.4} faults_per_call={:.6} thread_faults_per_call={:.6} cpu_ns_per_call={:.4} \
-         rss_growth_bytes={rss_growth} chrome_begins={}",
+         rss_growth_bytes={rss_growth} chrome_begins={} portable={}",
         (f1 - f0) as f64 / done as f64,
         (t1 - t0) as f64 / done as f64,
         (c1 - c0) / done as f64,
         CHROME_BEGINS.load(std::sync::atomic::Ordering::Relaxed),
+        cfg!(scope_profiler_portable) as u8,
     );
+}
+
+/// The `compare` binary built with `--cfg scope_profiler_portable` (the
+/// runtime's std-only platform code), for the portable row; set by
+/// [`build_portable`] before the timing starts.
+pub static PORTABLE_EXE: std::sync::OnceLock<Result<std::path::PathBuf, String>> =
+    std::sync::OnceLock::new();
+
+/// Builds `compare` with `RUSTFLAGS="--cfg scope_profiler_portable"` in a
+/// target directory of its own (`<target>/portable-bench`), outside the
+/// timing, and keeps its path in [`PORTABLE_EXE`].
+pub fn build_portable() {
+    let build = || -> Result<std::path::PathBuf, String> {
+        let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .ok_or("no workspace root")?;
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| workspace.join("target"))
+            .join("portable-bench");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        eprintln!("building compare with --cfg scope_profiler_portable in {}", target.display());
+        let status = std::process::Command::new("nice")
+            .args(["-n", "10", &cargo, "build", "--release", "-p", "bench-compare"])
+            .args(["--bin", "compare"])
+            .env("RUSTFLAGS", "--cfg scope_profiler_portable")
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(workspace)
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !status.success() {
+            return Err(format!("building the portable compare failed: {status}"));
+        }
+        Ok(target.join("release").join("compare"))
+    };
+    let _ = PORTABLE_EXE.set(build());
 }
 
 /// Makes glibc's allocator keep freed large blocks in the heap (the largest

@@ -219,7 +219,11 @@ pub fn child_disk(bytes: u64, dir: &Path) {
 
 /// Runs this binary as a child with `args` and parses its last line.
 pub fn spawn(args: &[String]) -> Fields {
-    let exe = std::env::current_exe().expect("own path");
+    spawn_exe(&std::env::current_exe().expect("own path"), args)
+}
+
+/// [`spawn`] of another build of this program (`exe`).
+pub fn spawn_exe(exe: &std::path::Path, args: &[String]) -> Fields {
     let out = Command::new(exe)
         .args(args)
         .output()
