@@ -349,10 +349,19 @@ fn measure(v: Variant, n: u64, clock: &quanta::Clock) -> (Variant, f64, f64, f64
             .get()
             .and_then(|e| e.as_ref().ok())
             .unwrap_or_else(|| panic!("no portable build: {:?}", PORTABLE_EXE.get()));
-        let args = ["one".into(), Variant::ProfileFresh.slug().into(), n.to_string()];
+        let args = [
+            "one".into(),
+            Variant::ProfileFresh.slug().into(),
+            n.to_string(),
+        ];
         let f = crate::scale::spawn_exe(exe, &args);
         let g = |k| crate::scale::get(&f, k);
-        assert_eq!(g("portable"), 1.0, "{} is not the portable build", exe.display());
+        assert_eq!(
+            g("portable"),
+            1.0,
+            "{} is not the portable build",
+            exe.display()
+        );
         return (v, g("ns"), g("faults_per_call"), g("cpu_ns_per_call"));
     }
     if matches!(
@@ -651,9 +660,20 @@ pub fn build_portable() {
             .unwrap_or_else(|| workspace.join("target"))
             .join("portable-bench");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        eprintln!("building compare with --cfg scope_profiler_portable in {}", target.display());
+        eprintln!(
+            "building compare with --cfg scope_profiler_portable in {}",
+            target.display()
+        );
         let status = std::process::Command::new("nice")
-            .args(["-n", "10", &cargo, "build", "--release", "-p", "bench-compare"])
+            .args([
+                "-n",
+                "10",
+                &cargo,
+                "build",
+                "--release",
+                "-p",
+                "bench-compare",
+            ])
             .args(["--bin", "compare"])
             .env("RUSTFLAGS", "--cfg scope_profiler_portable")
             .env("CARGO_TARGET_DIR", &target)

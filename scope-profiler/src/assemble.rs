@@ -1270,7 +1270,13 @@ mod tests {
         // Backwards: every call after its parent.
         assert_eq!(
             met,
-            [(e, None), (a, None), (d, Some(a)), (b, Some(a)), (c, Some(b))]
+            [
+                (e, None),
+                (a, None),
+                (d, Some(a)),
+                (b, Some(a)),
+                (c, Some(b))
+            ]
         );
         assert!(log.0.iter().all(|m| m.3 == 3 && m.4 == -1), "{:?}", log.0);
         assert_eq!(log.0[4].2, input().conv.ns(20), "c's start, converted");
@@ -1294,7 +1300,13 @@ mod tests {
         let parents: Vec<(u32, Option<u32>)> = log.0.iter().map(|m| (m.0, m.1)).collect();
         assert_eq!(
             parents,
-            [(x2, None), (y2, Some(x2)), (z2, Some(y2)), (x, None), (y, Some(x))]
+            [
+                (x2, None),
+                (y2, Some(x2)),
+                (z2, Some(y2)),
+                (x, None),
+                (y, Some(x))
+            ]
         );
     }
 
