@@ -1,7 +1,7 @@
 //! An MPI session's file (feature `mpi`): every rank's plan into one
 //! schema-3 file, collectively, by the writer [`MpiOutput`] chooses.
 //!
-//! Every step that can fail on one rank only ends in [`Comm::agree`], so
+//! Every step that can fail on one rank only ends in [`Serialized::agree`](crate::comm::Serialized::agree), so
 //! that every rank returns the same `Ok` or the same `Err` and none waits
 //! for a rank that gave up. What crosses MPI is small: counts (one
 //! exclusive scan gives each rank its offsets), host names, rank 0's
@@ -14,7 +14,7 @@ use std::hash::BuildHasherDefault;
 use std::path::Path;
 
 use crate::assemble::Plan;
-use crate::comm::{Comm, decode_strings, encode_strings};
+use crate::comm::{Serialized, decode_strings, encode_strings};
 use crate::error::Error;
 use crate::fxhash::FxHasher;
 #[cfg(feature = "mpio")]
@@ -99,7 +99,7 @@ pub(crate) struct Written {
 pub(crate) fn write(
     plan: &mut Plan,
     options: &Options,
-    comm: &Comm,
+    comm: &Serialized<'_>,
     target: &Path,
 ) -> Result<Written, Error> {
     let writer = comm.agree(writer(options))?;
@@ -227,7 +227,7 @@ fn write_part(
 fn direct(
     plan: &mut Plan,
     options: &Options,
-    comm: &Comm,
+    comm: &Serialized<'_>,
     target: &Path,
     part: Part,
     fail: bool,
@@ -296,7 +296,7 @@ fn direct(
 fn parallel(
     plan: &mut Plan,
     options: &Options,
-    comm: &Comm,
+    comm: &Serialized<'_>,
     target: &Path,
     part: Part,
     fail: bool,
@@ -364,7 +364,7 @@ fn parallel(
 fn parallel(
     _plan: &mut Plan,
     _options: &Options,
-    _comm: &Comm,
+    _comm: &Serialized<'_>,
     _target: &Path,
     _part: Part,
     _fail: bool,
@@ -378,7 +378,10 @@ fn parallel(
 /// Rank 0 reserves the temporary file beside `target` (collective: every
 /// rank gets rank 0's error, if any); every rank learns its path. Only rank
 /// 0 holds the `Staged` file, which it publishes.
-fn stage(comm: &Comm, target: &Path) -> Result<(Option<Staged>, std::path::PathBuf), Error> {
+fn stage(
+    comm: &Serialized<'_>,
+    target: &Path,
+) -> Result<(Option<Staged>, std::path::PathBuf), Error> {
     let staged = match comm.rank() {
         0 => Some(Staged::reserve(target)),
         _ => None,
@@ -404,7 +407,7 @@ fn widths(
     ids: &[u32],
     part: Part,
     names: &[String],
-    comm: &Comm,
+    comm: &Serialized<'_>,
 ) -> Widths {
     let stored = |s: &str| stored_len(s) as u64;
     let mut local = [0u64; 9];
@@ -494,7 +497,7 @@ fn decode_metadata(bytes: &[u8]) -> Vec<(String, MetaValue)> {
 /// distinct host names), `total_cores` (the Python package's `mpi_size *
 /// omp_num_threads`) and, at the full level, every rank's host name
 /// (`rank_hostnames`, a JSON list in rank order). Collective.
-fn set_mpi_metadata(plan: &mut Plan, options: &Options, comm: &Comm) {
+fn set_mpi_metadata(plan: &mut Plan, options: &Options, comm: &Serialized<'_>) {
     let host = crate::metadata::hostname();
     let hosts: Vec<String> = comm
         .all_gather(host.as_bytes())

@@ -18,6 +18,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Root, Source};
 
 use crate::error::Error;
+use crate::sync::Lifecycle;
 
 /// A session's communicator: a duplicate of the application's, shared by
 /// the clones of its `Options`.
@@ -32,15 +33,23 @@ pub(crate) struct Comm {
 struct Handle(ManuallyDrop<SimpleCommunicator>);
 
 // SAFETY: the handle is an opaque MPI object id that MPI lets any thread
-// use; this crate uses it only in `setup`, `checkpoint` and `finalize`,
-// which run one at a time (the lifecycle lock), so no two threads make MPI
-// calls on it at once (MPI_THREAD_SERIALIZED suffices when they run on
-// another thread than the one that initialized MPI). Nothing else reads or
-// mutates it.
+// use, one call at a time (MPI_THREAD_SERIALIZED). This module makes MPI
+// calls on it only through `Serialized` (below: `Comm` itself has no method
+// that calls MPI, and the handle is private), and a `Serialized` borrows a
+// `sync::Lifecycle`, which exists only while its thread holds the process's
+// one lifecycle lock; so no two threads make MPI calls on it at once.
+// Nothing else reads or mutates it.
 unsafe impl Send for Handle {}
-// SAFETY: as for `Send`: shared references only make MPI calls, serialized
-// by the lifecycle lock.
+// SAFETY: as for `Send`: a shared reference reaches MPI only through a
+// `Serialized`, which holds the lifecycle lock.
 unsafe impl Sync for Handle {}
+
+/// A session's communicator while the lifecycle lock is held: the only way
+/// to make MPI calls on it.
+pub(crate) struct Serialized<'a> {
+    comm: &'a Comm,
+    _lifecycle: &'a Lifecycle,
+}
 
 impl fmt::Debug for Comm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -69,21 +78,42 @@ impl Comm {
         self.size as u32
     }
 
-    /// The rsmpi communicator (for the MPI-IO file driver).
+    /// The communicator for MPI calls while `lifecycle` is held.
+    pub(crate) fn serialized<'a>(&'a self, lifecycle: &'a Lifecycle) -> Serialized<'a> {
+        Serialized {
+            comm: self,
+            _lifecycle: lifecycle,
+        }
+    }
+}
+
+impl Serialized<'_> {
+    /// This process's rank.
+    pub(crate) fn rank(&self) -> u32 {
+        self.comm.rank()
+    }
+
+    /// Number of ranks.
+    pub(crate) fn size(&self) -> u32 {
+        self.comm.size()
+    }
+
+    /// The rsmpi communicator (for the MPI-IO file driver, whose MPI calls
+    /// happen while this `Serialized` is borrowed).
     #[cfg(feature = "mpio")]
     pub(crate) fn raw(&self) -> &SimpleCommunicator {
-        &self.inner.0
+        &self.comm.inner.0
     }
 
     fn world(&self) -> &SimpleCommunicator {
-        &self.inner.0
+        &self.comm.inner.0
     }
 
     /// Collective: `local` on every rank if it is `Ok` on every rank; else
     /// on every rank the same `Err`, [`Error::Rank`] of the lowest rank that
     /// failed (an `Error::Rank` it holds keeps the rank it names).
     pub(crate) fn agree<T>(&self, local: Result<T, Error>) -> Result<T, Error> {
-        let me = self.rank as u64;
+        let me = self.comm.rank as u64;
         let failing = [if local.is_err() { me } else { u64::MAX }];
         let mut lowest = [u64::MAX];
         self.world()
@@ -94,7 +124,7 @@ impl Comm {
         let root = lowest[0] as i32;
         let mut message = Vec::new();
         if let Err(e) = &local {
-            if root == self.rank {
+            if root == self.comm.rank {
                 let (rank, text) = match e {
                     Error::Rank { rank, message } => (*rank, message.clone()),
                     other => (self.rank(), other.to_string()),
@@ -120,7 +150,7 @@ impl Comm {
         let mut before = vec![0u64; values.len()];
         self.world()
             .exclusive_scan_into(values, &mut before[..], SystemOperation::sum());
-        if self.rank == 0 {
+        if self.comm.rank == 0 {
             // MPI leaves rank 0's result undefined.
             before.iter_mut().for_each(|v| *v = 0);
         }
@@ -142,7 +172,7 @@ impl Comm {
     /// Collective: every rank's `bytes`, in rank order.
     pub(crate) fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
         let len = bytes.len() as u64;
-        let mut lens = vec![0u64; self.size as usize];
+        let mut lens = vec![0u64; self.comm.size as usize];
         self.world().all_gather_into(&len, &mut lens[..]);
         let counts: Vec<i32> = lens.iter().map(|&l| l as i32).collect();
         let displs: Vec<i32> = counts
@@ -180,7 +210,7 @@ impl Comm {
         buffer
     }
 
-    /// Sends `bytes` to rank `to` (matched by [`Comm::receive`]).
+    /// Sends `bytes` to rank `to` (matched by [`Serialized::receive`]).
     pub(crate) fn send(&self, to: u32, bytes: &[u8]) {
         self.world().process_at_rank(to as i32).send(bytes);
     }

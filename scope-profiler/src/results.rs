@@ -186,7 +186,7 @@ impl Results {
     pub(crate) fn publish_mpi(
         mut plan: Plan,
         options: &Options,
-        comm: &crate::comm::Comm,
+        comm: &crate::comm::Serialized<'_>,
         path: &Path,
     ) -> Result<Results, Error> {
         let written = crate::collective::write(&mut plan, options, comm, path)?;

@@ -20,9 +20,6 @@ use crate::store::{Limits, Store};
 use crate::sync::lock;
 use crate::thread::{self, Guard};
 
-/// Serializes `setup`, `checkpoint` and `finalize` with each other.
-static LIFECYCLE: Mutex<()> = Mutex::new(());
-
 /// The name of the envelope region of a session (the Python package's).
 pub(crate) const SESSION_REGION: &str = "scope_profiler.session";
 
@@ -43,17 +40,21 @@ fn end_envelope(generation: u32) {
     });
 }
 
-/// Plans the file of everything `session` recorded up to now, with the
-/// scratch files of the write in `dir`.
 /// Writes everything `session` recorded up to now with `options`; the
-/// calls per region written (for the session's final counts).
-fn write(session: &Session, options: &Options) -> Result<(Results, Vec<u64>), Error> {
+/// calls per region written (for the session's final counts). Called under
+/// the lifecycle lock (`serial`).
+fn write(
+    session: &Session,
+    options: &Options,
+    #[cfg_attr(not(feature = "mpi"), allow(unused_variables))] serial: &crate::sync::Lifecycle,
+) -> Result<(Results, Vec<u64>), Error> {
     #[cfg(feature = "mpi")]
     if let (Some(comm), Output::File(path)) = (&options.mpi, &options.output) {
+        let comm = comm.serialized(serial);
         // Collective: a rank whose plan fails makes every rank fail.
         let plan = comm.agree(plan(session, scratch::dir_for(Some(path))))?;
         let counts = plan.counts_with_dropped();
-        return Ok((Results::publish_mpi(plan, options, comm, path)?, counts));
+        return Ok((Results::publish_mpi(plan, options, &comm, path)?, counts));
     }
     if options.aggregation {
         let end = Anchor::now();
@@ -161,12 +162,13 @@ impl Run {
 
 /// Starts a profiling session.
 pub(crate) fn setup(options: Options) -> Result<Run, Error> {
-    let _serial = lock(&LIFECYCLE);
+    #[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
+    let serial = crate::sync::lifecycle();
     let checked = check_setup(&options);
     // An MPI session starts on every rank or on none (collective).
     #[cfg(feature = "mpi")]
     let checked = match &options.mpi {
-        Some(comm) => comm.agree(checked),
+        Some(comm) => comm.serialized(&serial).agree(checked),
         None => checked,
     };
     checked?;
@@ -373,12 +375,12 @@ fn check_output_dir(path: &Path) -> Result<(), Error> {
 
 /// Writes everything recorded so far and keeps recording.
 pub(crate) fn checkpoint() -> Result<Results, Error> {
-    let _serial = lock(&LIFECYCLE);
+    let serial = crate::sync::lifecycle();
     if deactivated().is_some() {
         return Ok(Results::deactivated());
     }
     let session = active_session().ok_or(Error::NotActive)?;
-    write(&session, &session.options).map(|(results, _)| results)
+    write(&session, &session.options, &serial).map(|(results, _)| results)
 }
 
 /// Ends the active session (the one of `generation`, if given) and writes it.
@@ -394,7 +396,7 @@ pub(crate) fn finalize_generation(
     generation: Option<u32>,
     path: Option<&Path>,
 ) -> Result<Results, Error> {
-    let _serial = lock(&LIFECYCLE);
+    let serial = crate::sync::lifecycle();
     if let Some(done) = finalize_deactivated(generation) {
         return done;
     }
@@ -407,14 +409,14 @@ pub(crate) fn finalize_generation(
         // A path one rank cannot write fails every rank (collective).
         #[cfg(feature = "mpi")]
         let checked = match &options.mpi {
-            Some(comm) => comm.agree(checked),
+            Some(comm) => comm.serialized(&serial).agree(checked),
             None => checked,
         };
         checked?;
         options.output = Output::File(path.to_path_buf());
     }
     end_envelope(session.generation);
-    let (results, counts) = write(&session, &options)?;
+    let (results, counts) = write(&session, &options, &serial)?;
     // Written: the session ends. Calls entered from now on record nothing.
     active::deactivate(session, counts);
     crate::trace::set_trace_all(false);

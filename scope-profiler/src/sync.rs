@@ -10,6 +10,20 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The lifecycle lock: `setup`, `checkpoint` and `finalize` run under it,
+/// one at a time in the process.
+static LIFECYCLE: Mutex<()> = Mutex::new(());
+
+/// Proof that this thread holds the lifecycle lock (the lock is released
+/// when it is dropped). MPI calls on the profiler's communicator need one
+/// (`comm::Comm::serialized`), so no two threads make them at once.
+pub(crate) struct Lifecycle(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+/// Takes the lifecycle lock, waiting for the thread that holds it.
+pub(crate) fn lifecycle() -> Lifecycle {
+    Lifecycle(lock(&LIFECYCLE))
+}
+
 /// How many times this process is a `fork()` child of a process that used
 /// the crate (0 in the original process).
 static FORK_EPOCH: AtomicU32 = AtomicU32::new(0);
