@@ -19,14 +19,21 @@ fn flatten(tree: &CallTree, names: &[String]) -> Flat {
     for (root, label) in &tree.roots {
         let group = out.entry(label.clone()).or_default();
         let r = &tree.nodes[*root];
-        group.insert(Vec::new(), (r.calls, r.total, 0, 0, 0, 0));
+        group.insert(Vec::new(), (r.num_calls, r.total, 0, 0, 0, 0));
         let mut stack = vec![(*root, Vec::new())];
         while let Some((node, path)) = stack.pop() {
             for &child in &tree.nodes[node].children {
                 let n = &tree.nodes[child];
                 let mut path: Vec<String> = path.clone();
                 path.push(names[n.region.unwrap() as usize].clone());
-                let figures = (n.calls, n.total, n.own, n.min, n.max, n.p95());
+                let figures = (
+                    n.num_calls,
+                    n.total,
+                    n.exclusive,
+                    n.minimum,
+                    n.maximum,
+                    n.p95(),
+                );
                 assert!(
                     group.insert(path.clone(), figures).is_none(),
                     "{path:?} twice"
@@ -155,7 +162,9 @@ fn the_stored_call_paths_give_the_events_call_tree() {
         Compression::Auto,
         256 << 20,
         "call-paths",
-        WritePath::Buckets { scratch: false },
+        WritePath::Streamed {
+            through_scratch: false,
+        },
         false,
     );
 }
@@ -177,7 +186,9 @@ fn the_stored_call_paths_survive_spilling_and_compression() {
         Compression::Gzip(4),
         4 << 20,
         "call-paths-spilled",
-        WritePath::Buckets { scratch: true },
+        WritePath::Streamed {
+            through_scratch: true,
+        },
         true,
     );
 }

@@ -94,7 +94,7 @@ chunk_size = 1000
     let results = run.finalize().expect("finalize");
     assert_eq!(results.file_path(), Some(file.as_path()));
     assert!(
-        matches!(results.write_path(), WritePath::Buckets { .. }),
+        matches!(results.write_path(), WritePath::Streamed { .. }),
         "a compressed file goes through buckets: {:?}",
         results.write_path()
     );
@@ -143,7 +143,12 @@ fn a_chunk_size_chunks_an_uncompressed_file() {
     }
     let results = run.finalize().expect("finalize");
     // Chunked columns have no contiguous byte range: not the direct path.
-    assert_eq!(results.write_path(), WritePath::Buckets { scratch: false });
+    assert_eq!(
+        results.write_path(),
+        WritePath::Streamed {
+            through_scratch: false
+        }
+    );
     let h5 = hdf5::File::open(&file).expect("open");
     for column in [
         "start_deltas",
@@ -607,7 +612,7 @@ fn a_deactivated_session_records_nothing_and_writes_nothing() {
     assert!(sp::get_region("earlier").is_some());
 
     let options = Options::from_toml(&toml).expect("from_toml");
-    assert!(options.is_deactivated());
+    assert!(options.get_deactivate());
     let run = sp::setup(options).expect("a deactivated setup succeeds");
     assert!(run.is_active() && !sp::is_active());
     assert!(matches!(
@@ -621,7 +626,7 @@ fn a_deactivated_session_records_nothing_and_writes_nothing() {
     let sampler = sp::sample_every(2, 0).expect("sampler");
     for t in 0..100 {
         let _step = sampler.step(t).expect("a step of a deactivated session");
-        let _m = sp::metadata([("t", t)]);
+        let _m = sp::call_metadata([("t", t)]);
         sp::region("off/by-name").run(|| ());
         sp::scope!("off/cached");
         assert_eq!(profiled_leaf(), 7);

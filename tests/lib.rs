@@ -258,7 +258,7 @@ pub fn describe_options(options: &Options) -> String {
     let lines = [
         format!("file_path={file}"),
         format!("label={}", options.get_label()),
-        format!("deactivate_profiling={}", options.is_deactivated()),
+        format!("deactivate_profiling={}", options.get_deactivate()),
         format!(
             "deactivate_file_output={}",
             options.get_file_path().is_none()
@@ -269,7 +269,7 @@ pub fn describe_options(options: &Options) -> String {
             options.get_capture_region_source()
         ),
         format!("metadata_detail={}", options.get_metadata_detail().as_str()),
-        format!("aggregation_mode={}", options.is_aggregation()),
+        format!("aggregation_mode={}", options.get_aggregation()),
         format!("hdf5_compression={compression}"),
         format!("hdf5_compression_level={level}"),
         format!(

@@ -49,7 +49,7 @@ fn features_run(path: &Path) -> sp::Results {
     )
     .unwrap();
     for i in 0..5 {
-        let _m = sp::metadata([
+        let _m = sp::call_metadata([
             ("step", Value::from(i)),
             ("phase", Value::from("predictor")),
         ]);
@@ -69,7 +69,7 @@ fn features_run(path: &Path) -> sp::Results {
         }
     }
     hidden();
-    session.finish().unwrap()
+    session.finalize().unwrap()
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn the_envelope_is_recorded_by_session_and_on_request() {
     );
     let session = sp::session(Options::new().in_memory().verbose(false)).unwrap();
     sp::region("work").run(|| ());
-    let results = session.finish().unwrap();
+    let results = session.finalize().unwrap();
     let profile = results.profile().unwrap();
     assert_eq!(profile.region_names, ["scope_profiler.session", "work"]);
     let envelope = &profile.rows[0];
@@ -315,8 +315,8 @@ fn metadata_of_any_size_and_text_round_trips() {
     let big = "x".repeat(200_000);
     let odd = "quote \" backslash \\ newline \n tab \t nul-ish \u{1} emoji 🦀 rtl \u{202e}";
     {
-        let _outer = sp::metadata([("outer", Value::from(true)), ("k", Value::from(1))]);
-        let _inner = sp::metadata([
+        let _outer = sp::call_metadata([("outer", Value::from(true)), ("k", Value::from(1))]);
+        let _inner = sp::call_metadata([
             ("k", Value::from(2.5)),
             ("big", Value::from(big.as_str())),
             ("odd", Value::from(odd)),
@@ -433,7 +433,7 @@ fn aggregation_keeps_totals_not_calls_and_python_reads_them() {
     };
     let (outer, inner, hot) = (agg("outer"), agg("inner"), agg("hot"));
     assert_eq!(
-        (outer.calls, inner.calls, hot.calls),
+        (outer.num_calls, inner.num_calls, hot.num_calls),
         (100_000, 100_000, 2_000_000)
     );
     // Own time of outer: its total minus its one child's, to the rounding
@@ -445,8 +445,8 @@ fn aggregation_keeps_totals_not_calls_and_python_reads_them() {
     assert_eq!(inner.exclusive, inner.total);
     for row in [&outer, &inner, &hot] {
         assert!(
-            row.minimum <= row.total / row.calls as i64
-                && row.total / row.calls as i64 <= row.maximum,
+            row.minimum <= row.total / row.num_calls as i64
+                && row.total / row.num_calls as i64 <= row.maximum,
             "{row:?}"
         );
     }
@@ -490,7 +490,7 @@ print("ok")
     assert_eq!(lines.len(), 5, "{stdout}");
     for (line, row) in lines.iter().zip([&outer, &inner, &hot]) {
         let f: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(f[1].parse::<u64>().unwrap(), row.calls, "{line}");
+        assert_eq!(f[1].parse::<u64>().unwrap(), row.num_calls, "{line}");
         // Python reads seconds as floats: equal to the ns within rounding.
         for (got, want) in [(f[2], row.total), (f[3], row.minimum), (f[4], row.maximum)] {
             let got: i64 = got.parse().unwrap();

@@ -265,7 +265,7 @@ fn deep_recursion_and_many_names() {
     assert_eq!(&p.region_names[1..], &names[..]);
     let summary = results.summary();
     let rec = summary.roots().next().unwrap();
-    assert!(rec.recursive() && rec.calls() == 10_000);
+    assert!(rec.recursive() && rec.num_calls() == 10_000);
 }
 
 #[test]
@@ -394,7 +394,7 @@ fn a_session_guard_finalizes_on_drop() {
     assert!(matches!(sp::finalize(), Err(Error::NotActive)));
     assert_eq!(sp::get_region("guarded").unwrap().num_calls(), 1);
     // Nothing but the session's envelope.
-    let finished = sp::session(in_memory()).unwrap().finish().unwrap();
+    let finished = sp::session(in_memory()).unwrap().finalize().unwrap();
     assert_eq!(
         finished.profile().unwrap().region_names,
         ["scope_profiler.session"]
@@ -554,7 +554,12 @@ fn files_written_directly_and_through_buckets_hold_the_same_calls() {
             .memory_limit(1 << 20),
     );
     // 500k events do not fit the 8 MiB placement budget: buckets on disk.
-    assert_eq!(compressed_path, sp::WritePath::Buckets { scratch: true });
+    assert_eq!(
+        compressed_path,
+        sp::WritePath::Streamed {
+            through_scratch: true
+        }
+    );
     for file in [&direct, &compressed] {
         assert_same_calls(file, &buckets);
         // Statistics and exclusive totals agree with the file's own events.
@@ -717,16 +722,16 @@ fn finalize_statistics_match_a_sort_of_the_durations() {
     for (row, stats) in profile.rows.iter().zip(results.statistics()) {
         let mut durations = profile.events.durations[row.events()].to_vec();
         durations.sort_unstable();
-        assert_eq!(stats.calls(), row.event_count);
-        assert_eq!(stats.total_ns(), row.stats.total);
-        assert_eq!(stats.own_ns(), row.exclusive_total);
+        assert_eq!(stats.num_calls(), row.event_count);
+        assert_eq!(stats.total(), row.stats.total);
+        assert_eq!(stats.exclusive(), row.exclusive_total);
         assert_eq!(
-            (stats.min_ns(), stats.max_ns()),
+            (stats.minimum(), stats.maximum()),
             (durations[0], *durations.last().unwrap())
         );
         let mean = durations.iter().sum::<i64>() as f64 / durations.len() as f64;
-        assert!((stats.mean_ns() - mean).abs() < 1e-6 * mean.max(1.0));
-        let got = [stats.p50_ns(), stats.p95_ns(), stats.p99_ns()];
+        assert!((stats.mean() - mean).abs() < 1e-6 * mean.max(1.0));
+        let got = [stats.p50(), stats.p95(), stats.p99()];
         let exact = [0.5, 0.95, 0.99].map(|q| nearest_rank(&durations, q));
         if stats.name() == "many" {
             assert!(!stats.is_exact(), "300k calls are past the budget");
@@ -742,5 +747,8 @@ fn finalize_statistics_match_a_sort_of_the_durations() {
             assert_eq!(got, exact, "{}", stats.name());
         }
     }
-    assert!(results.stats("varied").unwrap().p99_ns() > results.stats("varied").unwrap().p50_ns());
+    assert!(
+        results.statistics_of("varied").unwrap().p99()
+            > results.statistics_of("varied").unwrap().p50()
+    );
 }

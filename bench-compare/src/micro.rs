@@ -143,9 +143,11 @@ impl Variant {
             }
             Variant::Paused => "ours: `#[profile]` fn while the session is paused",
             Variant::Outcome => "ours: `#[profile(record_outcome)]` fn returning `Ok`",
-            Variant::InMetadata => "ours: `#[profile]` fn inside one long `sp::metadata` scope",
+            Variant::InMetadata => {
+                "ours: `#[profile]` fn inside one long `sp::call_metadata` scope"
+            }
             Variant::MetadataPerCall => {
-                "ours: `#[profile]` fn in an `sp::metadata([(\"step\", i)])` scope of its own"
+                "ours: `#[profile]` fn in an `sp::call_metadata([(\"step\", i)])` scope of its own"
             }
             Variant::Aggregate => {
                 "ours: `#[profile]` fn, aggregation mode (per-region totals, a process of its own)"
@@ -295,7 +297,7 @@ impl Variant {
             }
             Variant::Outcome => time(calls, ours::outcome),
             Variant::InMetadata => {
-                let _scope = sp::metadata([("phase", "bench")]);
+                let _scope = sp::call_metadata([("phase", "bench")]);
                 time(calls, ours::in_metadata)
             }
             Variant::MetadataPerCall => time(calls, ours::metadata_per_call),

@@ -159,7 +159,7 @@ pub fn in_metadata(x: u64) -> u64 {
 pub fn metadata_per_call(x: u64) -> u64 {
     static SITE: sp::__private::CallSite =
         sp::__private::CallSite::new("metadata_per_call", file!(), line!());
-    let _m = sp::metadata([("step", x)]);
+    let _m = sp::call_metadata([("step", x)]);
     let _g = SITE.enter();
     work(x)
 }

@@ -70,7 +70,7 @@ pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<Fi
             if s.calls == 0 {
                 (s.min, s.max) = (row.minimum, row.maximum);
             }
-            s.calls += row.calls;
+            s.calls += row.num_calls;
             s.total += row.total;
             s.own += row.exclusive;
             s.min = s.min.min(row.minimum);
@@ -113,13 +113,13 @@ pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<Fi
             name: name(region),
             tags: tags.get(&region).cloned().unwrap_or_default(),
             stat: Stat {
-                calls: n.calls,
+                calls: n.num_calls,
                 total: n.total,
-                own: n.own,
+                own: n.exclusive,
                 mean: n.mean(),
                 p95: n.p95(),
-                min: n.min,
-                max: n.max,
+                min: n.minimum,
+                max: n.maximum,
             },
             children: n
                 .children
@@ -324,7 +324,7 @@ pub(crate) fn region_stats(reader: &ProfileReader) -> Result<Vec<(String, Stat)>
     };
     if reader.is_aggregate() {
         for r in reader.aggregates() {
-            add(r.region_id, r.calls, r.total, r.exclusive);
+            add(r.region_id, r.num_calls, r.total, r.exclusive);
         }
     } else if reader.has_summaries() && reader.rows().iter().all(|r| r.exclusive_total >= 0) {
         for r in reader.rows() {
@@ -334,7 +334,7 @@ pub(crate) fn region_stats(reader: &ProfileReader) -> Result<Vec<(String, Stat)>
         let tree = export::call_tree(reader, Grouping::All).map_err(|e| Failure(e.to_string()))?;
         for node in &tree.nodes {
             if let Some(region) = node.region {
-                add(region, node.calls, node.total, node.own);
+                add(region, node.num_calls, node.total, node.exclusive);
             }
         }
     }

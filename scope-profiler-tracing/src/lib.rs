@@ -85,8 +85,8 @@ pub fn layer() -> ScopeProfilerLayer {
 /// let layer = scope_profiler_tracing::layer()
 ///     .plain_names(true)
 ///     .events_as_marks(true);
-/// assert!(layer.is_plain_names() && layer.is_events_as_marks());
-/// assert!(!layer.is_span_lifetime());
+/// assert!(layer.get_plain_names() && layer.get_events_as_marks());
+/// assert!(!layer.get_span_lifetime());
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ScopeProfilerLayer {
@@ -120,9 +120,9 @@ impl ScopeProfilerLayer {
     /// Whether regions are named by the bare span name.
     ///
     /// ```
-    /// assert!(!scope_profiler_tracing::layer().is_plain_names());
+    /// assert!(!scope_profiler_tracing::layer().get_plain_names());
     /// ```
-    pub fn is_plain_names(&self) -> bool {
+    pub fn get_plain_names(&self) -> bool {
         self.plain_names
     }
 
@@ -157,9 +157,9 @@ impl ScopeProfilerLayer {
     /// Whether spans are recorded from first enter to close.
     ///
     /// ```
-    /// assert!(scope_profiler_tracing::layer().span_lifetime().is_span_lifetime());
+    /// assert!(scope_profiler_tracing::layer().span_lifetime().get_span_lifetime());
     /// ```
-    pub fn is_span_lifetime(&self) -> bool {
+    pub fn get_span_lifetime(&self) -> bool {
         self.span_lifetime
     }
 
@@ -213,18 +213,18 @@ impl ScopeProfilerLayer {
     /// Whether span fields are recorded.
     ///
     /// ```
-    /// assert!(!scope_profiler_tracing::layer().is_record_fields());
+    /// assert!(!scope_profiler_tracing::layer().get_record_fields());
     /// ```
-    pub fn is_record_fields(&self) -> bool {
+    pub fn get_record_fields(&self) -> bool {
         self.record_fields
     }
 
     /// Whether events are recorded as marks.
     ///
     /// ```
-    /// assert!(!scope_profiler_tracing::layer().is_events_as_marks());
+    /// assert!(!scope_profiler_tracing::layer().get_events_as_marks());
     /// ```
-    pub fn is_events_as_marks(&self) -> bool {
+    pub fn get_events_as_marks(&self) -> bool {
         self.events_as_marks
     }
 }

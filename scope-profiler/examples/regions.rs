@@ -200,7 +200,7 @@ fn main() -> Result<(), sp::Error> {
     // Tags, per-call metadata and outcomes: each call of `mylib.solve` and
     // `io.load` carries its timestep and phase; `io.load` also its status.
     for step in 0..5 {
-        let _m = sp::metadata([
+        let _m = sp::call_metadata([
             ("step", sp::Value::from(step)),
             ("phase", sp::Value::from("predictor")),
         ]);

@@ -880,9 +880,9 @@ pub(crate) fn plan(
             .filter(|(_, (n, _))| **n > 0)
             .map(|(region, (&calls, &ticks))| DroppedCalls {
                 name: name(region).to_owned(),
-                calls,
+                num_calls: calls,
                 // Durations add up on the linear tick-to-ns map.
-                total_ns: conv.ns(span.start.ticks + ticks) - origin,
+                total: conv.ns(span.start.ticks + ticks) - origin,
             })
             .collect(),
         events_stopped_ns: store.first_drop().map(|t| conv.ns(t) - origin),
@@ -981,7 +981,7 @@ fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(String, Met
         out.push(("spill_error".into(), error.clone().into()));
     }
     if !health.dropped.is_empty() {
-        let total: u64 = health.dropped.iter().map(|d| d.calls).sum();
+        let total: u64 = health.dropped.iter().map(|d| d.num_calls).sum();
         out.push(("dropped_calls".into(), (total as i64).into()));
         let by_region: Vec<String> = health
             .dropped
@@ -990,8 +990,8 @@ fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(String, Met
                 format!(
                     "{}: {{\"calls\": {}, \"total_ns\": {}}}",
                     json_string(&d.name),
-                    d.calls,
-                    d.total_ns
+                    d.num_calls,
+                    d.total
                 )
             })
             .collect();
@@ -1085,7 +1085,7 @@ impl AggregatePlan {
             .zip(&self.names)
             .map(|(row, &name)| RegionStatistics {
                 name,
-                calls: row.calls,
+                calls: row.num_calls,
                 total_ns: row.total,
                 own_ns: row.exclusive,
                 min_ns: row.minimum,
@@ -1149,7 +1149,7 @@ pub(crate) fn plan_aggregate(
         rows.push(AggregateRow {
             region_id: names.len() as u32,
             rank: 0,
-            calls,
+            num_calls: calls,
             total: total_ns,
             exclusive: own_ns,
             minimum: ns(min),

@@ -1,4 +1,4 @@
-//! Per-call metadata and outcomes: [`metadata`](crate::metadata) scopes and
+//! Per-call metadata and outcomes: [`call_metadata`](crate::call_metadata) scopes and
 //! the outcome of `#[profile(record_outcome)]` functions. Each is kept beside
 //! the thread's records (a `MetaEntry` of its lane; an async call's outcome
 //! a `KeyedEntry` of the session, its record moving between recorders) and
@@ -27,7 +27,7 @@ use crate::value::{CallMetadata, Value};
 /// use scope_profiler::{self as sp, Options, Value};
 /// sp::setup(Options::new().in_memory().verbose(false))?;
 /// for step in 0..3 {
-///     let _m = sp::metadata([("timestep", Value::from(step)), ("phase", Value::from("predictor"))]);
+///     let _m = sp::call_metadata([("timestep", Value::from(step)), ("phase", Value::from("predictor"))]);
 ///     sp::region("advance").run(|| ());
 /// }
 /// sp::region("advance").run(|| ()); // outside any scope: {}
@@ -38,13 +38,13 @@ use crate::value::{CallMetadata, Value};
 /// assert!(row.event_metadata[3].is_empty());
 /// # Ok::<(), sp::Error>(())
 /// ```
-pub fn metadata<I, K, V>(values: I) -> MetadataScope
+pub fn call_metadata<I, K, V>(values: I) -> CallMetadataScope
 where
     I: IntoIterator<Item = (K, V)>,
     K: Into<String>,
     V: Into<Value>,
 {
-    MetadataScope {
+    CallMetadataScope {
         open: recording(values).map(|(generation, values)| (generation, ticks(), values)),
         _not_send: PhantomData,
     }
@@ -111,28 +111,28 @@ where
     Some((generation, Arc::new(values)))
 }
 
-/// The scope of [`metadata`]: the values apply to calls that complete
+/// The scope of [`call_metadata`]: the values apply to calls that complete
 /// before it is dropped (on the thread that made it).
 ///
 /// ```
-/// let scope = scope_profiler::metadata([("k", 1)]);
+/// let scope = scope_profiler::call_metadata([("k", 1)]);
 /// assert!(!scope.is_recording()); // no session
 /// ```
 #[derive(Debug)]
 #[must_use = "the metadata applies to calls made while the scope lives"]
-pub struct MetadataScope {
+pub struct CallMetadataScope {
     open: Option<(u32, u64, Arc<CallMetadata>)>,
     _not_send: PhantomData<*const ()>,
 }
 
-impl MetadataScope {
+impl CallMetadataScope {
     /// Whether the values will be attached to calls (a session records).
     pub fn is_recording(&self) -> bool {
         self.open.is_some()
     }
 }
 
-impl Drop for MetadataScope {
+impl Drop for CallMetadataScope {
     fn drop(&mut self) {
         if let Some((generation, start, values)) = self.open.take() {
             let end = ticks();

@@ -4,7 +4,7 @@
 //! Every export reads the file through a [`ProfileReader`] in bounded
 //! chunks, never the whole event table: the Chrome trace in file order, the
 //! others through an external sort of the calls by (lane, start) in runs of
-//! [`SORT_RUN`] calls spilled to unlinked scratch files and merged. The
+//! `SORT_RUN` calls spilled to unlinked scratch files and merged. The
 //! peak memory is a run plus one buffer per run, whatever the file's size.
 //!
 //! JSON is written by hand (names escaped here), so the runtime needs no
@@ -45,7 +45,7 @@ use crate::profile::CallPath;
 use crate::scratch::{self, Plain};
 
 /// Calls sorted in memory at once before a run is spilled to disk.
-pub const SORT_RUN: usize = 2 << 20;
+const SORT_RUN: usize = 2 << 20;
 
 /// Events read from the file per chunk.
 const CHUNK: usize = 1 << 18;
@@ -89,15 +89,15 @@ pub struct TreeNode {
     /// Children, in order of first call.
     pub children: Vec<usize>,
     /// Calls.
-    pub calls: u64,
+    pub num_calls: u64,
     /// Summed durations, ns.
     pub total: i64,
     /// Summed time outside direct child calls, ns.
-    pub own: i64,
+    pub exclusive: i64,
     /// Shortest call, ns.
-    pub min: i64,
+    pub minimum: i64,
     /// Longest call, ns.
-    pub max: i64,
+    pub maximum: i64,
     hist: LogHistogram,
 }
 
@@ -108,7 +108,7 @@ impl TreeNode {
     /// assert_eq!(scope_profiler::export::TreeNode::default().mean(), 0.0);
     /// ```
     pub fn mean(&self) -> f64 {
-        match self.calls {
+        match self.num_calls {
             0 => 0.0,
             n => self.total as f64 / n as f64,
         }
@@ -130,18 +130,19 @@ impl TreeNode {
     /// assert_eq!(scope_profiler::export::TreeNode::default().quantile(0.5), 0);
     /// ```
     pub fn quantile(&self, q: f64) -> i64 {
-        self.hist.quantile(q, self.calls, self.min, self.max)
+        self.hist
+            .quantile(q, self.num_calls, self.minimum, self.maximum)
     }
 
     fn add(&mut self, duration: i64, own: i64) {
-        if self.calls == 0 {
-            (self.min, self.max) = (duration, duration);
+        if self.num_calls == 0 {
+            (self.minimum, self.maximum) = (duration, duration);
         }
-        self.calls += 1;
+        self.num_calls += 1;
         self.total = self.total.wrapping_add(duration);
-        self.own = self.own.wrapping_add(own);
-        self.min = self.min.min(duration);
-        self.max = self.max.max(duration);
+        self.exclusive = self.exclusive.wrapping_add(own);
+        self.minimum = self.minimum.min(duration);
+        self.maximum = self.maximum.max(duration);
         self.hist.add(duration);
     }
 }
@@ -343,7 +344,7 @@ impl Sorted {
 }
 
 /// Reads every call of the file and sorts them by (lane, start, longest
-/// first, call id), spilling sorted runs of [`SORT_RUN`] calls.
+/// first, call id), spilling sorted runs of `SORT_RUN` calls.
 fn sort_calls(reader: &ProfileReader) -> Result<(Sorted, Vec<Lane>), Error> {
     let path = reader.path();
     let mut lanes = LaneMap::new(reader);
@@ -482,7 +483,7 @@ fn walk(reader: &ProfileReader, visitor: &mut impl Visitor) -> Result<Vec<Lane>,
 /// let tree = export::call_tree(&reader, export::Grouping::All)?;
 /// for &child in &tree.nodes[tree.roots[0].0].children {
 ///     let node = &tree.nodes[child];
-///     println!("{} {} calls", reader.region_names()[node.region.unwrap() as usize], node.calls);
+///     println!("{} {} calls", reader.region_names()[node.region.unwrap() as usize], node.num_calls);
 /// }
 /// # Ok::<(), scope_profiler::Error>(())
 /// ```
@@ -524,7 +525,7 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
                 let lane = lanes.lane(0, p.thread_id, p.task_id);
                 let root = builder.root(grouping.label(lane, lanes.lanes.get(lane as usize)));
                 let r = &mut builder.tree.nodes[root];
-                r.calls += p.calls;
+                r.num_calls += p.num_calls;
                 r.total = r.total.wrapping_add(p.total);
                 root
             }
@@ -536,14 +537,14 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
         node_of[i] = node;
         let tree = &mut builder.tree;
         let n = &mut tree.nodes[node];
-        if n.calls == 0 {
-            (n.min, n.max) = (p.min, p.max);
+        if n.num_calls == 0 {
+            (n.minimum, n.maximum) = (p.minimum, p.maximum);
         }
-        n.calls += p.calls;
+        n.num_calls += p.num_calls;
         n.total = n.total.wrapping_add(p.total);
-        n.own = n.own.wrapping_add(p.own);
-        n.min = n.min.min(p.min);
-        n.max = n.max.max(p.max);
+        n.exclusive = n.exclusive.wrapping_add(p.exclusive);
+        n.minimum = n.minimum.min(p.minimum);
+        n.maximum = n.maximum.max(p.maximum);
         n.hist.add_buckets(&p.histogram);
         tree.first_start = tree.first_start.min(p.first_start);
         tree.last_end = tree.last_end.max(p.last_end);
@@ -638,7 +639,7 @@ impl Visitor for TreeBuilder {
             && let Some(root) = root
         {
             let r = &mut self.tree.nodes[root];
-            r.calls += 1;
+            r.num_calls += 1;
             r.total = r.total.wrapping_add(call.duration);
         }
         Ok(())
@@ -715,7 +716,7 @@ pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error>
         let n = &tree.nodes[node];
         path.truncate(depth);
         path.push(name(n.region.unwrap_or(u32::MAX)));
-        if n.own > 0 {
+        if n.exclusive > 0 {
             line.clear();
             for (i, part) in path.iter().enumerate() {
                 if i > 0 {
@@ -723,7 +724,7 @@ pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error>
                 }
                 line.push_str(part);
             }
-            writeln!(out, "{line} {}", n.own).map_err(out_err)?;
+            writeln!(out, "{line} {}", n.exclusive).map_err(out_err)?;
             lines += 1;
         }
         todo.extend(n.children.iter().rev().map(|&c| (c, depth + 1)));

@@ -93,7 +93,7 @@ mod results;
 // 8. Lifecycle: setup, checkpoint, finalize.
 mod session;
 
-pub use callmeta::{MetadataScope, annotate, metadata};
+pub use callmeta::{CallMetadataScope, annotate, call_metadata};
 pub use error::Error;
 #[cfg(feature = "hdf5")]
 pub use hdf5::{EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
@@ -518,8 +518,8 @@ pub fn recorded_regions() -> Vec<String> {
 
 /// Enters a call-site cached region until the end of the enclosing block:
 /// the region is resolved once per session at this call site, never looked
-/// up by name per call. `scope!("name")` binds a hidden guard;
-/// `let g = scope!(guard "name");` returns it instead.
+/// up by name per call. `scope!("name")` binds a hidden guard; to end the
+/// call elsewhere, [`scope_guard!`](crate::scope_guard) returns the guard.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
@@ -527,35 +527,56 @@ pub fn recorded_regions() -> Vec<String> {
 /// for _ in 0..5 {
 ///     sp::scope!("hot_loop");
 /// }
-/// let g = sp::scope!(guard "explicit");
-/// drop(g);
 /// assert_eq!(sp::get_region("hot_loop").unwrap().num_calls(), 5);
-/// assert_eq!(sp::get_region("explicit").unwrap().num_calls(), 1);
 /// sp::finalize().unwrap();
 /// ```
 #[cfg(feature = "enabled")]
 #[macro_export]
 macro_rules! scope {
-    (guard $name:expr) => {{
+    ($name:expr) => {
+        let _scope_profiler_guard = $crate::scope_guard!($name);
+    };
+}
+
+/// Enters a call-site cached region (as [`scope!`](crate::scope)) and
+/// returns its [`Guard`]: the call ends when the guard is dropped.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// let g = sp::scope_guard!("explicit");
+/// assert!(g.is_recording());
+/// drop(g);
+/// assert_eq!(sp::get_region("explicit").unwrap().num_calls(), 1);
+/// sp::finalize().unwrap();
+/// ```
+#[cfg(feature = "enabled")]
+#[macro_export]
+macro_rules! scope_guard {
+    ($name:expr) => {{
         static __SP_SITE: $crate::__private::CallSite =
             $crate::__private::CallSite::new($name, file!(), line!());
         __SP_SITE.enter()
     }};
-    ($name:expr) => {
-        let _scope_profiler_guard = $crate::scope!(guard $name);
-    };
 }
 
 /// With the `enabled` feature off, `scope!` compiles to nothing.
 #[cfg(not(feature = "enabled"))]
 #[macro_export]
 macro_rules! scope {
-    (guard $name:expr) => {
-        $crate::Guard::inert()
-    };
     ($name:expr) => {
         let _: &str = $name;
     };
+}
+
+/// With the `enabled` feature off, `scope_guard!` is an inert guard.
+#[cfg(not(feature = "enabled"))]
+#[macro_export]
+macro_rules! scope_guard {
+    ($name:expr) => {{
+        let _: &str = $name;
+        $crate::Guard::inert()
+    }};
 }
 
 /// The examples of the crate's README (what crates.io shows), compiled as

@@ -101,7 +101,7 @@ pub(crate) enum Output {
 /// let defaults = Options::new();
 /// assert_eq!(defaults.get_file_path().unwrap().to_str(), Some("profiling_data.h5"));
 /// assert_eq!(defaults.get_label(), "profiling_data"); // the file stem
-/// assert!(defaults.is_verbose());
+/// assert!(defaults.get_verbose());
 /// ```
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -197,7 +197,7 @@ impl Options {
     /// Print the summary to stderr at `finalize` (default `true`).
     ///
     /// ```
-    /// assert!(!scope_profiler::Options::new().verbose(false).is_verbose());
+    /// assert!(!scope_profiler::Options::new().verbose(false).get_verbose());
     /// ```
     pub fn verbose(mut self, verbose: bool) -> Self {
         self.verbose = verbose;
@@ -361,9 +361,9 @@ impl Options {
     /// Whether the summary is printed at `finalize`.
     ///
     /// ```
-    /// assert!(scope_profiler::Options::new().is_verbose());
+    /// assert!(scope_profiler::Options::new().get_verbose());
     /// ```
-    pub fn is_verbose(&self) -> bool {
+    pub fn get_verbose(&self) -> bool {
         self.verbose
     }
 
@@ -490,7 +490,7 @@ impl Options {
     /// aggregate layout (`storage_layout = "aggregate"`), one row per region
     /// (threads summed). Instrumented futures are not recorded as calls of
     /// their own in this mode (what they call is), and call metadata
-    /// ([`metadata`](crate::metadata), `record_outcome`) is not kept.
+    /// ([`call_metadata`](crate::call_metadata), `record_outcome`) is not kept.
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
@@ -499,9 +499,9 @@ impl Options {
     ///     sp::region("hot").run(|| sp::region("inner").run(|| ()));
     /// }
     /// let results = sp::finalize()?;
-    /// let hot = results.stats("hot").unwrap();
-    /// assert_eq!(hot.calls(), 1000);
-    /// assert!(hot.own_ns() <= hot.total_ns());
+    /// let hot = results.statistics_of("hot").unwrap();
+    /// assert_eq!(hot.num_calls(), 1000);
+    /// assert!(hot.exclusive() <= hot.total());
     /// # Ok::<(), sp::Error>(())
     /// ```
     pub fn aggregation(mut self, on: bool) -> Self {
@@ -512,9 +512,9 @@ impl Options {
     /// Whether the session aggregates.
     ///
     /// ```
-    /// assert!(!scope_profiler::Options::new().is_aggregation());
+    /// assert!(!scope_profiler::Options::new().get_aggregation());
     /// ```
-    pub fn is_aggregation(&self) -> bool {
+    pub fn get_aggregation(&self) -> bool {
         self.aggregation
     }
 
@@ -548,9 +548,9 @@ impl Options {
     /// Whether the session is deactivated ([`Options::deactivate`]).
     ///
     /// ```
-    /// assert!(!scope_profiler::Options::new().is_deactivated());
+    /// assert!(!scope_profiler::Options::new().get_deactivate());
     /// ```
-    pub fn is_deactivated(&self) -> bool {
+    pub fn get_deactivate(&self) -> bool {
         self.deactivate
     }
 

@@ -67,10 +67,10 @@ pub struct SummaryStatistics {
     pub start_minimum: i64,
     /// Latest end, absolute ns.
     pub end_maximum: i64,
-    /// GPU-timed calls (always 0: no GPU timing in this crate).
-    pub gpu_count: u64,
-    /// GPU time, ns (always 0).
-    pub gpu_total: i64,
+    /// GPU-timed calls and their time (the file's columns: always 0, no
+    /// GPU timing in this crate; kept as read from other files).
+    pub(crate) gpu_count: u64,
+    pub(crate) gpu_total: i64,
     /// Mean duration, ns.
     pub mean: f64,
     /// Sum of squared deviations from the mean, ns².
@@ -183,7 +183,7 @@ pub struct RegionRow {
     pub source_text: String,
     /// Each call's metadata, in the order of the row's events (the file's
     /// `event_metadata`); empty when no call of the row has any. See
-    /// [`metadata`](crate::metadata).
+    /// [`call_metadata`](crate::call_metadata).
     pub event_metadata: Vec<crate::value::CallMetadata>,
 }
 
@@ -386,9 +386,9 @@ pub struct DroppedCalls {
     /// The region.
     pub name: String,
     /// Calls dropped.
-    pub calls: u64,
+    pub num_calls: u64,
     /// Their summed duration, ns.
-    pub total_ns: i64,
+    pub total: i64,
 }
 
 /// How the recording of a session went: what was spilled to disk, why
@@ -440,10 +440,10 @@ pub struct RecordingHealth {
 ///     sp::region("step").run(|| ());
 /// }
 /// let results = sp::finalize()?;
-/// let step = results.stats("step").unwrap();
-/// assert_eq!(step.calls(), 100);
-/// assert!(step.min_ns() <= step.p50_ns() && step.p50_ns() <= step.p99_ns());
-/// assert!(step.p99_ns() <= step.max_ns() && step.is_exact());
+/// let step = results.statistics_of("step").unwrap();
+/// assert_eq!(step.num_calls(), 100);
+/// assert!(step.minimum() <= step.p50() && step.p50() <= step.p99());
+/// assert!(step.p99() <= step.maximum() && step.is_exact());
 /// # Ok::<(), sp::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -470,42 +470,42 @@ impl RegionStatistics {
         self.name
     }
     /// Number of calls.
-    pub fn calls(&self) -> u64 {
+    pub fn num_calls(&self) -> u64 {
         self.calls
     }
     /// Summed duration of the calls, ns.
-    pub fn total_ns(&self) -> i64 {
+    pub fn total(&self) -> i64 {
         self.total_ns
     }
     /// Time spent in the calls outside their child calls, ns.
-    pub fn own_ns(&self) -> i64 {
+    pub fn exclusive(&self) -> i64 {
         self.own_ns
     }
     /// Shortest call, ns.
-    pub fn min_ns(&self) -> i64 {
+    pub fn minimum(&self) -> i64 {
         self.min_ns
     }
     /// Longest call, ns.
-    pub fn max_ns(&self) -> i64 {
+    pub fn maximum(&self) -> i64 {
         self.max_ns
     }
     /// Mean duration, ns (0 without calls).
-    pub fn mean_ns(&self) -> f64 {
+    pub fn mean(&self) -> f64 {
         match self.calls {
             0 => 0.0,
             n => self.total_ns as f64 / n as f64,
         }
     }
     /// Median duration, ns.
-    pub fn p50_ns(&self) -> i64 {
+    pub fn p50(&self) -> i64 {
         self.p50_ns
     }
     /// 95th percentile of the durations, ns.
-    pub fn p95_ns(&self) -> i64 {
+    pub fn p95(&self) -> i64 {
         self.p95_ns
     }
     /// 99th percentile of the durations, ns.
-    pub fn p99_ns(&self) -> i64 {
+    pub fn p99(&self) -> i64 {
         self.p99_ns
     }
     /// Whether the percentiles are exact (see the type's documentation).
@@ -520,7 +520,7 @@ impl RegionStatistics {
 ///
 /// ```
 /// let row = scope_profiler::AggregateRow::default();
-/// assert_eq!((row.calls, row.total), (0, 0));
+/// assert_eq!((row.num_calls, row.total), (0, 0));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -530,7 +530,7 @@ pub struct AggregateRow {
     /// MPI rank.
     pub rank: u32,
     /// Number of calls.
-    pub calls: u64,
+    pub num_calls: u64,
     /// Summed duration, ns.
     pub total: i64,
     /// Summed exclusive (own) time, ns.
@@ -550,7 +550,7 @@ pub struct AggregateRow {
 ///
 /// ```
 /// let path = scope_profiler::CallPath::default();
-/// assert_eq!((path.parent, path.calls), (None, 0));
+/// assert_eq!((path.parent, path.num_calls), (None, 0));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -565,15 +565,15 @@ pub struct CallPath {
     /// Index into the file's region names.
     pub region_id: u32,
     /// Calls.
-    pub calls: u64,
+    pub num_calls: u64,
     /// Summed durations, ns.
     pub total: i64,
     /// Summed time outside direct child calls, ns.
-    pub own: i64,
+    pub exclusive: i64,
     /// Shortest call, ns.
-    pub min: i64,
+    pub minimum: i64,
     /// Longest call, ns.
-    pub max: i64,
+    pub maximum: i64,
     /// Earliest start, ns since the session's origin (as the events' starts).
     pub first_start: i64,
     /// Latest end, ns (as `first_start`).

@@ -18,7 +18,8 @@ fn shown(detail: MetadataDetail, mut row: IndexRow<'_>) -> IndexRow<'_> {
     row
 }
 
-/// How `finalize` or `checkpoint` wrote the events.
+/// How `finalize` or `checkpoint` wrote the events: for tests and
+/// benchmarks of the writer, not part of the documented API.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options, WritePath};
@@ -28,6 +29,7 @@ fn shown(detail: MetadataDetail, mut row: IndexRow<'_>) -> IndexRow<'_> {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[doc(hidden)]
 pub enum WritePath {
     /// Into memory: an in-memory session's [`Profile`].
     Memory,
@@ -36,9 +38,9 @@ pub enum WritePath {
     /// Handed to the file in order (compressed files): placed in memory, or,
     /// past the placement budget, in scratch columns (an unlinked file in
     /// the output's directory) read back in order.
-    Buckets {
+    Streamed {
         /// Whether the events went through scratch columns.
-        scratch: bool,
+        through_scratch: bool,
     },
     /// Nowhere: the session was deactivated ([`Options::deactivate`]) and
     /// recorded nothing.
@@ -126,8 +128,8 @@ impl Results {
                             plan.write_direct(&columns, &mut sink)?
                         }
                         None => {
-                            write_path = WritePath::Buckets {
-                                scratch: plan.emits_through_scratch(),
+                            write_path = WritePath::Streamed {
+                                through_scratch: plan.emits_through_scratch(),
                             };
                             plan.emit(&mut sink)?
                         }
@@ -252,7 +254,7 @@ impl Results {
     /// sp::setup(Options::new().in_memory().verbose(false).aggregation(true))?;
     /// sp::region("hot").run(|| ());
     /// let results = sp::finalize()?;
-    /// assert_eq!(results.aggregates()[0].calls, 1);
+    /// assert_eq!(results.aggregates()[0].num_calls, 1);
     /// assert_eq!(results.statistics()[0].name(), "hot");
     /// # Ok::<(), sp::Error>(())
     /// ```
@@ -336,7 +338,7 @@ impl Results {
     /// let results = sp::finalize()?;
     /// let names: Vec<&str> = results.statistics().iter().map(|s| s.name()).collect();
     /// assert_eq!(names, ["a", "b"]);
-    /// assert!(results.statistics()[0].own_ns() <= results.statistics()[0].total_ns());
+    /// assert!(results.statistics()[0].exclusive() <= results.statistics()[0].total());
     /// # std::fs::remove_file(&path).unwrap();
     /// # Ok::<(), sp::Error>(())
     /// ```
@@ -351,11 +353,11 @@ impl Results {
     /// sp::setup(Options::new().in_memory().verbose(false))?;
     /// sp::region("solve").run(|| ());
     /// let results = sp::finalize()?;
-    /// assert_eq!(results.stats("solve").unwrap().calls(), 1);
-    /// assert!(results.stats("missing").is_none());
+    /// assert_eq!(results.statistics_of("solve").unwrap().num_calls(), 1);
+    /// assert!(results.statistics_of("missing").is_none());
     /// # Ok::<(), sp::Error>(())
     /// ```
-    pub fn stats(&self, name: &str) -> Option<&RegionStatistics> {
+    pub fn statistics_of(&self, name: &str) -> Option<&RegionStatistics> {
         self.statistics.iter().find(|s| s.name == name)
     }
 }
@@ -426,7 +428,8 @@ impl Results {
         self.health.events_stopped_ns
     }
 
-    /// How the events were written.
+    /// How the events were written (for tests of the writer; hidden from
+    /// the documented API with [`WritePath`]).
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options, WritePath};
@@ -434,6 +437,7 @@ impl Results {
     /// assert_eq!(sp::finalize()?.write_path(), WritePath::Memory);
     /// # Ok::<(), sp::Error>(())
     /// ```
+    #[doc(hidden)]
     pub fn write_path(&self) -> WritePath {
         self.write_path
     }
@@ -446,7 +450,7 @@ impl std::fmt::Display for Results {
             writeln!(f, "  Spilling stopped: {error}")?;
         }
         if !self.dropped_calls().is_empty() {
-            let total: u64 = self.dropped_calls().iter().map(|d| d.calls).sum();
+            let total: u64 = self.dropped_calls().iter().map(|d| d.num_calls).sum();
             writeln!(
                 f,
                 "  {total} calls past the limits were counted but not recorded \

@@ -450,9 +450,9 @@ impl SessionGuard {
     /// ```
     /// use scope_profiler::{self as sp, Options};
     /// let session = sp::session(Options::new().in_memory().verbose(false)).unwrap();
-    /// assert!(session.finish().is_ok());
+    /// assert!(session.finalize().is_ok());
     /// ```
-    pub fn finish(mut self) -> Result<Results, Error> {
+    pub fn finalize(mut self) -> Result<Results, Error> {
         self.run.take().ok_or(Error::NotActive)?.finalize()
     }
 }

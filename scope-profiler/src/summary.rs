@@ -26,10 +26,10 @@ use crate::registry::Entry;
 /// let results = sp::finalize().unwrap();
 /// let summary = results.summary();
 /// let step = summary.roots().next().unwrap();
-/// assert_eq!((step.name(), step.calls()), ("step", 3));
+/// assert_eq!((step.name(), step.num_calls()), ("step", 3));
 /// let rhs = step.children().next().unwrap();
-/// assert_eq!((rhs.name(), rhs.calls()), ("rhs", 3));
-/// assert_eq!(step.own_ns(), step.total_ns() - rhs.total_ns());
+/// assert_eq!((rhs.name(), rhs.num_calls()), ("rhs", 3));
+/// assert_eq!(step.exclusive(), step.total() - rhs.total());
 /// assert_eq!(summary.len(), 2);
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -95,7 +95,7 @@ impl Names {
 /// let results = sp::finalize().unwrap();
 /// let fact = results.summary().roots().next().unwrap();
 /// assert!(fact.recursive());
-/// assert_eq!(fact.calls(), 5);
+/// assert_eq!(fact.num_calls(), 5);
 /// assert_eq!(fact.children().len(), 0);
 /// ```
 #[derive(Clone, Copy)]
@@ -145,9 +145,9 @@ impl<'a> SummaryNode<'a> {
     /// sp::region("a").run(|| sp::region("b").run(|| ()));
     /// let results = sp::finalize().unwrap();
     /// let a = results.summary().roots().next().unwrap();
-    /// assert_eq!(a.calls(), 1);
+    /// assert_eq!(a.num_calls(), 1);
     /// ```
-    pub fn calls(&self) -> u64 {
+    pub fn num_calls(&self) -> u64 {
         self.node().calls
     }
 
@@ -159,9 +159,9 @@ impl<'a> SummaryNode<'a> {
     /// sp::region("a").run(|| sp::region("b").run(|| ()));
     /// let results = sp::finalize().unwrap();
     /// let a = results.summary().roots().next().unwrap();
-    /// assert!(a.total_ns() >= a.children().next().unwrap().total_ns());
+    /// assert!(a.total() >= a.children().next().unwrap().total());
     /// ```
-    pub fn total_ns(&self) -> i64 {
+    pub fn total(&self) -> i64 {
         self.node().total_ns
     }
 
@@ -173,9 +173,9 @@ impl<'a> SummaryNode<'a> {
     /// sp::region("a").run(|| sp::region("b").run(|| ()));
     /// let results = sp::finalize().unwrap();
     /// let a = results.summary().roots().next().unwrap();
-    /// assert_eq!(a.own_ns(), a.total_ns() - a.children().next().unwrap().total_ns());
+    /// assert_eq!(a.exclusive(), a.total() - a.children().next().unwrap().total());
     /// ```
-    pub fn own_ns(&self) -> i64 {
+    pub fn exclusive(&self) -> i64 {
         self.node().own_ns
     }
 
@@ -220,9 +220,9 @@ impl std::fmt::Debug for SummaryNode<'_> {
         f.debug_struct("SummaryNode")
             .field("index", &self.index)
             .field("name", &self.name())
-            .field("calls", &self.calls())
-            .field("total_ns", &self.total_ns())
-            .field("own_ns", &self.own_ns())
+            .field("calls", &self.num_calls())
+            .field("total_ns", &self.total())
+            .field("own_ns", &self.exclusive())
             .field("recursive", &self.recursive())
             .field("children", &self.children().len())
             .finish()
@@ -327,7 +327,7 @@ impl Summary {
     /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
     /// sp::region("a").run(|| sp::region("b").run(|| ()));
     /// let results = sp::finalize().unwrap();
-    /// let calls: u64 = results.summary().nodes().map(|n| n.calls()).sum();
+    /// let calls: u64 = results.summary().nodes().map(|n| n.num_calls()).sum();
     /// assert_eq!(calls, 2);
     /// ```
     pub fn nodes(&self) -> impl DoubleEndedIterator<Item = SummaryNode<'_>> + ExactSizeIterator {
@@ -380,7 +380,7 @@ impl Summary {
         let mut stack: Vec<SummaryNode<'_>> = node.children().collect();
         while let Some(c) = stack.pop() {
             nodes += 1;
-            calls += c.calls();
+            calls += c.num_calls();
             stack.extend(c.children());
         }
         (nodes, calls)
@@ -607,9 +607,9 @@ impl std::fmt::Display for Summary {
                     f,
                     "  │ {label}{:pad$}{:>14}{:>14.6}{:>14.6} │",
                     "",
-                    n.calls(),
-                    n.total_ns() as f64 * 1e-9,
-                    n.own_ns() as f64 * 1e-9
+                    n.num_calls(),
+                    n.total() as f64 * 1e-9,
+                    n.exclusive() as f64 * 1e-9
                 ),
                 Line::Folded { .. } => writeln!(f, "  │ {label}{:pad$}{:>42} │", "", ""),
             };
@@ -759,11 +759,11 @@ impl CallPaths {
                     thread_id: p.thread,
                     task_id: p.task,
                     region_id: region_id(p.region),
-                    calls: p.calls,
+                    num_calls: p.calls,
                     total: p.total,
-                    own: p.own,
-                    min: p.min,
-                    max: p.max,
+                    exclusive: p.own,
+                    minimum: p.min,
+                    maximum: p.max,
                     first_start: p.first_start,
                     last_end: p.last_end,
                     histogram: p.hist.buckets().collect(),

@@ -86,7 +86,7 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
     let dropped: BTreeMap<String, u64> = results
         .dropped_calls()
         .iter()
-        .map(|d| (d.name.clone(), d.calls))
+        .map(|d| (d.name.clone(), d.num_calls))
         .collect();
     ensure(!dropped.is_empty(), || "nothing was dropped".into())?;
     for (name, want) in &expected {
@@ -154,7 +154,7 @@ pub fn disk_limit(dir: &Path, n: u64) -> Outcome {
     let dropped: BTreeMap<String, u64> = results
         .dropped_calls()
         .iter()
-        .map(|d| (d.name.clone(), d.calls))
+        .map(|d| (d.name.clone(), d.num_calls))
         .collect();
     for (name, want) in &expected {
         let got =

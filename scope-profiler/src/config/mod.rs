@@ -251,7 +251,7 @@ mod tests {
             ("No", false),
         ] {
             let o = Options::new().with_env(env(&[(DISABLE, v)])).unwrap();
-            assert_eq!(o.is_deactivated(), b, "{v}");
+            assert_eq!(o.get_deactivate(), b, "{v}");
         }
         for bad in ["", "2", "maybe", "enabled"] {
             let err = Options::new()

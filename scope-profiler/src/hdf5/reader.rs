@@ -284,7 +284,7 @@ impl ProfileReader {
     /// ```no_run
     /// let reader = scope_profiler::ProfileReader::open("profiling_data.h5")?;
     /// if let Some(paths) = reader.call_paths() {
-    ///     let calls: u64 = paths.iter().filter(|p| p.parent.is_none()).map(|p| p.calls).sum();
+    ///     let calls: u64 = paths.iter().filter(|p| p.parent.is_none()).map(|p| p.num_calls).sum();
     ///     println!("{calls} calls at the lanes' roots");
     /// }
     /// # Ok::<(), scope_profiler::Error>(())
@@ -625,11 +625,11 @@ fn read_call_paths(group: &Group, names: usize) -> Result<Vec<CallPath>> {
             thread_id: v(1),
             task_id: v(2),
             region_id: v(3) as u32,
-            calls: v(4).max(0) as u64,
+            num_calls: v(4).max(0) as u64,
             total: v(5),
-            own: v(6),
-            min: v(7),
-            max: v(8),
+            exclusive: v(6),
+            minimum: v(7),
+            maximum: v(8),
             first_start: v(9),
             last_end: v(10),
             histogram,
@@ -747,7 +747,7 @@ fn read_aggregates(group: &Group) -> Result<Vec<AggregateRow>> {
         .map(|i| AggregateRow {
             region_id: region_ids[i],
             rank: ranks[i],
-            calls: calls[i],
+            num_calls: calls[i],
             total: totals[i],
             exclusive: exclusives[i],
             minimum: minimums[i],

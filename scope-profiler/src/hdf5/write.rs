@@ -274,11 +274,11 @@ impl FileSink {
                 |p| p.thread_id,
                 |p| p.task_id,
                 |p| i64::from(p.region_id),
-                |p| p.calls as i64,
+                |p| p.num_calls as i64,
                 |p| p.total,
-                |p| p.own,
-                |p| p.min,
-                |p| p.max,
+                |p| p.exclusive,
+                |p| p.minimum,
+                |p| p.maximum,
                 |p| p.first_start,
                 |p| p.last_end,
             ];
@@ -618,7 +618,7 @@ pub(crate) fn write_aggregate(
         }
         write_small(&index, "region_ids", rows, |r| r.region_id)?;
         write_small(&index, "ranks", rows, |r| r.rank)?;
-        write_small(&index, "aggregate_counts", rows, |r| r.calls)?;
+        write_small(&index, "aggregate_counts", rows, |r| r.num_calls)?;
         write_small(&index, "aggregate_totals", rows, |r| r.total)?;
         write_small(&index, "aggregate_minimums", rows, |r| r.minimum)?;
         write_small(&index, "aggregate_maximums", rows, |r| r.maximum)?;
