@@ -343,66 +343,97 @@ impl Sorted {
     }
 }
 
+/// Calls sorted by [`Call::key`] in bounded memory: runs of `run_len`
+/// calls sorted in memory and spilled to unlinked scratch files, merged
+/// when read; with no more than `run_len` calls, sorted in memory only.
+struct ExternalSort {
+    run_len: usize,
+    buffer: Vec<Call>,
+    runs: Vec<Run>,
+    /// Where runs go when the system's temporary directory fails.
+    fallback_dir: PathBuf,
+}
+
+impl ExternalSort {
+    fn new(run_len: usize, fallback_dir: PathBuf) -> ExternalSort {
+        ExternalSort {
+            run_len: run_len.max(1),
+            buffer: Vec::new(),
+            runs: Vec::new(),
+            fallback_dir,
+        }
+    }
+
+    fn push(&mut self, call: Call) -> Result<(), Error> {
+        self.buffer.push(call);
+        if self.buffer.len() >= self.run_len {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Sorts the buffer and writes it as a run.
+    fn spill(&mut self) -> Result<(), Error> {
+        self.buffer.sort_unstable_by_key(Call::key);
+        let tmp = std::env::temp_dir();
+        let file = scratch::create(&tmp, "export-sort")
+            .or_else(|_| scratch::create(&self.fallback_dir, "export-sort"))
+            .map_err(|e| Error::io(&tmp, e))?;
+        scratch::write_at(&file, &self.buffer, 0).map_err(|e| Error::io(&tmp, e))?;
+        self.runs.push(Run {
+            file,
+            next: 0,
+            end: self.buffer.len() as u64,
+            buffer: Vec::new(),
+            at: 0,
+        });
+        self.buffer.clear();
+        Ok(())
+    }
+
+    /// Every call pushed, in key order (I/O errors name `path`).
+    fn finish(mut self, path: &Path) -> Result<Sorted, Error> {
+        if !self.runs.is_empty() && !self.buffer.is_empty() {
+            self.spill()?;
+        }
+        self.buffer.sort_unstable_by_key(Call::key);
+        let mut heap = BinaryHeap::new();
+        for (i, run) in self.runs.iter_mut().enumerate() {
+            if let Some(call) = run.peek().map_err(|e| Error::io(path, e))? {
+                heap.push(Reverse((call.key(), i)));
+            }
+        }
+        Ok(Sorted {
+            memory: self.buffer.into_iter(),
+            runs: self.runs,
+            heap,
+        })
+    }
+}
+
 /// Reads every call of the file and sorts them by (lane, start, longest
 /// first, call id), spilling sorted runs of `SORT_RUN` calls.
 fn sort_calls(reader: &ProfileReader) -> Result<(Sorted, Vec<Lane>), Error> {
     let path = reader.path();
     let mut lanes = LaneMap::new(reader);
-    let mut buffer: Vec<Call> = Vec::new();
-    let mut runs = Vec::new();
-    let dir = scratch::dir_of(path);
-    let spill = |buffer: &mut Vec<Call>, runs: &mut Vec<Run>| -> Result<(), Error> {
-        buffer.sort_unstable_by_key(Call::key);
-        let tmp = std::env::temp_dir();
-        let file = scratch::create(&tmp, "export-sort")
-            .or_else(|_| scratch::create(&dir, "export-sort"))
-            .map_err(|e| Error::io(&tmp, e))?;
-        scratch::write_at(&file, buffer, 0).map_err(|e| Error::io(&tmp, e))?;
-        runs.push(Run {
-            file,
-            next: 0,
-            end: buffer.len() as u64,
-            buffer: Vec::new(),
-            at: 0,
-        });
-        buffer.clear();
-        Ok(())
-    };
+    let mut sort = ExternalSort::new(SORT_RUN, scratch::dir_of(path));
     for chunk in reader.chunks(CHUNK) {
         let chunk = chunk?;
         let row = &reader.rows()[chunk.row];
         let e = &chunk.events;
         for i in 0..e.len() {
             let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
-            buffer.push(Call {
+            sort.push(Call {
                 lane: lanes.lane(row.rank, e.thread_ids[i], task),
                 start: e.start_ns[i],
                 duration: e.durations[i],
                 call_id: e.call_ids[i],
                 parent_id: e.parent_ids[i],
                 region: row.region_id as u64,
-            });
-        }
-        if buffer.len() >= SORT_RUN {
-            spill(&mut buffer, &mut runs)?;
+            })?;
         }
     }
-    if !runs.is_empty() && !buffer.is_empty() {
-        spill(&mut buffer, &mut runs)?;
-    }
-    buffer.sort_unstable_by_key(Call::key);
-    let mut heap = BinaryHeap::new();
-    for (i, run) in runs.iter_mut().enumerate() {
-        if let Some(call) = run.peek().map_err(|e| Error::io(path, e))? {
-            heap.push(Reverse((call.key(), i)));
-        }
-    }
-    let sorted = Sorted {
-        memory: buffer.into_iter(),
-        runs,
-        heap,
-    };
-    Ok((sorted, lanes.lanes))
+    Ok((sort.finish(path)?, lanes.lanes))
 }
 
 /// Receives the calls of each lane in tree order.
@@ -1050,5 +1081,68 @@ impl<W: Write> Visitor for Speedscope<'_, W> {
             .iter()
             .map(|l| format!("rank {} - {}", l.rank, l.name))
             .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The external sort behind the tree exports (issue 29, item 5).
+
+    use super::*;
+
+    /// `n` calls in a scrambled order, with equal starts on a lane (longest
+    /// first must win) and several lanes.
+    fn scrambled(n: u64) -> Vec<Call> {
+        (0..n)
+            .map(|i| {
+                let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+                Call {
+                    lane: x % 3,
+                    start: (x % 7) as i64,
+                    duration: (x % 5) as i64,
+                    call_id: i as i64,
+                    parent_id: -1,
+                    region: x % 4,
+                }
+            })
+            .collect()
+    }
+
+    fn drain(sort: ExternalSort) -> Vec<Call> {
+        let path = Path::new("test");
+        let mut sorted = sort.finish(path).unwrap();
+        let mut out = Vec::new();
+        while let Some(call) = sorted.next_call(path).unwrap() {
+            out.push(call);
+        }
+        out
+    }
+
+    #[test]
+    fn runs_on_disk_merge_into_the_order_of_one_sort() {
+        // At most 300 runs: each is an open scratch file.
+        let calls = scrambled(300);
+        let mut want = calls.clone();
+        want.sort_by_key(Call::key);
+        for run_len in [1, 7, 64, 299, 300, 1000] {
+            let mut sort = ExternalSort::new(run_len, std::env::temp_dir());
+            for &c in &calls {
+                sort.push(c).unwrap();
+            }
+            let spilled = sort.runs.len();
+            assert_eq!(
+                spilled,
+                300 / run_len,
+                "runs spilled while pushing, of {run_len}"
+            );
+            let got = drain(sort);
+            let keys = |v: &[Call]| v.iter().map(|c| (c.key(), c.region)).collect::<Vec<_>>();
+            assert_eq!(keys(&got), keys(&want), "runs of {run_len}");
+        }
+    }
+
+    #[test]
+    fn an_empty_sort_yields_nothing() {
+        assert!(drain(ExternalSort::new(4, std::env::temp_dir())).is_empty());
     }
 }
