@@ -25,10 +25,12 @@ if [ -n "$bad" ]; then
 fi
 echo "lean-test: lean-lib's tree: $(sort -u <<<"$tree" | wc -l) crates, no -sys crate, no C build, no flate2/toml"
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 HDF5_DIR=/nonexistent/hdf5 PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \
-    LEAN_EXPECT_NO_HDF5=1 CARGO_TARGET_DIR=$target/lean \
+    LEAN_EXPECT_NO_HDF5=1 LEAN_JSON_OUT=$work/lean.json CARGO_TARGET_DIR=$target/lean \
     cargo test -q -p lean-lib
-echo "lean-test: lean-lib built and tested with HDF5 pointed nowhere"
+echo "lean-test: lean-lib built and tested with HDF5 pointed nowhere; it wrote $(stat -c %s "$work/lean.json") bytes of JSON profile"
 # No source text compiled in without `capture-source` (issue 24, item 5):
 # the marker comment inside an instrumented function is not in the binary.
 lean_test_exe() { # extra cargo args...
@@ -53,8 +55,6 @@ fi
 echo "lean-test: source text compiled in only with capture-source ($(stat -c %s "$exe") vs $(stat -c %s "$with") bytes)"
 
 . scripts/hdf5-env.sh
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 cargo run -q -p lean-app -- "$work/app.h5"
 py=$target/tmp/interop-venv/bin/python
 if ! "$py" -c 'import scope_profiler' 2>/dev/null; then
@@ -73,5 +73,26 @@ for region in r.get_regions():
 lib = {n: c for n, c in calls.items() if "lean_lib" in n or n.endswith(("parse", "tokenize", "bump"))}
 assert len(lib) == 5 and set(lib.values()) == {10}, calls
 print(f"lean-test: read by scope_profiler {sp.__version__}: {len(calls)} regions, the library's: {lib}")
+PY
+# The lean build's JSON profile, read by the Python package as it reads its
+# own (`load` sniffs the format; `inspect` is its CLI).
+"$py" - "$work/lean.json" <<'PY'
+import subprocess, sys
+from pathlib import Path
+import scope_profiler as sp
+r = sp.load(sys.argv[1])
+calls = {}
+for region in r.get_regions():
+    for rank, data in region.regions.items():
+        calls[region.name] = calls.get(region.name, 0) + int(data.num_calls)
+want = {"parse": 10, "tokenize": 10, "lean_lib::checksum": 10, "lean_lib::by_name": 10, "bump": 10}
+assert all(calls.get(k) == v for k, v in want.items()), calls
+cli = Path(sys.executable).with_name("scope-profiler")
+done = subprocess.run([cli, "inspect", sys.argv[1]], capture_output=True, text=True)
+assert done.returncode == 0 and "tokenize" in done.stdout, (done.returncode, done.stdout, done.stderr)
+html = Path(sys.argv[1]).with_suffix(".html")
+done = subprocess.run([cli, "report", sys.argv[1], "-o", html], capture_output=True, text=True)
+assert done.returncode == 0 and "tokenize" in html.read_text(), (done.returncode, done.stderr)
+print(f"lean-test: the lean build's JSON profile read by scope_profiler {sp.__version__} (load, inspect, report): {calls}")
 PY
 echo "lean-test: passed ($((SECONDS - start)) s)"

@@ -69,3 +69,88 @@ fn python_reader_opens_the_example_file() {
         "{out}"
     );
 }
+
+/// Issue 24, item 2: the same workload written as `.h5` and as `.json` (the
+/// Python package's JSON profile) reads back equal in the Python package:
+/// region names, calls per region, and every call's parent's region; the
+/// JSON file also opens in its `inspect`. Threads and a task included.
+#[test]
+fn a_json_profile_reads_back_in_python_as_the_hdf5_file_does() {
+    use scope_profiler::{self as sp, Options};
+    let Some(python) = integration_tests::made_reader_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let dir = integration_tests::temp_dir("json-profile");
+    let record = |path: &Path| {
+        let _s = integration_tests::serial();
+        let run = sp::setup(Options::new().file_path(path).verbose(false)).unwrap();
+        std::thread::scope(|s| {
+            for name in ["worker-a", "worker-b"] {
+                std::thread::Builder::new()
+                    .name(name.into())
+                    .spawn_scoped(s, || {
+                        for i in 0..20 {
+                            let _step = sp::region("step").enter();
+                            sp::region("inner").run(|| {
+                                let _scope = sp::call_metadata([("i", i)]);
+                                sp::region("leaf \"quoted\" é").run(|| ());
+                            });
+                        }
+                    })
+                    .unwrap();
+            }
+        });
+        let results = run.finalize().unwrap();
+        assert_eq!(results.file_path(), Some(path));
+    };
+    let (h5, json) = (dir.join("run.h5"), dir.join("run.json"));
+    record(&h5);
+    record(&json);
+    let check = Command::new(&python)
+        .arg("-c")
+        .arg(
+            r#"
+import subprocess, sys
+from pathlib import Path
+import scope_profiler as sp
+
+def shape(results):
+    out = {}
+    for region in results.get_regions():
+        for rank, r in region.regions.items():
+            names = {int(c): region.name for c in r.call_ids}
+            out[region.name] = (int(r.num_calls), names)
+    by_id = {}
+    for name, (n, ids) in out.items():
+        by_id.update(ids)
+    parents = {}
+    for region in results.get_regions():
+        for rank, r in region.regions.items():
+            for p in r.parent_ids:
+                parents.setdefault(region.name, set()).add(by_id.get(int(p), "-"))
+    return {name: n for name, (n, _) in out.items()}, parents
+
+h5 = sp.read_h5(sys.argv[1])
+js = sp.load(sys.argv[2])
+assert shape(h5) == shape(js), (shape(h5), shape(js))
+counts, parents = shape(js)
+assert counts == {"step": 40, "inner": 40, 'leaf "quoted" é': 40}, counts
+assert parents == {"step": {"-"}, "inner": {"step"}, 'leaf "quoted" é': {"inner"}}, parents
+cli = Path(sys.executable).with_name("scope-profiler")
+done = subprocess.run([cli, "inspect", sys.argv[2]], capture_output=True, text=True)
+assert done.returncode == 0 and "inner" in done.stdout, done.stderr
+print("json ok", counts)
+"#,
+        )
+        .arg(&h5)
+        .arg(&json)
+        .output()
+        .expect("run python");
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success() && out.contains("json ok"),
+        "{out}\n{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

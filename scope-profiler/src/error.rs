@@ -158,8 +158,10 @@ impl Error {
     pub(crate) fn needs_hdf5(path: impl Into<PathBuf>) -> Self {
         Error::invalid_path(
             path,
-            "writing a file needs the feature `hdf5` of scope-profiler, which this build \
-             leaves out (it is a default feature); enable it, or use Options::in_memory()",
+            "writing an HDF5 file (or gzip-compressed JSON) needs the feature `hdf5` of \
+             scope-profiler, which this build leaves out (it is a default feature): enable it, \
+             or name a `.json` file (the Python package's JSON profile), or use \
+             Options::in_memory()",
         )
     }
 }

@@ -88,6 +88,8 @@ mod collective;
 pub mod export;
 #[cfg(feature = "hdf5")]
 mod hdf5;
+mod json;
+mod publish;
 mod results;
 
 // 8. Lifecycle: setup, checkpoint, finalize.

@@ -42,6 +42,9 @@ pub enum WritePath {
         /// Whether the events went through scratch columns.
         through_scratch: bool,
     },
+    /// Into a JSON profile (a file named `.json` or `.json.gz`), from the
+    /// profile in memory.
+    Json,
     /// Nowhere: the session was deactivated ([`Options::deactivate`]) and
     /// recorded nothing.
     ///
@@ -89,6 +92,28 @@ pub struct Results {
     aggregates: Vec<AggregateRow>,
 }
 
+/// The planned profile, emitted into memory, with its call tree.
+fn in_memory(plan: &mut Plan, detail: MetadataDetail) -> Result<(Profile, Summary), Error> {
+    let mut sink = MemorySink::new(plan.len(), plan.with_task_ids());
+    let summary = plan.emit(&mut sink)?;
+    let rows = (0..plan.rows())
+        .zip(sink.stats)
+        .map(|(i, stats)| shown(detail, plan.index_row(i)).with_stats(stats))
+        .collect();
+    let region_names = (0..plan.rows())
+        .map(|row| plan.region_name(row).to_owned())
+        .collect();
+    let profile = Profile {
+        metadata: std::mem::take(&mut plan.metadata),
+        region_names,
+        rows,
+        events: sink.events,
+        threads: std::mem::take(&mut plan.threads),
+        tasks: std::mem::take(&mut plan.tasks),
+    };
+    Ok((profile, summary))
+}
+
 impl Results {
     /// Writes the planned profile where `options` say (a file, published
     /// atomically, or memory) and prints the summary if verbose.
@@ -96,9 +121,16 @@ impl Results {
         let health = std::mem::take(&mut plan.health);
         let statistics;
         let detail = options.metadata_detail;
-        #[cfg_attr(not(feature = "hdf5"), allow(unused_mut))]
         let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match &options.output {
+            // The Python package's JSON profile, from the profile in memory.
+            Output::File(path) if crate::json::is_json_path(path) => {
+                let (profile, summary) = in_memory(&mut plan, detail)?;
+                statistics = std::mem::take(&mut plan.statistics);
+                crate::json::publish(&profile, path)?;
+                write_path = WritePath::Json;
+                (None, summary, Some(path.clone()))
+            }
             #[cfg(not(feature = "hdf5"))]
             Output::File(path) => return Err(Error::needs_hdf5(path)),
             #[cfg(feature = "hdf5")]
@@ -144,24 +176,8 @@ impl Results {
                 (None, summary.unwrap_or_default(), Some(path.clone()))
             }
             Output::Memory => {
-                let mut sink = MemorySink::new(plan.len(), plan.with_task_ids());
-                let summary = plan.emit(&mut sink)?;
+                let (profile, summary) = in_memory(&mut plan, detail)?;
                 statistics = std::mem::take(&mut plan.statistics);
-                let rows = (0..plan.rows())
-                    .zip(sink.stats)
-                    .map(|(i, stats)| shown(detail, plan.index_row(i)).with_stats(stats))
-                    .collect();
-                let region_names = (0..plan.rows())
-                    .map(|row| plan.region_name(row).to_owned())
-                    .collect();
-                let profile = Profile {
-                    metadata: plan.metadata,
-                    region_names,
-                    rows,
-                    events: sink.events,
-                    threads: plan.threads,
-                    tasks: plan.tasks,
-                };
                 (Some(profile), summary, None)
             }
         };

@@ -264,6 +264,33 @@ fn check_setup(options: &Options) -> Result<(), Error> {
     }
     if let Output::File(path) = &options.output {
         check_output_path(path)?;
+        check_json_output(options, path)?;
+    }
+    Ok(())
+}
+
+/// The JSON profile (a `.json` or `.json.gz` path) is written from a
+/// profile in memory: not by aggregation mode, whose rows it does not hold
+/// yet, nor by an MPI session's collective writers (HDF5 only).
+fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
+    if !crate::json::is_json_path(path) {
+        return Ok(());
+    }
+    let refuse = |option: &'static str, what: &str| {
+        Err(Error::InvalidOption {
+            option,
+            message: format!(
+                "{}: {what} writes HDF5 files only, not JSON profiles",
+                path.display()
+            ),
+        })
+    };
+    if options.aggregation {
+        return refuse("aggregation", "aggregation mode");
+    }
+    #[cfg(feature = "mpi")]
+    if options.mpi.is_some() {
+        return refuse("mpi", "an MPI session");
     }
     Ok(())
 }
@@ -329,15 +356,17 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     if path.as_os_str().is_empty() {
         return Err(Error::invalid_path(path, "the path is empty"));
     }
+    // Without `hdf5`, the JSON profile is the one file format (and
+    // uncompressed: gzip comes with the feature).
     #[cfg(not(feature = "hdf5"))]
-    return Err(Error::needs_hdf5(path));
-    #[cfg(feature = "hdf5")]
+    if !crate::json::is_json_path(path) || crate::json::is_gzip_path(path) {
+        return Err(Error::needs_hdf5(path));
+    }
     check_output_dir(path)
 }
 
 /// The rest of `check_output_path`: the path names a file in a directory
 /// this process can write.
-#[cfg(feature = "hdf5")]
 fn check_output_dir(path: &Path) -> Result<(), Error> {
     if path.is_dir() {
         return Err(Error::invalid_path(path, "it is a directory"));
@@ -405,7 +434,7 @@ pub(crate) fn finalize_generation(
         .ok_or(Error::NotActive)?;
     let mut options = session.options.clone();
     if let Some(path) = path {
-        let checked = check_output_path(path);
+        let checked = check_output_path(path).and_then(|()| check_json_output(&options, path));
         // A path one rank cannot write fails every rank (collective).
         #[cfg(feature = "mpi")]
         let checked = match &options.mpi {

@@ -27,7 +27,6 @@
 
 mod chunks;
 mod h5;
-mod publish;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod read;
@@ -36,8 +35,8 @@ mod schema;
 mod write;
 
 #[cfg(feature = "mpi")]
-pub(crate) use publish::Staged;
-pub(crate) use publish::publish_atomically;
+pub(crate) use crate::publish::Staged;
+pub(crate) use crate::publish::publish_atomically;
 #[cfg(feature = "mpi")]
 pub(crate) use ranks::{Layout3, Part, RankWriter, Strings, open_direct, write_direct_names};
 #[cfg(feature = "mpi")]

@@ -87,5 +87,22 @@ mod tests {
             assert!(err.to_string().contains("feature `hdf5`"), "{err}");
             assert!(matches!(sp::finalize(), Err(sp::Error::NotActive)));
         }
+        // The JSON profile, in any build: LEAN_JSON_OUT names where (the
+        // script reads it with the Python package).
+        if let Some(path) = std::env::var_os("LEAN_JSON_OUT") {
+            let run = sp::setup(sp::Options::new().file_path(&path).verbose(false)).unwrap();
+            for _ in 0..10 {
+                assert_eq!(parse("a b"), 2);
+                assert_eq!(checksum(&[1]), 1);
+                by_name();
+                Counter(0).bump();
+            }
+            let results = run.finalize().unwrap();
+            assert_eq!(results.file_path(), Some(std::path::Path::new(&path)));
+            assert_eq!(
+                results.statistics_of("parse").map(|s| s.num_calls()),
+                Some(10)
+            );
+        }
     }
 }

@@ -26,8 +26,8 @@ const TEMP_ATTEMPTS: u32 = 100;
 ///
 /// `build` receives the temporary path, an existing empty file it may
 /// truncate, and must have closed the file when it returns. Every error names
-/// `path`: I/O failures become [`Error::Io`], failures of `build`
-/// [`Error::Hdf5`], and a `path` that is a directory or has no file name
+/// `path`: I/O failures become [`Error::Io`], failures of `build` what
+/// `build` returns, and a `path` that is a directory or has no file name
 /// [`Error::InvalidPath`].
 pub(crate) fn publish_atomically<F>(path: &Path, build: F) -> Result<(), Error>
 where
