@@ -209,20 +209,22 @@ fn architecture_names_items_where_they_are() {
                 .iter()
                 .map(|f| std::fs::read_to_string(f).unwrap())
                 .collect();
-            let defined = [
-                "struct", "enum", "fn", "trait", "type", "const", "static", "mod", "use",
-            ]
-            .iter()
-            .any(|kw| {
-                code.lines().any(|line| {
-                    let line = line.trim_start();
-                    line.contains(&format!("{kw} {item}"))
-                        && !line.starts_with("//")
-                        && (kw != &"use"
-                            || line.contains(&format!("{item}}}"))
-                            || line.contains(&format!("{item};"))
-                            || line.contains(&format!("{item},")))
-                })
+            let is_word = |line: &str| {
+                line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == item)
+            };
+            let defined = code.lines().any(|line| {
+                let line = line.trim_start();
+                let definition = [
+                    "struct", "enum", "fn", "trait", "type", "const", "static", "mod",
+                ]
+                .iter()
+                .any(|kw| line.contains(&format!("{kw} {item}")));
+                // A re-export (`pub(crate) use crate::x::Item;`) names it too.
+                let reexport = (line.starts_with("pub use ")
+                    || line.starts_with("pub(crate) use "))
+                    && is_word(line);
+                !line.starts_with("//") && (definition || reexport)
             });
             checked += 1;
             if !defined {
