@@ -752,3 +752,36 @@ fn finalize_statistics_match_a_sort_of_the_durations() {
             > results.statistics_of("varied").unwrap().p50()
     );
 }
+
+/// A `.json` file name picks the JSON profile at `setup` and at
+/// `finalize_to`; aggregation mode refuses it (issue 24, item 2).
+#[test]
+fn a_json_file_name_writes_the_json_profile_and_aggregation_refuses_it() {
+    let _s = integration_tests::serial();
+    let dir = integration_tests::temp_dir("json-name");
+    let json = dir.join("Run.JSON");
+    sp::setup(Options::new().file_path(dir.join("run.h5")).verbose(false)).unwrap();
+    sp::region("step").run(|| ());
+    let results = sp::finalize_to(&json).unwrap();
+    assert_eq!(results.write_path(), sp::WritePath::Json);
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        text.starts_with("{\"format\": \"scope-profiler-profile\", \"format_version\": 1"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.contains("\"name\": \"step\""), "{text}");
+    assert!(!dir.join("run.h5").exists());
+    let err = sp::setup(
+        Options::new()
+            .file_path(dir.join("agg.json"))
+            .aggregation(true),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("aggregation mode writes HDF5 files only"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
