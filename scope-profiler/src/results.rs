@@ -6,6 +6,7 @@ use crate::assemble::{AggregatePlan, Plan};
 use crate::error::Error;
 #[cfg(feature = "hdf5")]
 use crate::hdf5::{self, FileSink, Header};
+use crate::jsonfile::{self, Document, JsonSink};
 use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
 use crate::profile::{AggregateRow, DroppedCalls, Profile, RecordingHealth, RegionStatistics};
@@ -94,15 +95,41 @@ impl Results {
         let health = std::mem::take(&mut plan.health);
         let statistics;
         let detail = options.metadata_detail;
-        #[cfg_attr(not(feature = "hdf5"), allow(unused_mut))]
         let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match &options.output {
+            Output::File(path) if jsonfile::is_json_path(path) => {
+                let mut summary = None;
+                crate::publish::publish_atomically(path, |temp| {
+                    let counts = (0..plan.rows())
+                        .map(|i| plan.index_row(i).event_count)
+                        .collect();
+                    let mut sink = JsonSink::new(path, counts, plan.with_task_ids())?;
+                    summary = Some(plan.emit(&mut sink)?);
+                    let doc = Document {
+                        metadata: &plan.metadata,
+                        threads: &plan.threads,
+                        tasks: &plan.tasks,
+                    };
+                    sink.finish(
+                        temp,
+                        jsonfile::is_gzip_path(path),
+                        &doc,
+                        &|i| plan.region_name(i).to_owned(),
+                        &|i| shown(detail, plan.index_row(i)),
+                    )
+                })?;
+                write_path = WritePath::Buckets {
+                    scratch: plan.emits_through_scratch(),
+                };
+                statistics = std::mem::take(&mut plan.statistics);
+                (None, summary.unwrap_or_default(), Some(path.clone()))
+            }
             #[cfg(not(feature = "hdf5"))]
-            Output::File(path) => return Err(Error::needs_hdf5(path)),
+            Output::File(path) => return Err(Error::needs_hdf5(path, "an HDF5 file")),
             #[cfg(feature = "hdf5")]
             Output::File(path) => {
                 let mut summary = None;
-                hdf5::publish_atomically(path, |temp| {
+                crate::publish::publish_atomically(path, |temp| {
                     let header = Header {
                         metadata: &plan.metadata,
                         names: plan.rows(),
@@ -216,11 +243,22 @@ impl Results {
         options: &Options,
     ) -> Result<Results, Error> {
         let file_path = match &options.output {
+            Output::File(path) if jsonfile::is_json_path(path) => {
+                crate::publish::publish_atomically(path, |temp| {
+                    let doc = Document {
+                        metadata: &plan.metadata,
+                        threads: &[],
+                        tasks: &[],
+                    };
+                    jsonfile::write_aggregate(temp, path, &doc, &plan.names, &plan.rows)
+                })?;
+                Some(path.clone())
+            }
             #[cfg(not(feature = "hdf5"))]
-            Output::File(path) => return Err(Error::needs_hdf5(path)),
+            Output::File(path) => return Err(Error::needs_hdf5(path, "an HDF5 file")),
             #[cfg(feature = "hdf5")]
             Output::File(path) => {
-                hdf5::publish_atomically(path, |temp| {
+                crate::publish::publish_atomically(path, |temp| {
                     hdf5::write_aggregate(temp, path, &plan.metadata, &plan.names, &plan.rows)
                 })?;
                 Some(path.clone())

@@ -279,6 +279,13 @@ fn check_options(options: &Options) -> Result<(), Error> {
         if options.aggregation {
             return refuse("aggregation mode is not available in MPI sessions yet");
         }
+        if let Output::File(path) = &options.output
+            && crate::jsonfile::is_json_path(path)
+        {
+            return refuse(
+                "an MPI session writes an HDF5 file: a JSON profile is not available in MPI sessions yet",
+            );
+        }
         crate::collective::writer(options)?;
     }
     for (key, _) in &options.user_metadata {
@@ -306,14 +313,16 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
         return Err(Error::invalid_path(path, "the path is empty"));
     }
     #[cfg(not(feature = "hdf5"))]
-    return Err(Error::needs_hdf5(path));
-    #[cfg(feature = "hdf5")]
+    if !crate::jsonfile::is_json_path(path) {
+        return Err(Error::needs_hdf5(path, "an HDF5 file"));
+    } else if crate::jsonfile::is_gzip_path(path) {
+        return Err(Error::needs_hdf5(path, "gzip (.json.gz)"));
+    }
     check_output_dir(path)
 }
 
 /// The rest of `check_output_path`: the path names a file in a directory
 /// this process can write.
-#[cfg(feature = "hdf5")]
 fn check_output_dir(path: &Path) -> Result<(), Error> {
     if path.is_dir() {
         return Err(Error::invalid_path(path, "it is a directory"));

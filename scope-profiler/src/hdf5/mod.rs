@@ -27,7 +27,6 @@
 
 mod chunks;
 mod h5;
-mod publish;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod read;
@@ -36,14 +35,11 @@ mod schema;
 mod write;
 
 #[cfg(feature = "mpi")]
-pub(crate) use publish::Staged;
-pub(crate) use publish::publish_atomically;
-#[cfg(feature = "mpi")]
 pub(crate) use ranks::{Layout3, Part, RankWriter, Strings, open_direct, write_direct_names};
 #[cfg(feature = "mpi")]
 #[cfg(feature = "mpio")]
 pub(crate) use ranks::{ROUND, Widths, open_parallel};
-pub use read::read_profile;
-pub use reader::{EventChunk, EventChunks, ProfileReader};
-pub use write::write_profile;
+pub(crate) use read::read_profile;
+pub(crate) use reader::{Columns, open as open_reader};
+pub(crate) use write::write_profile;
 pub(crate) use write::{FileSink, Header, write_aggregate};

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use super::chunks::ChunkWriter;
 use super::h5::{Dataset, File, Group, H5Type, Layout, Result};
-use super::publish::publish_atomically;
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::options::Compression;
@@ -17,6 +16,7 @@ use crate::profile::{
     AggregateRow, CallPath, Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo,
     ThreadInfo,
 };
+use crate::publish::publish_atomically;
 use crate::sink::{EventSink, EventSlice, FileColumns, IndexRow};
 
 /// Writes `profile` to `path` in the schema-3 layout, atomically: the file
