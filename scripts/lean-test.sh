@@ -7,6 +7,10 @@
 #  2. It builds and its tests pass with HDF5 pointed nowhere (HDF5_DIR and
 #     pkg-config's paths), in a target directory of its own; a session with
 #     a file path is refused there, naming the feature.
+#     Without `hdf5` it writes a JSON profile (`.json`), which the Python
+#     package reads (`scope_profiler.load`, `python -m scope_profiler
+#     inspect`) and `scope-prof inspect` shows, with the library's five
+#     regions of 10 calls each.
 #  3. The application over it (default features) writes one file holding
 #     the library's calls nested under its own, read back by our reader
 #     (in the app) and by the Python package (names and counts).
@@ -25,14 +29,14 @@ if [ -n "$bad" ]; then
 fi
 echo "lean-test: lean-lib's tree: $(sort -u <<<"$tree" | wc -l) crates, no -sys crate, no C build, no flate2/toml"
 
-HDF5_DIR=/nonexistent/hdf5 PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \
-    LEAN_EXPECT_NO_HDF5=1 CARGO_TARGET_DIR=$target/lean \
-    cargo test -q -p lean-lib
-echo "lean-test: lean-lib built and tested with HDF5 pointed nowhere"
-
-. scripts/hdf5-env.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+HDF5_DIR=/nonexistent/hdf5 PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \
+    LEAN_EXPECT_NO_HDF5=1 LEAN_JSON_OUT="$work/lean.json" CARGO_TARGET_DIR=$target/lean \
+    cargo test -q -p lean-lib
+echo "lean-test: lean-lib built and tested with HDF5 pointed nowhere; it wrote $(wc -c <"$work/lean.json") bytes of JSON profile"
+
+. scripts/hdf5-env.sh
 cargo run -q -p lean-app -- "$work/app.h5"
 py=$target/tmp/interop-venv/bin/python
 if ! "$py" -c 'import scope_profiler' 2>/dev/null; then
@@ -40,6 +44,34 @@ if ! "$py" -c 'import scope_profiler' 2>/dev/null; then
     python3 -m venv "$target/tmp/interop-venv"
     "$py" -m pip install -q --disable-pip-version-check 'scope-profiler==0.7.5'
 fi
+
+# The lean build's JSON profile, read by the Python package and by scope-prof.
+"$py" - "$work/lean.json" <<'PY'
+import sys
+import scope_profiler as sp
+r = sp.load(sys.argv[1])
+calls = {}
+for region in r.get_regions():
+    for rank, data in region.regions.items():
+        calls[region.name] = calls.get(region.name, 0) + int(data.num_calls)
+assert len(calls) == 5 and set(calls.values()) == {10}, calls
+print(f"lean-test: the lean build's JSON read by scope_profiler {sp.__version__}: {calls}")
+PY
+if ! "$py" -m scope_profiler inspect "$work/lean.json" >"$work/py-inspect.txt" 2>&1; then
+    cat "$work/py-inspect.txt" >&2
+    echo "lean-test: python -m scope_profiler inspect failed on the lean build's JSON" >&2
+    exit 1
+fi
+echo "lean-test: python -m scope_profiler inspect read it (exit 0)"
+cargo run -q -p scope-profiler-cli -- inspect "$work/lean.json" >"$work/inspect.txt"
+for region in parse tokenize lean_lib::checksum lean_lib::by_name bump; do
+    if ! grep -Eq "^ *$region +10 " "$work/inspect.txt"; then
+        cat "$work/inspect.txt" >&2
+        echo "lean-test: scope-prof inspect does not show $region with 10 calls" >&2
+        exit 1
+    fi
+done
+echo "lean-test: scope-prof inspect shows the library's 5 regions x 10 calls"
 "$py" - "$work/app.h5" <<'PY'
 import sys
 import scope_profiler as sp
