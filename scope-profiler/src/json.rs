@@ -46,6 +46,14 @@ pub(crate) struct JsonError {
     pub message: String,
 }
 
+impl JsonError {
+    /// The error with `what` (where in the document) before its message.
+    pub(crate) fn within(mut self, what: impl std::fmt::Display) -> JsonError {
+        self.message = format!("in {what}: {}", self.message);
+        self
+    }
+}
+
 impl std::fmt::Display for JsonError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "at byte {}: {}", self.at, self.message)

@@ -5,7 +5,9 @@
 //! HDF5 file in the layout of the Python package
 //! [scope-profiler](https://pypi.org/project/scope-profiler/) (schema 3), so
 //! its `scope-profiler inspect | report | plot | export | diff` commands open
-//! the file as it is.
+//! the file as it is; for a `.json` path, its JSON profile instead (in any
+//! build, also without the feature `hdf5`), which the same tools,
+//! [`ProfileReader`] and [`read_profile`] open.
 //!
 //! ```
 //! use scope_profiler::{self as sp, Options};

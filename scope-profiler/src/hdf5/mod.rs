@@ -5,7 +5,7 @@
 //!   [`Profile`](crate::profile::Profile) to a sibling temporary file and
 //!   publishes it with a rename, so a failed write never leaves a partial
 //!   file at the target and never touches the previous one.
-//! - [`read_profile`] reads such a file (or a schema-2/3 file from the Python
+//! - [`read_profile`](crate::read_profile) reads such a file (or a schema-2/3 file from the Python
 //!   package without the optional columns) back into a `Profile`.
 //!
 //! The layout, group by group:

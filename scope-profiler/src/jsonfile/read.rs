@@ -138,32 +138,46 @@ fn parse(text: &str) -> json::Result<(ReadIndex, Events, bool)> {
                         let value = meta_value(p)?;
                         index.metadata.push((key, value));
                         Ok(())
-                    })?
+                    })
+                    .map_err(|e| e.within("\"metadata\""))?
                 }
             }
-            "regions" => p.array(|p| {
-                let row = read_row(p)?;
-                add_row(
-                    p,
-                    row,
-                    &mut index,
-                    &mut events,
-                    &mut tasks_column,
-                    &mut any_tasks,
-                    &mut has_parents,
-                    &mut names,
-                )
-            })?,
+            "regions" => {
+                let mut i = 0;
+                p.array(|p| {
+                    let row = read_row(p).map_err(|e| e.within(format_args!("regions[{i}]")))?;
+                    i += 1;
+                    add_row(
+                        p,
+                        row,
+                        &mut index,
+                        &mut events,
+                        &mut tasks_column,
+                        &mut any_tasks,
+                        &mut has_parents,
+                        &mut names,
+                    )
+                })
+                .map_err(|e| {
+                    if e.message.starts_with("in regions") {
+                        e
+                    } else {
+                        e.within("\"regions\"")
+                    }
+                })?
+            }
             "threads" => lane_table(p, |p| {
                 let t = read_thread(p)?;
                 index.threads.push(t);
                 Ok(())
-            })?,
+            })
+            .map_err(|e| e.within("\"threads\""))?,
             "tasks" => lane_table(p, |p| {
                 let t = read_task(p)?;
                 index.tasks.push(t);
                 Ok(())
-            })?,
+            })
+            .map_err(|e| e.within("\"tasks\""))?,
             // exporter, num_ranks, event_data_available, likwid,
             // line_profile, and what a later version adds.
             _ => p.skip()?,
