@@ -555,7 +555,35 @@ fn files_written_directly_and_through_buckets_hold_the_same_calls() {
     );
     // 500k events do not fit the 8 MiB placement budget: buckets on disk.
     assert_eq!(compressed_path, sp::WritePath::Buckets { scratch: true });
-    for file in [&direct, &compressed] {
+    // A JSON profile, through the same buckets; its 300k-call row spills its
+    // columns' text to scratch files (past 4 MiB).
+    let (json, _, json_path) = run_program(
+        Options::new()
+            .file_path(dir.join("run.json"))
+            .verbose(false)
+            .memory_limit(1 << 20),
+    );
+    assert_eq!(json_path, sp::WritePath::Buckets { scratch: true });
+    // The exclusive totals written agree with the file's own events.
+    let mut own: HashMap<u32, i64> = HashMap::new();
+    let mut region_of: HashMap<i64, u32> = HashMap::new();
+    for row in &json.rows {
+        for i in event_range(row) {
+            region_of.insert(json.events.call_ids[i], row.region_id);
+            *own.entry(row.region_id).or_default() += json.events.durations[i];
+        }
+    }
+    for row in &json.rows {
+        for i in event_range(row) {
+            if let Some(parent) = region_of.get(&json.events.parent_ids[i]) {
+                *own.entry(*parent).or_default() -= json.events.durations[i];
+            }
+        }
+    }
+    for row in &json.rows {
+        assert_eq!(row.exclusive_total, own[&row.region_id]);
+    }
+    for file in [&direct, &compressed, &json] {
         assert_same_calls(file, &buckets);
         // Statistics and exclusive totals agree with the file's own events.
         for row in &file.rows {
