@@ -95,12 +95,14 @@ impl std::fmt::Debug for ProfileReader {
 pub(crate) enum Format {
     Hdf5,
     Json,
+    /// Neither signature: taken for HDF5 where it can be read.
+    Unknown,
 }
 
 /// What `path` holds, from its first bytes (as the Python package's
 /// `profile_io.sniff_profile_format`): the HDF5 signature, gzip (a
-/// `.json.gz`) or `{` after whitespace; anything else is taken for HDF5
-/// (whose reader then names what is wrong).
+/// `.json.gz`) or `{` after whitespace; anything else is read as HDF5
+/// where the build can (whose reader then names what is wrong).
 pub(crate) fn sniff(path: &Path) -> Result<Format, Error> {
     use std::io::Read;
     let mut head = [0u8; 64];
@@ -125,18 +127,20 @@ pub(crate) fn sniff(path: &Path) -> Result<Format, Error> {
     if text.starts_with(b"{") || (text.is_empty() && len > 0) {
         return Ok(Format::Json);
     }
-    Ok(Format::Hdf5)
+    Ok(Format::Unknown)
 }
 
-/// An HDF5 file in a build without the feature.
+/// An HDF5 file (or no profile at all) in a build without the feature.
 #[cfg(not(feature = "hdf5"))]
-fn hdf5_needed(path: &Path) -> Error {
-    Error::Json {
-        path: path.to_path_buf(),
-        message: "an HDF5 file: reading it needs the feature `hdf5` of scope-profiler, \
-                  which this build leaves out (it is a default feature)"
-            .into(),
-    }
+fn hdf5_needed(path: &Path, format: Format) -> Error {
+    let message = match format {
+        Format::Hdf5 => {
+            "an HDF5 file: reading it needs the feature `hdf5` of scope-profiler, \
+             which this build leaves out (it is a default feature)"
+        }
+        _ => "not a profile: neither a JSON profile (it does not start with '{') nor an HDF5 file",
+    };
+    Error::json(path, message)
 }
 
 /// Reads a whole profile file (HDF5 or JSON, told by its first bytes) into
@@ -165,9 +169,9 @@ pub fn read_profile(path: impl AsRef<Path>) -> Result<Profile, Error> {
     match sniff(path)? {
         Format::Json => jsonfile::read_profile(path),
         #[cfg(feature = "hdf5")]
-        Format::Hdf5 => crate::hdf5::read_profile(path),
+        Format::Hdf5 | Format::Unknown => crate::hdf5::read_profile(path),
         #[cfg(not(feature = "hdf5"))]
-        Format::Hdf5 => Err(hdf5_needed(path)),
+        format => Err(hdf5_needed(path, format)),
     }
 }
 
@@ -204,7 +208,7 @@ impl ProfileReader {
                 })
             }
             #[cfg(feature = "hdf5")]
-            Format::Hdf5 => {
+            Format::Hdf5 | Format::Unknown => {
                 let (index, columns) = crate::hdf5::open_reader(path)?;
                 Ok(ProfileReader {
                     path: path.to_path_buf(),
@@ -214,7 +218,7 @@ impl ProfileReader {
                 })
             }
             #[cfg(not(feature = "hdf5"))]
-            Format::Hdf5 => Err(hdf5_needed(path)),
+            format => Err(hdf5_needed(path, format)),
         }
     }
 
@@ -582,5 +586,37 @@ impl Iterator for EventChunks<'_> {
                 events,
             }));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files that are no profile, or an HDF5 file in a build without
+    /// `hdf5`, are errors naming the file, never panics.
+    #[test]
+    fn foreign_files_are_errors_naming_them() {
+        let dir = std::env::temp_dir().join(format!("sp-reader-foreign-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases: [(&str, &[u8]); 5] = [
+            ("sig.h5", b"\x89HDF\r\n\x1a\n\0\0\0\0"),
+            ("text.txt", b"hello"),
+            ("empty.json", b""),
+            ("blank.json", b"   \n"),
+            ("gz.json.gz", b"\x1f\x8b\x08\0\0\0"),
+        ];
+        for (name, bytes) in cases {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let err = ProfileReader::open(&path).unwrap_err().to_string();
+            assert!(err.contains(name), "{name}: {err}");
+            assert!(read_profile(&path).is_err(), "{name}");
+            #[cfg(not(feature = "hdf5"))]
+            if name == "sig.h5" || name.ends_with(".gz") {
+                assert!(err.contains("feature `hdf5`"), "{name}: {err}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

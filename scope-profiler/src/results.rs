@@ -34,7 +34,8 @@ pub enum WritePath {
     Memory,
     /// Straight into the columns of an uncompressed file.
     Direct,
-    /// Handed to the file in order (compressed files): placed in memory, or,
+    /// Handed to the file in order (compressed files, JSON profiles):
+    /// placed in memory, or,
     /// past the placement budget, in scratch columns (an unlinked file in
     /// the output's directory) read back in order.
     Buckets {
