@@ -157,7 +157,6 @@ impl Error {
         }
     }
 
-    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn hdf5(path: impl Into<PathBuf>, err: impl std::fmt::Display) -> Self {
         Error::Hdf5 {
             path: path.into(),
