@@ -7,6 +7,10 @@
 #  2. It builds and its tests pass with HDF5 pointed nowhere (HDF5_DIR and
 #     pkg-config's paths), in a target directory of its own; a session with
 #     a file path is refused there, naming the feature.
+#     Without `hdf5` it writes a JSON profile (`.json`), which the Python
+#     package reads (`scope_profiler.load`, `python -m scope_profiler
+#     inspect`) and `scope-prof inspect` shows, with the library's five
+#     regions of 10 calls each.
 #  3. The application over it (default features) writes one file holding
 #     the library's calls nested under its own, read back by our reader
 #     (in the app) and by the Python package (names and counts).
@@ -62,6 +66,17 @@ if ! "$py" -c 'import scope_profiler' 2>/dev/null; then
     python3 -m venv "$target/tmp/interop-venv"
     "$py" -m pip install -q --disable-pip-version-check 'scope-profiler==0.7.5'
 fi
+
+# The lean build's JSON profile, read by scope-prof (built with `hdf5`).
+cargo run -q -p scope-profiler-cli -- inspect "$work/lean.json" >"$work/inspect.txt"
+for region in parse tokenize lean_lib::checksum lean_lib::by_name bump; do
+    if ! grep -Eq "^ *$region +10 " "$work/inspect.txt"; then
+        cat "$work/inspect.txt" >&2
+        echo "lean-test: scope-prof inspect does not show $region with 10 calls" >&2
+        exit 1
+    fi
+done
+echo "lean-test: scope-prof inspect shows the library's 5 regions x 10 calls"
 "$py" - "$work/app.h5" <<'PY'
 import sys
 import scope_profiler as sp

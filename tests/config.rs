@@ -517,7 +517,7 @@ fn bad_environment_values_name_the_variable_and_the_value() {
             "sometimes",
             "expected 1/true",
         ),
-        ("SCOPE_PROFILER_OUTPUT", "report.html", "HDF5 profiles only"),
+        ("SCOPE_PROFILER_OUTPUT", "report.html", "not HTML reports"),
         ("SCOPE_PROFILER_CONFIG", "", "empty"),
     ];
     for (variable, value, why) in cases {

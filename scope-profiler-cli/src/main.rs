@@ -1,4 +1,5 @@
-//! `scope-prof`: look at scope-profiler HDF5 files from the command line.
+//! `scope-prof`: look at scope-profiler HDF5 files and JSON profiles from
+//! the command line.
 //!
 //! Commands: `inspect` (the call tree), `export` (Chrome trace, speedscope,
 //! folded stacks, flamegraph SVG, JSON statistics), `diff` and `check` (a
@@ -16,7 +17,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use scope_profiler::ProfileReader;
 use scope_profiler::export::{self, Grouping};
 
-/// Inspect, export, diff and check scope-profiler HDF5 profiles.
+/// Inspect, export, diff and check scope-profiler profiles (HDF5 or JSON).
 #[derive(Parser, Debug)]
 #[command(name = "scope-prof", version, about, long_about = None)]
 struct Cli {
@@ -53,7 +54,7 @@ enum SortKey {
 
 #[derive(clap::Args, Debug)]
 struct InspectArgs {
-    /// Profile files (HDF5, schema 2 or 3).
+    /// Profile files (HDF5, schema 2 or 3; JSON profiles, .json or .json.gz).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Order of sibling regions.

@@ -588,3 +588,109 @@ fn inspect_and_export_say_what_the_recording_dropped() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Opens of each frame in a speedscope document.
+fn speedscope_opens(doc: &Value) -> BTreeMap<String, u64> {
+    let frames = doc["shared"]["frames"].as_array().unwrap();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for p in doc["profiles"].as_array().unwrap() {
+        for e in p["events"].as_array().unwrap() {
+            if e["type"] == "O" {
+                let f = e["frame"].as_u64().unwrap() as usize;
+                *counts
+                    .entry(frames[f]["name"].as_str().unwrap().to_owned())
+                    .or_default() += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// A JSON profile (ours; the Python package's, plain and gzip, when its
+/// venv is there) inspects, exports and diffs as the HDF5 file it holds
+/// the calls of.
+#[test]
+fn json_profiles_inspect_export_and_diff_as_the_hdf5_file() {
+    let dir = temp_dir("cli-json");
+    let h5 = our_file(&dir);
+    let json = dir.join("ours.json");
+    sp::write_profile(&sp::read_profile(&h5).unwrap(), &json, Compression::None).unwrap();
+    let mut files = vec![json];
+    if let Some(python) = made_reader_python(env!("CARGO_TARGET_TMPDIR")) {
+        for (sub, gzip) in [("py", false), ("pygz", true)] {
+            let out_dir = dir.join(sub);
+            let mut cmd = Command::new(&python);
+            cmd.args(["-m", "scope_profiler", "export", "json"])
+                .arg(&h5)
+                .arg("-o")
+                .arg(&out_dir);
+            if gzip {
+                cmd.arg("--gzip");
+            }
+            let out = cmd.output().expect("run python");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let name = if gzip {
+                "profile.json.gz"
+            } else {
+                "profile.json"
+            };
+            files.push(out_dir.join(name));
+        }
+    }
+    let h = h5.to_str().unwrap();
+    let groups = |f: &str| {
+        let v: Value = serde_json::from_str(&ok(&["inspect", f, "--json"])).expect("json");
+        v["groups"].clone()
+    };
+    let export = |kind: &str, f: &str, name: &str| {
+        let out = dir.join(name);
+        ok(&["export", kind, f, "-o", out.to_str().unwrap()]);
+        std::fs::read(&out).unwrap()
+    };
+    let h5_folded = export("folded", h, "h5.folded");
+    let h5_opens =
+        speedscope_opens(&serde_json::from_slice(&export("speedscope", h, "h5.ss")).unwrap());
+    let trace_calls = |bytes: &[u8]| {
+        let v: Value = serde_json::from_slice(bytes).unwrap();
+        v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .count()
+    };
+    let h5_trace = trace_calls(&export("chrome-trace", h, "h5.trace"));
+    assert_eq!(h5_trace, 2 * 5 * (3 + 25));
+    for file in &files {
+        let f = file.to_str().unwrap();
+        let text = ok(&["inspect", f]);
+        assert!(
+            text.contains("\nstep ") && text.contains("\n  rhs ") && text.contains("\n    fib "),
+            "{f}: {text}"
+        );
+        assert_eq!(groups(f), groups(h), "{f}");
+        assert_eq!(export("folded", f, "j.folded"), h5_folded, "{f}");
+        let ss: Value = serde_json::from_slice(&export("speedscope", f, "j.ss")).unwrap();
+        assert_eq!(speedscope_opens(&ss), h5_opens, "{f}");
+        assert_eq!(
+            trace_calls(&export("chrome-trace", f, "j.trace")),
+            h5_trace,
+            "{f}"
+        );
+        let diff = ok(&["diff", h, f]);
+        assert!(diff.contains("step"), "{diff}");
+    }
+    // A truncated JSON profile: exit 2, naming the file and the byte.
+    let bad = dir.join("bad.json");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    std::fs::write(&bad, &text[..text.len() / 2]).unwrap();
+    let out = run(&["inspect", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.json") && err.contains("at byte"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

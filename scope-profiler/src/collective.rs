@@ -19,9 +19,10 @@ use crate::error::Error;
 use crate::fxhash::FxHasher;
 #[cfg(feature = "mpio")]
 use crate::hdf5::Widths;
-use crate::hdf5::{self, Layout3, Part, Staged, Strings};
+use crate::hdf5::{self, Layout3, Part, Strings};
 use crate::options::{MpiOutput, Options};
 use crate::profile::MetaValue;
+use crate::publish::Staged;
 use crate::sink::IndexRow;
 use crate::summary::Summary;
 

@@ -106,6 +106,25 @@ pub enum Error {
         /// The library's message.
         message: String,
     },
+    /// A JSON profile that cannot be read: not JSON, not a profile (no
+    /// `"format": "scope-profiler-profile"`), or a field of the wrong type
+    /// or length; the message says what and where (the byte offset).
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("sp-doc-bad-{}.json", std::process::id()));
+    /// std::fs::write(&path, "{\"format\": \"scope-profiler-profile\", \"regions\": 3}").unwrap();
+    /// let err = scope_profiler::read_profile(&path).unwrap_err();
+    /// assert!(matches!(err, scope_profiler::Error::Json { .. }));
+    /// assert!(err.to_string().contains("regions"), "{err}");
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    #[error("JSON profile {path}: {message}")]
+    Json {
+        /// The file being read.
+        path: PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
     /// A profiling call used where it cannot work, e.g. [`pause`](crate::pause)
     /// inside an open region or [`sample_every`](crate::sample_every)`(0, _)`.
     #[error("{0}")]
@@ -138,7 +157,6 @@ impl Error {
         }
     }
 
-    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn hdf5(path: impl Into<PathBuf>, err: impl std::fmt::Display) -> Self {
         Error::Hdf5 {
             path: path.into(),
@@ -153,15 +171,24 @@ impl Error {
         }
     }
 
-    /// A file output in a build without the `hdf5` feature.
+    /// An output `what` (an HDF5 file, gzip) in a build without the
+    /// `hdf5` feature.
     #[cfg(not(feature = "hdf5"))]
-    pub(crate) fn needs_hdf5(path: impl Into<PathBuf>) -> Self {
+    pub(crate) fn needs_hdf5(path: impl Into<PathBuf>, what: &str) -> Self {
         Error::invalid_path(
             path,
-            "writing an HDF5 file (or gzip-compressed JSON) needs the feature `hdf5` of \
-             scope-profiler, which this build leaves out (it is a default feature): enable it, \
-             or name a `.json` file (the Python package's JSON profile), or use \
-             Options::in_memory()",
+            format!(
+                "writing {what} needs the feature `hdf5` of scope-profiler, which this build \
+                 leaves out (it is a default feature); enable it, write a JSON profile \
+                 (a path ending in .json), or use Options::in_memory()"
+            ),
         )
+    }
+
+    pub(crate) fn json(path: impl Into<PathBuf>, message: impl std::fmt::Display) -> Self {
+        Error::Json {
+            path: path.into(),
+            message: message.to_string(),
+        }
     }
 }

@@ -39,9 +39,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::fxhash::FxHasher;
-use crate::hdf5::ProfileReader;
 use crate::histogram::LogHistogram;
+use crate::json::{push_int, push_string as json_string};
 use crate::profile::CallPath;
+use crate::reader::ProfileReader;
 use crate::scratch::{self, Plain};
 
 /// Calls sorted in memory at once before a run is spilled to disk.
@@ -762,30 +763,6 @@ pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error>
     }
     out.flush().map_err(out_err)?;
     Ok(lines)
-}
-
-/// Appends `s` as a JSON string (quoted, escaped).
-pub(crate) fn json_string(buf: &mut Vec<u8>, s: &str) {
-    crate::value::json_escaped(s, |piece| buf.extend_from_slice(piece.as_bytes()));
-}
-
-/// Appends an integer.
-fn push_int(buf: &mut Vec<u8>, v: i64) {
-    let mut tmp = [0u8; 20];
-    let mut n = v.unsigned_abs();
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        buf.push(b'-');
-    }
-    buf.extend_from_slice(&tmp[i..]);
 }
 
 /// Appends nanoseconds as microseconds with three decimals (exact).

@@ -12,7 +12,6 @@ const SUB: u32 = 16;
 pub(crate) const RELATIVE_ERROR: f64 = 1.0 / 32.0;
 
 /// Buckets of a histogram at most: that of the largest `i64` is below.
-#[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
 pub(crate) const BUCKETS: usize = 64 * SUB as usize;
 
 /// Counts of durations per log bucket.
@@ -40,7 +39,6 @@ impl LogHistogram {
     }
 
     /// Adds the counts of `buckets` (as [`Self::buckets`] gives them).
-    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn add_buckets(&mut self, buckets: &[(u32, u64)]) {
         for &(bucket, n) in buckets {
             let bucket = bucket as usize;

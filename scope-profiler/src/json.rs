@@ -1,335 +1,500 @@
-//! The JSON profile: the Python package's second file format
-//! (`json_export.py`, `"format": "scope-profiler-profile"`, version 1),
-//! which its `load`, `inspect`, `report`, `plot` and `export` read like an
-//! HDF5 file. A session whose file name ends in `.json` (or `.json.gz`,
-//! gzip-compressed, with the `hdf5` feature) is written in it, in any
-//! build: the format of the lean build, which links no C library.
+//! JSON by hand, so that the runtime needs no JSON crate (see
+//! ARCHITECTURE.md, "Dependencies"): integer and string formatting for the
+//! writers (the JSON profile, the exports), and a strict pull parser for
+//! the JSON profile reader.
 //!
-//! The document is written as the Python package writes it: one object with
-//! the run's metadata, one entry per region row with its own columns
-//! (`start_times_ns`, `end_times_ns`, `call_ids`, `parent_ids`,
-//! `thread_ids`, `task_ids`, in absolute ns), and the thread and task
-//! tables with the columns of the HDF5 file's. It is published like the HDF5
-//! file (a sibling temporary file, fsynced, renamed over the target).
-//!
-//! Unlike the HDF5 writer, this one holds the session's events in memory
-//! while it writes (40 bytes a call, as an in-memory session does): for
-//! sessions of many millions of calls, HDF5 is the bounded format.
+//! The parser reads a whole document held in memory (`&str`: UTF-8 checked
+//! by the caller), never allocates from a size the document declares (JSON
+//! declares none: arrays grow as their items are read, so what is held is
+//! bounded by the input), nests at most [`MAX_DEPTH`] levels (no stack
+//! overflow on `[[[[...`), and returns an error, never panics, on malformed
+//! input: the byte offset and what was expected.
 
-use std::fmt::Write as _;
-use std::io::{self, Write};
-use std::path::Path;
+use std::borrow::Cow;
 
-use crate::error::Error;
-use crate::profile::{MetaValue, Profile};
-use crate::publish::publish_atomically;
-use crate::sink;
-use crate::value::write_json_string;
+/// Deepest nesting of arrays and objects the parser accepts.
+pub(crate) const MAX_DEPTH: usize = 64;
 
-/// The document's `format`.
-const FORMAT: &str = "scope-profiler-profile";
-/// The document's `format_version`.
-const FORMAT_VERSION: u32 = 1;
-
-/// Whether `path` names a JSON profile (`.json` or `.json.gz`, any case),
-/// as the Python package's `is_json_path` decides.
-pub(crate) fn is_json_path(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    name.ends_with(".json") || name.ends_with(".json.gz")
+/// Appends `v` in decimal.
+pub(crate) fn push_int(buf: &mut Vec<u8>, v: i64) {
+    let mut tmp = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        buf.push(b'-');
+    }
+    buf.extend_from_slice(&tmp[i..]);
 }
 
-/// Whether `path` names a gzip-compressed JSON profile.
-pub(crate) fn is_gzip_path(path: &Path) -> bool {
-    path.file_name()
-        .is_some_and(|n| n.to_string_lossy().to_lowercase().ends_with(".gz"))
+/// Appends `s` as a JSON string (quoted, escaped; non-ASCII as UTF-8).
+pub(crate) fn push_string(buf: &mut Vec<u8>, s: &str) {
+    crate::value::json_escaped(s, |piece| buf.extend_from_slice(piece.as_bytes()));
 }
 
-/// Writes `profile` to `path` as a JSON profile, atomically.
-pub(crate) fn publish(profile: &Profile, path: &Path) -> Result<(), Error> {
-    publish_atomically(path, |temp| {
-        let file = std::fs::File::create(temp).map_err(|e| Error::io(path, e))?;
-        let out = io::BufWriter::with_capacity(1 << 20, file);
-        let written = if is_gzip_path(path) {
-            write_gzip(profile, out)
+/// A malformed document: where (byte offset) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JsonError {
+    pub at: usize,
+    pub message: String,
+}
+
+impl JsonError {
+    /// The error with `what` (where in the document) before its message.
+    pub(crate) fn within(mut self, what: impl std::fmt::Display) -> JsonError {
+        self.message = format!("in {what}: {}", self.message);
+        self
+    }
+}
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at byte {}: {}", self.at, self.message)
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, JsonError>;
+
+/// A JSON number: an integer that fits `i64`, or any other number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+/// A pull parser over one document.
+pub(crate) struct Parser<'a> {
+    text: &'a str,
+    s: &'a [u8],
+    i: usize,
+    depth: usize,
+}
+
+impl<'a> Parser<'a> {
+    pub(crate) fn new(text: &'a str) -> Parser<'a> {
+        Parser {
+            text,
+            s: text.as_bytes(),
+            i: 0,
+            depth: 0,
+        }
+    }
+
+    /// An error at the current position.
+    pub(crate) fn error<T>(&self, message: impl Into<String>) -> Result<T> {
+        Err(JsonError {
+            at: self.i,
+            message: message.into(),
+        })
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The next byte after whitespace, not consumed.
+    pub(crate) fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.i).copied()
+    }
+
+    fn expect(&mut self, b: u8) -> Result<()> {
+        match self.peek() {
+            Some(c) if c == b => {
+                self.i += 1;
+                Ok(())
+            }
+            Some(c) => self.error(format!("expected '{}', found '{}'", b as char, c as char)),
+            None => self.error(format!("expected '{}', found the end", b as char)),
+        }
+    }
+
+    /// Only whitespace is left.
+    pub(crate) fn end(&mut self) -> Result<()> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => self.error("unexpected data after the document"),
+        }
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        if self.depth >= MAX_DEPTH {
+            return self.error(format!("nested more than {MAX_DEPTH} levels deep"));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// An object: `field` is called with each key, and must read its value.
+    pub(crate) fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Self, Cow<'a, str>) -> Result<()>,
+    ) -> Result<()> {
+        self.expect(b'{')?;
+        self.enter()?;
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return self.error("expected a key (a string)");
+            }
+            let key = self.string()?;
+            self.expect(b':')?;
+            field(self, key)?;
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b'}') => {
+                    self.i += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                _ => return self.error("expected ',' or '}' in an object"),
+            }
+        }
+    }
+
+    /// An array: `item` is called for each item, and must read it.
+    pub(crate) fn array(&mut self, mut item: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        self.expect(b'[')?;
+        self.enter()?;
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        loop {
+            item(self)?;
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                _ => return self.error("expected ',' or ']' in an array"),
+            }
+        }
+    }
+
+    /// An array of integers, appended to `out`.
+    pub(crate) fn ints(&mut self, out: &mut Vec<i64>) -> Result<()> {
+        self.array(|p| {
+            let v = p.int()?;
+            out.push(v);
+            Ok(())
+        })
+    }
+
+    /// `null` if it comes next (consumed), else false.
+    pub(crate) fn null(&mut self) -> Result<bool> {
+        if self.peek() == Some(b'n') {
+            self.literal("null")?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn literal(&mut self, word: &str) -> Result<()> {
+        if self.s[self.i..].starts_with(word.as_bytes()) {
+            self.i += word.len();
+            Ok(())
         } else {
-            write_document(profile, out)
-                .and_then(|out| out.into_inner().map_err(|e| e.into_error()))
+            self.error(format!("expected {word}"))
+        }
+    }
+
+    /// `true` or `false`.
+    pub(crate) fn bool(&mut self) -> Result<bool> {
+        match self.peek() {
+            Some(b't') => self.literal("true").map(|()| true),
+            Some(b'f') => self.literal("false").map(|()| false),
+            _ => self.error("expected true or false"),
+        }
+    }
+
+    /// A number (also `NaN`, `Infinity` and `-Infinity`, which Python's
+    /// `json` module writes and reads, and our metadata values too).
+    pub(crate) fn number(&mut self) -> Result<Number> {
+        self.ws();
+        let start = self.i;
+        for (word, v) in [
+            ("NaN", f64::NAN),
+            ("Infinity", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+        ] {
+            if self.s[self.i..].starts_with(word.as_bytes()) {
+                self.i += word.len();
+                return Ok(Number::Float(v));
+            }
+        }
+        let digits = |p: &mut Self| {
+            let from = p.i;
+            while p.s.get(p.i).is_some_and(u8::is_ascii_digit) {
+                p.i += 1;
+            }
+            p.i > from
         };
-        written
-            .and_then(|file| file.sync_all())
-            .map_err(|e| Error::io(path, e))
-    })
-}
-
-#[cfg(feature = "hdf5")]
-fn write_gzip(profile: &Profile, out: io::BufWriter<std::fs::File>) -> io::Result<std::fs::File> {
-    // No name and no time in the header, as the Python package writes it:
-    // two writes of one profile are the same bytes.
-    let gz = flate2::GzBuilder::new().write(out, flate2::Compression::new(6));
-    let gz = write_document(profile, gz)?;
-    gz.finish()?.into_inner().map_err(|e| e.into_error())
-}
-
-#[cfg(not(feature = "hdf5"))]
-fn write_gzip(_profile: &Profile, _out: io::BufWriter<std::fs::File>) -> io::Result<std::fs::File> {
-    // Refused at setup and finalize_to (`session::check_output_path`).
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "gzip-compressed JSON profiles need the feature `hdf5` of scope-profiler",
-    ))
-}
-
-/// The whole document, to `out`.
-fn write_document<W: Write>(profile: &Profile, mut out: W) -> io::Result<W> {
-    let mut text = String::with_capacity(1 << 16);
-    text.push_str("{\"format\": ");
-    write_json_string(&mut text, FORMAT);
-    let _ = write!(
-        text,
-        ", \"format_version\": {FORMAT_VERSION}, \"exporter\": "
-    );
-    write_json_string(
-        &mut text,
-        concat!("scope-profiler-rs@", env!("CARGO_PKG_VERSION")),
-    );
-    text.push_str(", \"time_unit\": \"nanoseconds\", \"num_ranks\": 1");
-    text.push_str(", \"event_data_available\": true, \"metadata\": {");
-    for (i, (key, value)) in profile.metadata.iter().enumerate() {
-        if i > 0 {
-            text.push_str(", ");
+        if self.s.get(self.i) == Some(&b'-') {
+            self.i += 1;
         }
-        write_json_string(&mut text, key);
-        text.push_str(": ");
-        match value {
-            MetaValue::Int(v) => {
-                let _ = write!(text, "{v}");
+        let int_start = self.i;
+        if !digits(self) {
+            self.i = start;
+            return self.error("expected a number");
+        }
+        if self.s[int_start] == b'0' && self.i - int_start > 1 {
+            self.i = start;
+            return self.error("a number with a leading zero");
+        }
+        let mut integral = true;
+        if self.s.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            integral = false;
+            if !digits(self) {
+                return self.error("expected digits after '.'");
             }
-            MetaValue::Str(s) => write_json_string(&mut text, s),
+        }
+        if let Some(b'e' | b'E') = self.s.get(self.i) {
+            self.i += 1;
+            integral = false;
+            if let Some(b'+' | b'-') = self.s.get(self.i) {
+                self.i += 1;
+            }
+            if !digits(self) {
+                return self.error("expected digits in an exponent");
+            }
+        }
+        let text = &self.text[start..self.i];
+        if integral {
+            if let Ok(v) = text.parse::<i64>() {
+                return Ok(Number::Int(v));
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(v) => Ok(Number::Float(v)),
+            Err(_) => {
+                self.i = start;
+                self.error(format!("cannot read the number {text}"))
+            }
         }
     }
-    text.push_str("}, \"regions\": [");
-    for (i, row) in profile.rows.iter().enumerate() {
-        if i > 0 {
-            text.push_str(", ");
-        }
-        region_row(&mut text, profile, row);
-        if text.len() > 1 << 20 {
-            out.write_all(text.as_bytes())?;
-            text.clear();
-        }
-    }
-    text.push(']');
-    lane_tables(&mut text, profile);
-    text.push('}');
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(out)
-}
 
-/// One region row: its name, source, tags, columns and exclusive total.
-fn region_row(text: &mut String, profile: &Profile, row: &crate::profile::RegionRow) {
-    let name = profile
-        .region_names
-        .get(row.region_id as usize)
-        .map_or("", String::as_str);
-    text.push_str("{\"name\": ");
-    write_json_string(text, name);
-    let _ = write!(text, ", \"rank\": {}", row.rank);
-    if !row.source_file.is_empty() {
-        text.push_str(", \"source_file\": ");
-        write_json_string(text, &row.source_file);
-    }
-    if row.source_line >= 0 {
-        let _ = write!(text, ", \"source_lineno\": {}", row.source_line);
-    }
-    if !row.source_text.is_empty() {
-        text.push_str(", \"source_text\": ");
-        write_json_string(text, &row.source_text);
-    }
-    if !row.tags.is_empty() {
-        let _ = write!(text, ", \"tags\": {}", sink::tags_json(&row.tags));
-    }
-    let events = &profile.events;
-    let first = (row.event_offset as usize).min(events.len());
-    let last = first
-        .saturating_add(row.event_count as usize)
-        .min(events.len());
-    let range = first..last;
-    let column = |text: &mut String, key: &str, values: &mut dyn Iterator<Item = i64>| {
-        let _ = write!(text, ", \"{key}\": [");
-        for (i, v) in values.enumerate() {
-            if i > 0 {
-                text.push_str(", ");
+    /// An integer that fits `i64` (a float with an integral value in range
+    /// is taken too: `1.0`, `2e3`).
+    pub(crate) fn int(&mut self) -> Result<i64> {
+        let at = {
+            self.ws();
+            self.i
+        };
+        match self.number() {
+            Ok(Number::Int(v)) => Ok(v),
+            Ok(Number::Float(v)) if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.2e18 => {
+                Ok(v as i64)
             }
-            let _ = write!(text, "{v}");
+            Ok(Number::Float(v)) => Err(JsonError {
+                at,
+                message: format!("expected an integer of 64 bits, found {v}"),
+            }),
+            Err(e) => Err(e),
         }
-        text.push(']');
-    };
-    column(
-        text,
-        "start_times_ns",
-        &mut events.start_ns[range.clone()].iter().copied(),
-    );
-    column(
-        text,
-        "end_times_ns",
-        &mut events.start_ns[range.clone()]
-            .iter()
-            .zip(&events.durations[range.clone()])
-            .map(|(s, d)| s.wrapping_add(*d)),
-    );
-    let metadata = sink::event_metadata_json(&row.event_metadata);
-    if metadata != "[]" {
-        let _ = write!(text, ", \"event_metadata\": {metadata}");
     }
-    column(
-        text,
-        "call_ids",
-        &mut events.call_ids[range.clone()].iter().copied(),
-    );
-    column(
-        text,
-        "parent_ids",
-        &mut events.parent_ids[range.clone()].iter().copied(),
-    );
-    column(
-        text,
-        "thread_ids",
-        &mut events.thread_ids[range.clone()].iter().copied(),
-    );
-    if let Some(tasks) = &events.task_ids {
-        column(text, "task_ids", &mut tasks[range].iter().copied());
-    }
-    let _ = write!(text, ", \"exclusive_total_ns\": {}}}", row.exclusive_total);
-}
 
-/// The thread and task tables, rank 0, with the HDF5 file's columns (what
-/// the Python package's `lane_tables_from_columns` reads from either).
-fn lane_tables(text: &mut String, profile: &Profile) {
-    if !profile.threads.is_empty() {
-        text.push_str(", \"threads\": {\"0\": [");
-        for (i, t) in profile.threads.iter().enumerate() {
-            if i > 0 {
-                text.push_str(", ");
+    /// A string, unescaped.
+    pub(crate) fn string(&mut self) -> Result<Cow<'a, str>> {
+        self.expect(b'"')?;
+        let start = self.i;
+        // The plain case: no escape, borrowed.
+        loop {
+            match self.s.get(self.i) {
+                None => return self.error("unterminated string"),
+                Some(b'"') => {
+                    let s = &self.text[start..self.i];
+                    self.i += 1;
+                    return Ok(Cow::Borrowed(s));
+                }
+                Some(b'\\') => break,
+                Some(&c) if c < 0x20 => return self.error("a control character in a string"),
+                Some(_) => self.i += 1,
             }
-            let _ = write!(text, "{{\"index\": {}, \"name\": ", t.index);
-            write_json_string(text, &t.name);
-            let _ = write!(
-                text,
-                ", \"ident\": {}, \"native_id\": {}, \"daemon\": {}, \"start_ns\": {}, \
-                 \"end_ns\": {}, \"cpu_ns\": {}}}",
-                t.ident,
-                t.native_id,
-                t.daemon != 0,
-                t.start_ns,
-                t.end_ns,
-                t.cpu_ns
-            );
         }
-        text.push_str("]}");
+        let mut out = String::from(&self.text[start..self.i]);
+        loop {
+            let plain = self.i;
+            while let Some(&c) = self.s.get(self.i) {
+                if c == b'"' || c == b'\\' || c < 0x20 {
+                    break;
+                }
+                self.i += 1;
+            }
+            out.push_str(&self.text[plain..self.i]);
+            match self.s.get(self.i) {
+                None => return self.error("unterminated string"),
+                Some(b'"') => {
+                    self.i += 1;
+                    return Ok(Cow::Owned(out));
+                }
+                Some(b'\\') => {
+                    self.i += 1;
+                    let c = match self.s.get(self.i) {
+                        Some(b'"') => '"',
+                        Some(b'\\') => '\\',
+                        Some(b'/') => '/',
+                        Some(b'b') => '\u{8}',
+                        Some(b'f') => '\u{c}',
+                        Some(b'n') => '\n',
+                        Some(b'r') => '\r',
+                        Some(b't') => '\t',
+                        Some(b'u') => {
+                            self.i += 1;
+                            let c = self.unicode_escape()?;
+                            out.push(c);
+                            continue;
+                        }
+                        _ => return self.error("an invalid escape in a string"),
+                    };
+                    self.i += 1;
+                    out.push(c);
+                }
+                Some(_) => return self.error("a control character in a string"),
+            }
+        }
     }
-    if !profile.tasks.is_empty() {
-        text.push_str(", \"tasks\": {\"0\": [");
-        for (i, t) in profile.tasks.iter().enumerate() {
-            if i > 0 {
-                text.push_str(", ");
+
+    /// The rest of a `\u` escape (its four hex digits, and the low half of
+    /// a surrogate pair); a lone surrogate is U+FFFD, as Python writes none.
+    fn unicode_escape(&mut self) -> Result<char> {
+        let hex4 = |p: &mut Self| -> Result<u32> {
+            let digits =
+                p.s.get(p.i..p.i + 4)
+                    .and_then(|d| std::str::from_utf8(d).ok());
+            match digits.and_then(|d| u32::from_str_radix(d, 16).ok()) {
+                Some(v) => {
+                    p.i += 4;
+                    Ok(v)
+                }
+                None => p.error("expected four hex digits after \\u"),
             }
-            let _ = write!(text, "{{\"index\": {}, \"kind\": ", t.index);
-            write_json_string(text, &t.kind);
-            text.push_str(", \"name\": ");
-            write_json_string(text, &t.name);
-            text.push_str(", \"coro_name\": ");
-            write_json_string(text, &t.coro_name);
-            let _ = write!(
-                text,
-                ", \"thread_index\": {}, \"created_ns\": {}, \"done_ns\": {}, \"steps\": {}, \
-                 \"running_ns\": {}, \"suspended_ns\": {}}}",
-                t.thread_index, t.created_ns, t.done_ns, t.steps, t.running_ns, t.suspended_ns
-            );
+        };
+        let high = hex4(self)?;
+        if (0xD800..0xDC00).contains(&high) && self.s[self.i..].starts_with(b"\\u") {
+            let save = self.i;
+            self.i += 2;
+            let low = hex4(self)?;
+            if (0xDC00..0xE000).contains(&low) {
+                let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                return Ok(char::from_u32(c).unwrap_or('\u{fffd}'));
+            }
+            self.i = save;
         }
-        text.push_str("]}");
+        Ok(char::from_u32(high).unwrap_or('\u{fffd}'))
+    }
+
+    /// Skips one value of any kind (checked as strictly as if read).
+    pub(crate) fn skip(&mut self) -> Result<()> {
+        match self.peek() {
+            Some(b'{') => self.object(|p, _| p.skip()),
+            Some(b'[') => self.array(|p| p.skip()),
+            Some(b'"') => self.string().map(drop),
+            Some(b't' | b'f') => self.bool().map(drop),
+            Some(b'n') => self.literal("null"),
+            Some(b'-' | b'0'..=b'9' | b'N' | b'I') => self.number().map(drop),
+            Some(c) => self.error(format!("unexpected '{}'", c as char)),
+            None => self.error("expected a value, found the end"),
+        }
+    }
+
+    /// Skips one value and returns its text.
+    pub(crate) fn raw(&mut self) -> Result<&'a str> {
+        self.ws();
+        let start = self.i;
+        self.skip()?;
+        Ok(&self.text[start..self.i])
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{Events, RegionRow, ThreadInfo};
 
     #[test]
-    fn json_paths_are_named_as_the_python_package_names_them() {
-        for (name, json, gz) in [
-            ("run.json", true, false),
-            ("RUN.JSON", true, false),
-            ("run.json.gz", true, true),
-            ("run.h5", false, false),
-            ("run.jsonl", false, false),
-            ("json", false, false),
-        ] {
-            assert_eq!(is_json_path(Path::new(name)), json, "{name}");
-            assert_eq!(
-                is_json_path(Path::new(name)) && is_gzip_path(Path::new(name)),
-                gz
-            );
+    fn integers_format_as_python_writes_them() {
+        let mut buf = Vec::new();
+        for v in [0, -1, 42, i64::MIN, i64::MAX] {
+            buf.clear();
+            push_int(&mut buf, v);
+            assert_eq!(String::from_utf8(buf.clone()).unwrap(), v.to_string());
         }
     }
 
     #[test]
-    fn a_profile_becomes_the_python_package_document() {
-        let profile = Profile {
-            metadata: vec![
-                ("label".into(), MetaValue::Str("a \"run\"".into())),
-                ("mpi_size".into(), MetaValue::Int(1)),
-            ],
-            region_names: vec!["outer".into(), "inner".into()],
-            rows: vec![
-                RegionRow {
-                    region_id: 1,
-                    event_offset: 0,
-                    event_count: 1,
-                    source_line: -1,
-                    ..RegionRow::default()
-                },
-                RegionRow {
-                    region_id: 0,
-                    event_offset: 1,
-                    event_count: 1,
-                    source_file: "src/main.rs".into(),
-                    source_line: 7,
-                    exclusive_total: 5,
-                    tags: vec!["io".into()],
-                    ..RegionRow::default()
-                },
-            ],
-            events: Events {
-                start_ns: vec![102, 100],
-                durations: vec![3, 8],
-                call_ids: vec![1, 0],
-                parent_ids: vec![0, -1],
-                thread_ids: vec![0, 0],
-                task_ids: None,
-            },
-            threads: vec![ThreadInfo {
-                name: "main".into(),
-                end_ns: -1,
-                ..ThreadInfo::default()
-            }],
-            tasks: Vec::new(),
-        };
-        let text = String::from_utf8(write_document(&profile, Vec::new()).unwrap()).unwrap();
-        for part in [
-            "{\"format\": \"scope-profiler-profile\", \"format_version\": 1",
-            "\"metadata\": {\"label\": \"a \\\"run\\\"\", \"mpi_size\": 1}",
-            "{\"name\": \"inner\", \"rank\": 0, \"start_times_ns\": [102], \"end_times_ns\": [105], \"call_ids\": [1], \"parent_ids\": [0], \"thread_ids\": [0], \"exclusive_total_ns\": 0}",
-            "{\"name\": \"outer\", \"rank\": 0, \"source_file\": \"src/main.rs\", \"source_lineno\": 7, \"tags\": [\"io\"], \"start_times_ns\": [100], \"end_times_ns\": [108]",
-            "\"threads\": {\"0\": [{\"index\": 0, \"name\": \"main\", \"ident\": 0, \"native_id\": 0, \"daemon\": false, \"start_ns\": 0, \"end_ns\": -1, \"cpu_ns\": 0}]}",
+    fn the_parser_reads_values_and_refuses_malformed_ones() {
+        let mut p = Parser::new(
+            r#" {"a": [1, -2, 3.0, 4e2], "s": "x\u00e9\ud83d\ude00\n", "n": null, "t": true} "#,
+        );
+        let (mut ints, mut s, mut t) = (Vec::new(), String::new(), false);
+        p.object(|p, key| match &*key {
+            "a" => p.ints(&mut ints),
+            "s" => p.string().map(|v| s = v.into_owned()),
+            "n" => p.null().map(drop),
+            "t" => p.bool().map(|v| t = v),
+            _ => p.skip(),
+        })
+        .unwrap();
+        p.end().unwrap();
+        assert_eq!(ints, [1, -2, 3, 400]);
+        assert_eq!(s, "xé😀\n");
+        assert!(t);
+        for bad in [
+            "",
+            "{",
+            "[1,]",
+            "[1 2]",
+            "01",
+            "1.",
+            "-",
+            "\"abc",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "{\"a\" 1}",
+            "{1: 2}",
+            "tru",
+            "[1] 2",
+            "\"\u{1}\"",
+            "nul",
+            "+1",
         ] {
-            assert!(text.contains(part), "{part}\nnot in\n{text}");
+            let mut p = Parser::new(bad);
+            let whole = p.skip().and_then(|()| p.end());
+            assert!(whole.is_err(), "{bad:?} was accepted");
         }
-        assert!(!text.contains("\"tasks\""), "{text}");
-        assert!(text.ends_with("]}}"), "{text}");
+        // Valid numbers that are no 64-bit integer.
+        for bad in [
+            "99999999999999999999999",
+            "1.5",
+            "1e300",
+            "NaN",
+            "-Infinity",
+        ] {
+            assert!(Parser::new(bad).skip().is_ok(), "{bad:?}");
+            assert!(
+                Parser::new(bad).int().is_err(),
+                "{bad:?} read as an integer"
+            );
+        }
+        // Deep nesting is an error, not a stack overflow.
+        let deep = "[".repeat(100_000);
+        assert!(Parser::new(&deep).skip().is_err());
     }
 }

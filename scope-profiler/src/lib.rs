@@ -5,7 +5,9 @@
 //! HDF5 file in the layout of the Python package
 //! [scope-profiler](https://pypi.org/project/scope-profiler/) (schema 3), so
 //! its `scope-profiler inspect | report | plot | export | diff` commands open
-//! the file as it is.
+//! the file as it is; for a `.json` path, its JSON profile instead (in any
+//! build, also without the feature `hdf5`), which the same tools,
+//! [`ProfileReader`] and [`read_profile`] open.
 //!
 //! ```
 //! use scope_profiler::{self as sp, Options};
@@ -47,9 +49,11 @@ mod config;
 mod error;
 mod fxhash;
 mod histogram;
+mod json;
 mod options;
 mod platform;
 mod profile;
+mod publish;
 mod scratch;
 mod sync;
 mod value;
@@ -81,15 +85,14 @@ mod placement;
 mod sink;
 mod summary;
 
-// 7. Output: the HDF5 file, the results, the exports.
+// 7. Output: the HDF5 file, the JSON profile, reading, the results, the exports.
 #[cfg(feature = "mpi")]
 mod collective;
-#[cfg(feature = "hdf5")]
 pub mod export;
 #[cfg(feature = "hdf5")]
 mod hdf5;
-mod json;
-mod publish;
+mod jsonfile;
+mod reader;
 mod results;
 
 // 8. Lifecycle: setup, checkpoint, finalize.
@@ -97,8 +100,6 @@ mod session;
 
 pub use callmeta::{CallMetadataScope, annotate, call_metadata};
 pub use error::Error;
-#[cfg(feature = "hdf5")]
-pub use hdf5::{EventChunk, EventChunks, ProfileReader, read_profile, write_profile};
 #[cfg(feature = "mpi")]
 pub use options::MpiOutput;
 pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
@@ -106,6 +107,7 @@ pub use profile::{
     AggregateRow, CallPath, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
     RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
+pub use reader::{EventChunk, EventChunks, ProfileReader, read_profile};
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
 pub use session::{Run, Sampler, SessionGuard, Step};
@@ -153,6 +155,54 @@ pub mod __private {
 /// ```
 pub fn setup(options: Options) -> Result<Run, Error> {
     session::setup(options)
+}
+
+/// Writes `profile` to `path`, published atomically (built beside `path`
+/// and renamed over it when complete): a JSON profile for a name ending in
+/// `.json` or `.json.gz` (gzip needs the feature `hdf5`), in any build;
+/// otherwise an HDF5 file (feature `hdf5`; `compression` applies to its
+/// event columns), read back exactly by [`read_profile`].
+///
+/// # Errors
+///
+/// A profile whose rows and columns do not fit together is an `Err`
+/// naming `path`, and nothing is written; so is an HDF5 path in a build
+/// without `hdf5`.
+///
+/// ```
+/// use scope_profiler::{self as sp, Compression, Options};
+/// let dir = std::env::temp_dir().join(format!("sp-doc-wp-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::region("a").run(|| ());
+/// let profile = sp::finalize()?.into_profile().unwrap();
+/// let path = dir.join("copy.json");
+/// sp::write_profile(&profile, &path, Compression::None)?;
+/// let back = sp::read_profile(&path)?;
+/// assert_eq!((back.region_names, back.events), (profile.region_names.clone(), profile.events.clone()));
+/// # #[cfg(feature = "hdf5")] {
+/// let path = dir.join("copy.h5");
+/// sp::write_profile(&profile, &path, Compression::None)?;
+/// assert_eq!(sp::read_profile(&path)?, profile);
+/// # }
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn write_profile(
+    profile: &Profile,
+    path: impl AsRef<std::path::Path>,
+    compression: Compression,
+) -> Result<(), Error> {
+    let path = path.as_ref();
+    if jsonfile::is_json_path(path) {
+        let _ = compression;
+        return publish::publish_atomically(path, |temp| {
+            jsonfile::write_profile(profile, temp, path)
+        });
+    }
+    #[cfg(feature = "hdf5")]
+    return hdf5::write_profile(profile, path, compression);
+    #[cfg(not(feature = "hdf5"))]
+    Err(Error::needs_hdf5(path, "an HDF5 file"))
 }
 
 /// Starts a session configured by the environment: [`setup`] with

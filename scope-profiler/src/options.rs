@@ -172,11 +172,16 @@ impl Options {
         Self::default()
     }
 
-    /// Write the profile to this path (an `.h5` file).
+    /// Write the profile to this path: the Python package's JSON profile
+    /// for a name ending in `.json` (in any build) or `.json.gz` (gzip:
+    /// feature `hdf5`), else an HDF5 file (feature `hdf5`; in a build
+    /// without it, such a path is an `Err` at `setup` naming the feature).
     ///
     /// ```
     /// let o = scope_profiler::Options::new().file_path("out.h5");
     /// assert_eq!(o.get_file_path(), Some(std::path::Path::new("out.h5")));
+    /// let o = scope_profiler::Options::new().file_path("out.json"); // any build
+    /// assert_eq!(o.get_file_path(), Some(std::path::Path::new("out.json")));
     /// ```
     pub fn file_path(mut self, path: impl AsRef<Path>) -> Self {
         self.output = Output::File(path.as_ref().to_path_buf());

@@ -582,3 +582,24 @@ pub struct CallPath {
     /// count)` for each bucket with calls, buckets ascending.
     pub histogram: Vec<(u32, u64)>,
 }
+
+/// What a reader of a profile file holds at once (everything but the
+/// events): the index of a [`ProfileReader`](crate::ProfileReader), made
+/// by the HDF5 or the JSON reader.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReadIndex {
+    /// `scope_profiler_schema` (2 or 3); 3 for a JSON profile.
+    pub schema: i64,
+    pub region_names: Vec<String>,
+    pub rows: Vec<RegionRow>,
+    /// Whether the rows' `stats` are known.
+    pub has_summaries: bool,
+    /// Each row's tags as stored: a JSON list.
+    pub tags: Vec<String>,
+    pub aggregates: Vec<AggregateRow>,
+    pub metadata: Vec<(String, MetaValue)>,
+    pub threads: Vec<ThreadInfo>,
+    pub tasks: Vec<TaskInfo>,
+    pub event_count: u64,
+    pub call_paths: Option<Vec<CallPath>>,
+}

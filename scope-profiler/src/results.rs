@@ -6,6 +6,7 @@ use crate::assemble::{AggregatePlan, Plan};
 use crate::error::Error;
 #[cfg(feature = "hdf5")]
 use crate::hdf5::{self, FileSink, Header};
+use crate::jsonfile::{self, Document, JsonSink};
 use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
 use crate::profile::{AggregateRow, DroppedCalls, Profile, RecordingHealth, RegionStatistics};
@@ -42,9 +43,12 @@ pub enum WritePath {
         /// Whether the events went through scratch columns.
         through_scratch: bool,
     },
-    /// Into a JSON profile (a file named `.json` or `.json.gz`), from the
-    /// profile in memory.
-    Json,
+    /// Into a JSON profile (a file named `.json` or `.json.gz`), in order
+    /// as `Streamed`.
+    Json {
+        /// Whether the events went through scratch columns.
+        through_scratch: bool,
+    },
     /// Nowhere: the session was deactivated ([`Options::deactivate`]) and
     /// recorded nothing.
     ///
@@ -123,20 +127,39 @@ impl Results {
         let detail = options.metadata_detail;
         let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match &options.output {
-            // The Python package's JSON profile, from the profile in memory.
-            Output::File(path) if crate::json::is_json_path(path) => {
-                let (profile, summary) = in_memory(&mut plan, detail)?;
+            Output::File(path) if jsonfile::is_json_path(path) => {
+                let mut summary = None;
+                crate::publish::publish_atomically(path, |temp| {
+                    let counts = (0..plan.rows())
+                        .map(|i| plan.index_row(i).event_count)
+                        .collect();
+                    let mut sink = JsonSink::new(path, counts, plan.with_task_ids())?;
+                    summary = Some(plan.emit(&mut sink)?);
+                    let doc = Document {
+                        metadata: &plan.metadata,
+                        threads: &plan.threads,
+                        tasks: &plan.tasks,
+                    };
+                    sink.finish(
+                        temp,
+                        jsonfile::is_gzip_path(path),
+                        &doc,
+                        &|i| plan.region_name(i).to_owned(),
+                        &|i| shown(detail, plan.index_row(i)),
+                    )
+                })?;
+                write_path = WritePath::Json {
+                    through_scratch: plan.emits_through_scratch(),
+                };
                 statistics = std::mem::take(&mut plan.statistics);
-                crate::json::publish(&profile, path)?;
-                write_path = WritePath::Json;
-                (None, summary, Some(path.clone()))
+                (None, summary.unwrap_or_default(), Some(path.clone()))
             }
             #[cfg(not(feature = "hdf5"))]
-            Output::File(path) => return Err(Error::needs_hdf5(path)),
+            Output::File(path) => return Err(Error::needs_hdf5(path, "an HDF5 file")),
             #[cfg(feature = "hdf5")]
             Output::File(path) => {
                 let mut summary = None;
-                hdf5::publish_atomically(path, |temp| {
+                crate::publish::publish_atomically(path, |temp| {
                     let header = Header {
                         metadata: &plan.metadata,
                         names: plan.rows(),
@@ -234,11 +257,22 @@ impl Results {
         options: &Options,
     ) -> Result<Results, Error> {
         let file_path = match &options.output {
+            Output::File(path) if jsonfile::is_json_path(path) => {
+                crate::publish::publish_atomically(path, |temp| {
+                    let doc = Document {
+                        metadata: &plan.metadata,
+                        threads: &[],
+                        tasks: &[],
+                    };
+                    jsonfile::write_aggregate(temp, path, &doc, &plan.names, &plan.rows)
+                })?;
+                Some(path.clone())
+            }
             #[cfg(not(feature = "hdf5"))]
-            Output::File(path) => return Err(Error::needs_hdf5(path)),
+            Output::File(path) => return Err(Error::needs_hdf5(path, "an HDF5 file")),
             #[cfg(feature = "hdf5")]
             Output::File(path) => {
-                hdf5::publish_atomically(path, |temp| {
+                crate::publish::publish_atomically(path, |temp| {
                     hdf5::write_aggregate(temp, path, &plan.metadata, &plan.names, &plan.rows)
                 })?;
                 Some(path.clone())

@@ -269,28 +269,20 @@ fn check_setup(options: &Options) -> Result<(), Error> {
     Ok(())
 }
 
-/// The JSON profile (a `.json` or `.json.gz` path) is written from a
-/// profile in memory: not by aggregation mode, whose rows it does not hold
-/// yet, nor by an MPI session's collective writers (HDF5 only).
+/// An MPI session's collective writers write HDF5 only: a `.json` path
+/// (at `setup` or `finalize_to`) is refused on every rank.
+#[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
 fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
-    if !crate::json::is_json_path(path) {
-        return Ok(());
-    }
-    let refuse = |option: &'static str, what: &str| {
-        Err(Error::InvalidOption {
-            option,
+    #[cfg(feature = "mpi")]
+    if options.mpi.is_some() && crate::jsonfile::is_json_path(path) {
+        return Err(Error::InvalidOption {
+            option: "mpi",
             message: format!(
-                "{}: {what} writes HDF5 files only, not JSON profiles",
+                "{}: an MPI session writes an HDF5 file: a JSON profile is not available in \
+                 MPI sessions yet",
                 path.display()
             ),
-        })
-    };
-    if options.aggregation {
-        return refuse("aggregation", "aggregation mode");
-    }
-    #[cfg(feature = "mpi")]
-    if options.mpi.is_some() {
-        return refuse("mpi", "an MPI session");
+        });
     }
     Ok(())
 }
@@ -359,8 +351,10 @@ fn check_output_path(path: &Path) -> Result<(), Error> {
     // Without `hdf5`, the JSON profile is the one file format (and
     // uncompressed: gzip comes with the feature).
     #[cfg(not(feature = "hdf5"))]
-    if !crate::json::is_json_path(path) || crate::json::is_gzip_path(path) {
-        return Err(Error::needs_hdf5(path));
+    if !crate::jsonfile::is_json_path(path) {
+        return Err(Error::needs_hdf5(path, "an HDF5 file"));
+    } else if crate::jsonfile::is_gzip_path(path) {
+        return Err(Error::needs_hdf5(path, "gzip (.json.gz)"));
     }
     check_output_dir(path)
 }

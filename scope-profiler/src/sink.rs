@@ -32,7 +32,6 @@ pub(crate) struct IndexRow<'a> {
 
 impl<'a> IndexRow<'a> {
     /// The row of a profile in memory.
-    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub(crate) fn of(row: &'a RegionRow) -> IndexRow<'a> {
         IndexRow {
             region_id: row.region_id,
@@ -82,7 +81,6 @@ pub(crate) fn tags_json<S: AsRef<str>>(tags: &[S]) -> String {
 
 /// Per-call metadata as the file stores it: `[]` when no call has any,
 /// else one object per call (`{}` for a call without).
-#[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
 pub(crate) fn event_metadata_json(calls: &[value::CallMetadata]) -> String {
     if calls.iter().all(|c| c.is_empty()) {
         return "[]".to_owned();

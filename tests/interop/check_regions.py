@@ -1,5 +1,7 @@
-"""Open a file written by examples/regions.rs with the Python package's own
-reader and CLI (scope-profiler 0.7.5) and check what they read.
+"""Open a file written by examples/regions.rs (HDF5, or the JSON profile for a
+.json name) with the Python package's own reader (`load`, which tells the
+format by the contents) and CLI (scope-profiler 0.7.5) and check what they
+read.
 
 Usage: python check_regions.py FILE
 Exit 0 when every check passes; otherwise prints what failed and exits 1.
@@ -32,7 +34,7 @@ EXPECTED_CALLS = {
 
 def main(path):
     failures = []
-    results = scope_profiler.read_h5(path)
+    results = scope_profiler.load(path)
     names = list(results.region_names)
     if names != list(EXPECTED_CALLS):
         failures.append(f"region names {names} != {list(EXPECTED_CALLS)}")

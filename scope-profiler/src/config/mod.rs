@@ -30,7 +30,7 @@ impl Options {
     /// | variable | Python | sets |
     /// | --- | --- | --- |
     /// | `SCOPE_PROFILER_CONFIG` | same | the TOML file read first ([`Options::from_toml`]) |
-    /// | `SCOPE_PROFILER_OUTPUT` | same (`output`) | [`Options::file_path`] (an HDF5 file; `.json`/`.html` names are an `Err`) |
+    /// | `SCOPE_PROFILER_OUTPUT` | same (`output`) | [`Options::file_path`] (an HDF5 file; a JSON profile for `.json`/`.json.gz`; `.html` names are an `Err`) |
     /// | `SCOPE_PROFILER_RECURSIVE` | same (`recursive_profile`) | [`Options::trace_all`] |
     /// | `SCOPE_PROFILER_TRACE_ALL` | — | [`Options::trace_all`] (must agree with `SCOPE_PROFILER_RECURSIVE` if both are set) |
     /// | `SCOPE_PROFILER_ENABLE_TAGS` | same | tags added to [`Options::enable_tags`] (comma-separated) |
@@ -176,20 +176,23 @@ fn env_bool(variable: &str, value: Option<String>) -> Result<Option<bool>, Error
     }
 }
 
-/// The output file `SCOPE_PROFILER_OUTPUT` names: an HDF5 file (the Python
-/// package also writes JSON and HTML profiles by name; this crate does not).
+/// The output file `SCOPE_PROFILER_OUTPUT` names: an HDF5 file, or a JSON
+/// profile for a `.json`/`.json.gz` name (as the Python package chooses by
+/// name); an HTML report (which the Python package writes by name) is not
+/// written by this crate.
 fn output_path(value: &str) -> Result<PathBuf, Error> {
     if value.is_empty() {
         return Err(env_error(OUTPUT, value, "empty: name the output file"));
     }
     let lower = value.to_ascii_lowercase();
-    let foreign = [".json", ".json.gz", ".html", ".htm"];
+    let foreign = [".html", ".htm"];
     if foreign.iter().any(|ext| lower.ends_with(ext)) {
         return Err(env_error(
             OUTPUT,
             value,
-            "this crate writes HDF5 profiles only (the Python package writes JSON and HTML by name); \
-             name an .h5 file and convert it with `scope-profiler`",
+            "this crate writes HDF5 and JSON profiles, not HTML reports (the Python package \
+             writes one by name); name an .h5 or .json file and make the report with \
+             `scope-profiler report`",
         ));
     }
     Ok(PathBuf::from(value))
@@ -291,8 +294,12 @@ mod tests {
             .with_env(env(&[(OUTPUT, "x/run.h5")]))
             .unwrap();
         assert_eq!(o.get_file_path(), Some(Path::new("x/run.h5")));
-        let err = Options::new()
+        let o = Options::new()
             .with_env(env(&[(OUTPUT, "run.json")]))
+            .unwrap();
+        assert_eq!(o.get_file_path(), Some(Path::new("run.json")));
+        let err = Options::new()
+            .with_env(env(&[(OUTPUT, "run.html")]))
             .unwrap_err();
         assert!(matches!(err, Error::Env { .. }), "{err}");
     }

@@ -1,11 +1,11 @@
 //! The HDF5 file: the schema-3 layout the Python package `scope-profiler`
 //! 0.7.5 reads, written atomically, and read back.
 //!
-//! - [`write_profile`] (public, re-exported by the crate) writes a
+//! - `write_profile` (crate-private) writes a
 //!   [`Profile`](crate::profile::Profile) to a sibling temporary file and
 //!   publishes it with a rename, so a failed write never leaves a partial
 //!   file at the target and never touches the previous one.
-//! - [`read_profile`] reads such a file (or a schema-2/3 file from the Python
+//! - [`read_profile`](crate::read_profile) reads such a file (or a schema-2/3 file from the Python
 //!   package without the optional columns) back into a `Profile`.
 //!
 //! The layout, group by group:
@@ -35,14 +35,11 @@ mod schema;
 mod write;
 
 #[cfg(feature = "mpi")]
-pub(crate) use crate::publish::Staged;
-pub(crate) use crate::publish::publish_atomically;
-#[cfg(feature = "mpi")]
 pub(crate) use ranks::{Layout3, Part, RankWriter, Strings, open_direct, write_direct_names};
 #[cfg(feature = "mpi")]
 #[cfg(feature = "mpio")]
 pub(crate) use ranks::{ROUND, Widths, open_parallel};
-pub use read::read_profile;
-pub use reader::{EventChunk, EventChunks, ProfileReader};
-pub use write::write_profile;
+pub(crate) use read::read_profile;
+pub(crate) use reader::{Columns, open as open_reader};
+pub(crate) use write::write_profile;
 pub(crate) use write::{FileSink, Header, write_aggregate};

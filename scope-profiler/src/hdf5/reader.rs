@@ -1,7 +1,7 @@
-//! Reading a profile file in pieces: the index at once, the events in
-//! bounded chunks.
+//! Reading an HDF5 profile file in pieces: the index at once, the events
+//! in bounded chunks (through [`crate::reader::ProfileReader`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::chunks::ChunkReader;
 use super::h5::{Dataset, File, Group, Result};
@@ -12,85 +12,10 @@ use super::read::{
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::histogram;
-use crate::profile::{AggregateRow, CallPath, Events, MetaValue, RegionRow, TaskInfo, ThreadInfo};
+use crate::profile::{AggregateRow, CallPath, Events, ReadIndex, RegionRow};
 
-/// A run of consecutive events of one row, starts decoded to absolute ns.
-///
-/// ```no_run
-/// let reader = scope_profiler::ProfileReader::open("profiling_data.h5")?;
-/// for chunk in reader.chunks(1 << 20) {
-///     let chunk = chunk?;
-///     let region = reader.rows()[chunk.row].region_id;
-///     println!("{} calls of region {region}", chunk.events.len());
-/// }
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-#[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct EventChunk {
-    /// Index into [`ProfileReader::rows`].
-    pub row: usize,
-    /// Position of the first event in `/events`.
-    pub offset: u64,
-    /// The events; absent columns read as -1 (`task_ids` as `None`).
-    pub events: Events,
-}
-
-/// An open profile file: the index (names, rows, threads, tasks, metadata)
-/// read at once, the event columns read on demand in bounded chunks, so a
-/// file of hundreds of millions of calls is walked in little memory.
-///
-/// Reads what [`read_profile`](crate::read_profile) reads (schema 2 and 3,
-/// files of this crate and of the Python package with tags and
-/// `event_metadata`) and also aggregate files, whose rows come in
-/// [`ProfileReader::aggregates`] instead of [`ProfileReader::rows`].
-///
-/// ```
-/// use scope_profiler::{self as sp, Options, ProfileReader};
-/// # let dir = std::env::temp_dir().join(format!("sp-reader-doc-{}", std::process::id()));
-/// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("reader.h5");
-/// sp::setup(Options::new().file_path(&path).verbose(false))?;
-/// for _ in 0..3 { sp::region("step").run(|| ()); }
-/// sp::finalize()?;
-/// let reader = ProfileReader::open(&path)?;
-/// assert_eq!(reader.region_names(), ["step"]);
-/// assert_eq!(reader.event_count(), 3);
-/// let calls: usize = reader.chunks(2).map(|c| c.map(|c| c.events.len())).sum::<Result<_, _>>()?;
-/// assert_eq!(calls, 3);
-/// # Ok::<(), sp::Error>(())
-/// ```
-pub struct ProfileReader {
-    path: PathBuf,
-    columns: Columns,
-    schema: i64,
-    region_names: Vec<String>,
-    rows: Vec<RegionRow>,
-    has_summaries: bool,
-    tags: Vec<String>,
-    aggregates: Vec<AggregateRow>,
-    metadata: Vec<(String, MetaValue)>,
-    threads: Vec<ThreadInfo>,
-    tasks: Vec<TaskInfo>,
-    event_count: u64,
-    call_paths: Option<Vec<CallPath>>,
-    progress: Option<Box<dyn Fn(u64)>>,
-}
-
-impl std::fmt::Debug for ProfileReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProfileReader")
-            .field("path", &self.path)
-            .field("schema", &self.schema)
-            .field("regions", &self.region_names.len())
-            .field("rows", &self.rows.len())
-            .field("events", &self.event_count)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The open event datasets.
-struct Columns {
+/// The open event datasets of a file.
+pub(crate) struct Columns {
     /// `start_deltas` (schema 3) or `start_times` (schema 2).
     starts: Option<Column>,
     /// `durations`, or `end_times` for schema 2.
@@ -133,239 +58,37 @@ impl Column {
     }
 }
 
-impl ProfileReader {
-    /// Opens `path` and reads its index (not its events).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Hdf5`] naming `path` when it is not an HDF5 file, not a
-    /// profile (no `scope_profiler_schema` 2 or 3), is missing a required
-    /// dataset, or its index points outside the event columns.
-    ///
-    /// ```
-    /// let err = scope_profiler::ProfileReader::open("/no/such/file.h5").unwrap_err();
-    /// assert!(err.to_string().contains("/no/such/file.h5"));
-    /// ```
-    pub fn open(path: impl AsRef<Path>) -> std::result::Result<Self, Error> {
-        let path = path.as_ref();
-        open(path).map_err(|e| Error::hdf5(path, e))
-    }
-
-    /// The file's path.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// assert_eq!(reader.path(), std::path::Path::new("a.h5"));
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The `scope_profiler_schema` version, 2 or 3.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// assert!((2..=3).contains(&reader.schema()));
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn schema(&self) -> i64 {
-        self.schema
-    }
-
-    /// `/region_table/names`.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// for name in reader.region_names() { println!("{name}"); }
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn region_names(&self) -> &[String] {
-        &self.region_names
-    }
-
-    /// `/rank_region_index` rows of a columnar file (empty for an aggregate
-    /// file). Their `stats` are zero unless [`Self::has_summaries`].
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// let calls: u64 = reader.rows().iter().map(|r| r.event_count).sum();
-    /// assert_eq!(calls, reader.event_count());
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn rows(&self) -> &[RegionRow] {
-        &self.rows
-    }
-
-    /// Whether the rows' `stats` come from the file's `summary_statistics`.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// println!("{}", reader.has_summaries());
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn has_summaries(&self) -> bool {
-        self.has_summaries
-    }
-
-    /// The `tags` of each row as stored: a JSON list of strings, `"[]"`
-    /// when the file has none.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// assert_eq!(reader.row_tags().len(), reader.rows().len());
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn row_tags(&self) -> &[String] {
-        &self.tags
-    }
-
-    /// The rows of an aggregate file; empty for a columnar one.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// assert!(reader.is_aggregate() == !reader.aggregates().is_empty() || reader.rows().is_empty());
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn aggregates(&self) -> &[AggregateRow] {
-        &self.aggregates
-    }
-
-    /// True for an aggregate file (no per-call events).
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// if reader.is_aggregate() { println!("totals only"); }
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn is_aggregate(&self) -> bool {
-        !self.aggregates.is_empty()
-    }
-
-    /// `/metadata` attributes (integer and string ones).
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// for (key, value) in reader.metadata() { println!("{key} = {value:?}"); }
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn metadata(&self) -> &[(String, MetaValue)] {
-        &self.metadata
-    }
-
-    /// `/thread_table`; empty without it.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// for t in reader.threads() { println!("{} {}", t.index, t.name); }
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn threads(&self) -> &[ThreadInfo] {
-        &self.threads
-    }
-
-    /// `/task_table`; empty without it.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// for t in reader.tasks() { println!("{} {}", t.index, t.name); }
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn tasks(&self) -> &[TaskInfo] {
-        &self.tasks
-    }
-
-    /// The call paths of every lane that `finalize` stored beside the
-    /// events (files of this crate since 0.1, with at most a few thousand
-    /// paths); `None` for other files. A call tree built from them needs no
-    /// pass over the events ([`export::call_tree`](crate::export::call_tree)
-    /// uses them).
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("profiling_data.h5")?;
-    /// if let Some(paths) = reader.call_paths() {
-    ///     let calls: u64 = paths.iter().filter(|p| p.parent.is_none()).map(|p| p.num_calls).sum();
-    ///     println!("{calls} calls at the lanes' roots");
-    /// }
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn call_paths(&self) -> Option<&[CallPath]> {
-        self.call_paths.as_deref()
-    }
-
-    /// Number of events (calls) in `/events`.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// println!("{} calls", reader.event_count());
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn event_count(&self) -> u64 {
-        self.event_count
-    }
-
-    /// Whether the file has `call_ids` and `parent_ids` (schema 2 files do
-    /// not: then the call tree follows from time containment).
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// println!("{}", reader.has_parents());
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn has_parents(&self) -> bool {
-        self.columns.call_ids.is_some() && self.columns.parent_ids.is_some()
-    }
-
-    /// Calls `progress` with the number of events read so far after each
-    /// chunk that [`Self::chunks`] reads (for a progress bar).
-    ///
-    /// ```no_run
-    /// let mut reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// reader.set_progress(|n| eprintln!("{n} events read"));
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn set_progress(&mut self, progress: impl Fn(u64) + 'static) {
-        self.progress = Some(Box::new(progress));
-    }
-
-    /// Every event, in file order (rows by ascending offset), in chunks of
-    /// at most `max_len` events of one row each; starts decoded to absolute
-    /// ns. Memory is bounded by one chunk.
-    ///
-    /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-    /// let mut total = 0i64;
-    /// for chunk in reader.chunks(1 << 20) {
-    ///     total += chunk?.events.durations.iter().sum::<i64>();
-    /// }
-    /// # Ok::<(), scope_profiler::Error>(())
-    /// ```
-    pub fn chunks(&self, max_len: usize) -> EventChunks<'_> {
-        let mut order: Vec<usize> = (0..self.rows.len()).collect();
-        order.sort_by_key(|&i| self.rows[i].event_offset);
-        EventChunks {
-            reader: self,
-            order,
-            next_row: 0,
-            within: 0,
-            last_start: 0,
-            max_len: max_len.max(1),
-            read: 0,
-        }
+impl Columns {
+    /// Whether the file has `call_ids` and `parent_ids`.
+    pub(crate) fn has_parents(&self) -> bool {
+        self.call_ids.is_some() && self.parent_ids.is_some()
     }
 
     /// The events `offset..offset + len` of row `row` (positions within
     /// the row), starts decoded given the start of the event before them
     /// (`previous_start`, ignored at the row's first event).
+    /// [`Self::read_row_part`], errors naming `path`.
+    pub(crate) fn read_row(
+        &self,
+        path: &Path,
+        row: &RegionRow,
+        within: u64,
+        len: usize,
+        previous_start: i64,
+    ) -> std::result::Result<Events, Error> {
+        self.read_row_part(row, within, len, previous_start)
+            .map_err(|e| Error::hdf5(path, e))
+    }
+
     fn read_row_part(
         &self,
-        row: usize,
+        row: &RegionRow,
         within: u64,
         len: usize,
         previous_start: i64,
     ) -> Result<Events> {
-        let offset = (self.rows[row].event_offset + within) as usize;
-        let c = &self.columns;
+        let offset = (row.event_offset + within) as usize;
+        let c = self;
         let [
             mut start_ns,
             mut durations,
@@ -456,67 +179,14 @@ fn read_columns<const N: usize>(
     Ok(out)
 }
 
-/// The iterator of [`ProfileReader::chunks`].
-pub struct EventChunks<'r> {
-    reader: &'r ProfileReader,
-    order: Vec<usize>,
-    next_row: usize,
-    within: u64,
-    last_start: i64,
-    max_len: usize,
-    read: u64,
+/// Opens the file at `path` and reads everything but the events; errors
+/// name `path`.
+pub(crate) fn open(path: &Path) -> std::result::Result<(ReadIndex, Columns), Error> {
+    open_index(path).map_err(|e| Error::hdf5(path, e))
 }
 
-impl std::fmt::Debug for EventChunks<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventChunks")
-            .field("read", &self.read)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Iterator for EventChunks<'_> {
-    type Item = std::result::Result<EventChunk, Error>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let &row = self.order.get(self.next_row)?;
-            let count = self.reader.rows[row].event_count;
-            if self.within >= count {
-                self.next_row += 1;
-                self.within = 0;
-                continue;
-            }
-            let len = (count - self.within).min(self.max_len as u64) as usize;
-            let within = self.within;
-            let result = self
-                .reader
-                .read_row_part(row, within, len, self.last_start)
-                .map_err(|e| Error::hdf5(&self.reader.path, e));
-            let events = match result {
-                Ok(events) => events,
-                Err(e) => {
-                    self.order.clear(); // no more chunks after an error
-                    return Some(Err(e));
-                }
-            };
-            self.last_start = events.start_ns.last().copied().unwrap_or(self.last_start);
-            self.within += len as u64;
-            self.read += len as u64;
-            if let Some(progress) = &self.reader.progress {
-                progress(self.read);
-            }
-            return Some(Ok(EventChunk {
-                row,
-                offset: self.reader.rows[row].event_offset + within,
-                events,
-            }));
-        }
-    }
-}
-
-/// Opens the file and reads everything but the events.
-fn open(path: &Path) -> Result<ProfileReader> {
+/// [`open`], with the library's errors.
+fn open_index(path: &Path) -> Result<(ReadIndex, Columns)> {
     let file = File::open(path)?;
     let root = file.root()?;
     check_schema(&root)?;
@@ -537,9 +207,7 @@ fn open(path: &Path) -> Result<ProfileReader> {
         Some(c) => c.len()?,
         None => 0,
     };
-    let mut reader = ProfileReader {
-        path: path.to_path_buf(),
-        columns,
+    let mut reader = ReadIndex {
         schema,
         region_names,
         rows: Vec::new(),
@@ -557,7 +225,6 @@ fn open(path: &Path) -> Result<ProfileReader> {
             )?),
             false => None,
         },
-        progress: None,
     };
     if aggregate_layout || index.contains("aggregate_counts")? {
         reader.aggregates = read_aggregates(&index)?;
@@ -574,7 +241,7 @@ fn open(path: &Path) -> Result<ProfileReader> {
     if let Some(id) = bad_region {
         return Err(format!("rank_region_index names region {id} of {names}").into());
     }
-    Ok(reader)
+    Ok((reader, columns))
 }
 
 /// The call paths `finalize` stored (see [`CallPath`]), checked: every
@@ -690,7 +357,7 @@ fn open_columns(group: &Group) -> Result<Columns> {
 }
 
 /// The rows of a columnar index, checked against the event count.
-fn read_rows(group: &Group, reader: &mut ProfileReader) -> Result<()> {
+fn read_rows(group: &Group, reader: &mut ReadIndex) -> Result<()> {
     let region_ids: Vec<u32> = read_column(group, "region_ids")?;
     let n = region_ids.len();
     let ranks: Vec<u32> = read_sized(group, "ranks", n)?;
@@ -824,8 +491,9 @@ mod tests {
         let path = dir.join("c.h5");
         let n = 200_003; // several chunks and a partial last one
         crate::write_profile(&profile(n), &path, Compression::Gzip(4)).unwrap();
-        let reader = ProfileReader::open(&path).unwrap();
-        let c = &reader.columns;
+        let (_, c) = open_index(&path).unwrap();
+        let reader = crate::ProfileReader::open(&path).unwrap();
+        let c = &c;
         let columns = [
             &c.starts,
             &c.durations,

@@ -227,7 +227,6 @@ pub(crate) fn path_from_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
 /// directory (some network and FUSE ones) are skipped, as Python does: the
 /// file itself is already durable. Where directories cannot be opened as
 /// files (Windows), the rename is all there is.
-#[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
 pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {

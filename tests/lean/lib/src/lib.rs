@@ -55,12 +55,19 @@ impl Traced {
 mod tests {
     use super::*;
 
+    /// One session at a time: the tests run on threads of one process.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A session records the library's regions in memory; in a build
     /// without `hdf5` (this crate built alone, by scripts/lean-test.sh,
     /// which sets `LEAN_EXPECT_NO_HDF5=1`), a file path is refused at
     /// setup, naming the feature.
     #[test]
     fn records_in_memory_and_refuses_a_file_without_hdf5() {
+        let _s = serial();
         let run = sp::setup(sp::Options::new().in_memory().verbose(false)).unwrap();
         assert_eq!(parse("a b c"), 3);
         assert_eq!(checksum(&[1, 2]), 3);
@@ -83,9 +90,53 @@ mod tests {
             );
         }
         if std::env::var_os("LEAN_EXPECT_NO_HDF5").is_some() {
-            let err = sp::setup(sp::Options::new().file_path("run.h5")).unwrap_err();
-            assert!(err.to_string().contains("feature `hdf5`"), "{err}");
-            assert!(matches!(sp::finalize(), Err(sp::Error::NotActive)));
+            for path in ["run.h5", "run.json.gz"] {
+                let err = sp::setup(sp::Options::new().file_path(path)).unwrap_err();
+                assert!(err.to_string().contains("feature `hdf5`"), "{err}");
+                assert!(matches!(sp::finalize(), Err(sp::Error::NotActive)));
+            }
+        }
+    }
+
+    /// In any build (also without `hdf5`), a `.json` path writes the
+    /// Python package's JSON profile, read back here (and exported); with
+    /// `LEAN_JSON_OUT` set, it is written there for scripts/lean-test.sh,
+    /// which has it read by the Python package and by `scope-prof`.
+    #[test]
+    fn writes_a_json_profile_in_any_build() {
+        let _s = serial();
+        let path = match std::env::var_os("LEAN_JSON_OUT") {
+            Some(path) => std::path::PathBuf::from(path),
+            None => std::env::temp_dir().join(format!("lean-lib-{}.json", std::process::id())),
+        };
+        let run = sp::setup(sp::Options::new().file_path(&path).verbose(false)).unwrap();
+        for i in 0..10 {
+            parse("a b c");
+            checksum(&[i, 1]);
+            by_name();
+            Counter(i).bump();
+        }
+        let results = run.finalize().unwrap();
+        assert_eq!(
+            results
+                .statistics_of("lean_lib::by_name")
+                .unwrap()
+                .num_calls(),
+            10
+        );
+        let profile = sp::read_profile(&path).unwrap();
+        assert_eq!(profile.region_names.len(), 5, "{:?}", profile.region_names);
+        assert!(profile.rows.iter().all(|r| r.event_count == 10));
+        let reader = sp::ProfileReader::open(&path).unwrap();
+        let mut folded = Vec::new();
+        sp::export::folded(&reader, &mut folded).unwrap();
+        let folded = String::from_utf8(folded).unwrap();
+        assert!(
+            folded.contains("parse;") && folded.contains("tokenize"),
+            "{folded}"
+        );
+        if std::env::var_os("LEAN_JSON_OUT").is_none() {
+            std::fs::remove_file(&path).unwrap();
         }
         // The JSON profile, in any build: LEAN_JSON_OUT names where (the
         // script reads it with the Python package).
