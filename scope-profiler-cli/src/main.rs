@@ -8,6 +8,7 @@
 
 mod stats;
 mod text;
+mod units;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

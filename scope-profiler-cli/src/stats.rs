@@ -470,7 +470,7 @@ pub(crate) fn recording_notes(reader: &ProfileReader) -> Vec<String> {
         let when = match (int("events_stopped_time_ns"), int("start_time_ns")) {
             (Some(stop), Some(start)) => format!(
                 "; events stop {} into the session",
-                crate::text::duration((stop - start) as f64)
+                crate::units::duration((stop - start) as f64)
             ),
             _ => String::new(),
         };
@@ -486,7 +486,7 @@ pub(crate) fn recording_notes(reader: &ProfileReader) -> Vec<String> {
             let total = v.get("total_ns").and_then(Value::as_f64).unwrap_or(0.0);
             notes.push(format!(
                 "  {region}: {calls} calls not in the events ({} in all)",
-                crate::text::duration(total)
+                crate::units::duration(total)
             ));
         }
     }

@@ -6,29 +6,11 @@ use std::path::{Path, PathBuf};
 use scope_profiler::ProfileReader;
 
 use crate::stats::{self, DiffRow, FileTree, Merged, Stat};
+use crate::units::duration;
 use crate::{Metric, SortKey};
 
 /// Width of the output.
 const WIDTH: usize = 100;
-
-/// A duration in ns as 3-4 significant digits with a unit.
-pub(crate) fn duration(ns: f64) -> String {
-    let a = ns.abs();
-    let (v, unit) = if a >= 1e9 {
-        (ns / 1e9, "s")
-    } else if a >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if a >= 1e3 {
-        (ns / 1e3, "us")
-    } else {
-        return format!("{ns:.0} ns");
-    };
-    if v.abs() >= 100.0 {
-        format!("{v:.1} {unit}")
-    } else {
-        format!("{v:.2} {unit}")
-    }
-}
 
 /// `text` cut to `width` characters (with an ellipsis), padded.
 fn fit(text: &str, width: usize) -> String {
