@@ -90,19 +90,14 @@ impl Settings {
     }
 }
 
-/// Builds `compare-off` (the runtime's `enabled` feature off) next to this
-/// binary and runs it; its lines, by variant.
-fn compiled_out(settings: &Settings) -> Result<Vec<(String, scale::Fields)>, String> {
+/// `cargo build --release -p bench-compare ARGS` at low priority in the
+/// workspace, with `env` set: another build of this program, made before
+/// any timing starts.
+pub(crate) fn build_bench(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Result<(), String> {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("workspace root");
+        .ok_or("no workspace root")?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let features = if cfg!(feature = "macros") {
-        "compiled-out,macros"
-    } else {
-        "compiled-out"
-    };
-    eprintln!("building compare-off (--no-default-features --features {features})");
     let status = Command::new("nice")
         .args([
             "-n",
@@ -113,19 +108,34 @@ fn compiled_out(settings: &Settings) -> Result<Vec<(String, scale::Fields)>, Str
             "-p",
             "bench-compare",
         ])
-        .args([
-            "--bin",
-            "compare-off",
-            "--no-default-features",
-            "--features",
-            features,
-        ])
+        .args(args)
+        .envs(env.iter().copied())
         .current_dir(workspace)
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
-        return Err(format!("building compare-off failed: {status}"));
+        return Err(format!("cargo failed: {status}"));
     }
+    Ok(())
+}
+
+/// Builds `compare-off` (the runtime's `enabled` feature off) next to this
+/// binary and runs it; its lines, by variant.
+fn compiled_out(settings: &Settings) -> Result<Vec<(String, scale::Fields)>, String> {
+    let features = if cfg!(feature = "macros") {
+        "compiled-out,macros"
+    } else {
+        "compiled-out"
+    };
+    eprintln!("building compare-off (--no-default-features --features {features})");
+    let args = [
+        "--bin",
+        "compare-off",
+        "--no-default-features",
+        "--features",
+        features,
+    ];
+    build_bench(&args, &[]).map_err(|e| format!("building compare-off: {e}"))?;
     let exe = std::env::current_exe()
         .map_err(|e| e.to_string())?
         .with_file_name("compare-off");

@@ -661,30 +661,19 @@ pub fn build_portable() {
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| workspace.join("target"))
             .join("portable-bench");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         eprintln!(
             "building compare with --cfg scope_profiler_portable in {}",
             target.display()
         );
-        let status = std::process::Command::new("nice")
-            .args([
-                "-n",
-                "10",
-                &cargo,
-                "build",
-                "--release",
-                "-p",
-                "bench-compare",
-            ])
-            .args(["--bin", "compare"])
-            .env("RUSTFLAGS", "--cfg scope_profiler_portable")
-            .env("CARGO_TARGET_DIR", &target)
-            .current_dir(workspace)
-            .status()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
-        if !status.success() {
-            return Err(format!("building the portable compare failed: {status}"));
-        }
+        let env = [
+            (
+                "RUSTFLAGS",
+                std::ffi::OsStr::new("--cfg scope_profiler_portable"),
+            ),
+            ("CARGO_TARGET_DIR", target.as_os_str()),
+        ];
+        crate::build_bench(&["--bin", "compare"], &env)
+            .map_err(|e| format!("building the portable compare: {e}"))?;
         Ok(target.join("release").join("compare"))
     };
     let _ = PORTABLE_EXE.set(build());
