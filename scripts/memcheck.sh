@@ -25,10 +25,14 @@ memcheck() {
         --quiet "$@"
 }
 
-unit=$(executable -p scope-profiler --lib)
 reliability=$(executable -p integration-tests --test reliability)
-echo "memcheck: runtime unit tests ($unit)"
-memcheck "$unit" --test-threads=2
+# The runtime's unit tests, crate by crate: the core (recording, assembly),
+# the HDF5 file, and the facade (sessions, readers, exports).
+for crate in scope-profiler-core scope-profiler-hdf5 scope-profiler; do
+    unit=$(executable -p "$crate" --lib)
+    echo "memcheck: $crate unit tests ($unit)"
+    memcheck "$unit" --test-threads=2
+done
 echo "memcheck: a recording thread, a polling thread and the spill writer"
 # --fair-sched=yes: valgrind runs one thread at a time, and with its default
 # lock the polling thread of this test starved the recording thread (74-122 s

@@ -73,7 +73,7 @@ if [ -n "$serial_hdf5" ]; then
 fi
 echo "run-tests-mpi: built in $((SECONDS - start)) s"
 # The runtime's unit tests with the feature (configuration, message encoding).
-cargo test -q -p scope-profiler --features mpio --lib
+cargo test -q -p scope-profiler -p scope-profiler-core --features scope-profiler/mpio,scope-profiler-core/mpio --lib
 
 # The Python package 0.7.5 with its plotting extras, in a venv of its own.
 venv=$CARGO_TARGET_DIR/reader-venv

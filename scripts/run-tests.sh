@@ -14,14 +14,14 @@ scripts/ensure-deps.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The lean build (no `hdf5`) has code of its own (cfg): lint it too.
-cargo clippy -p scope-profiler --all-targets --no-default-features --features enabled -- -D warnings
+cargo clippy -p scope-profiler -p scope-profiler-core --all-targets --no-default-features --features enabled -- -D warnings
 cargo test
 # A library on the lean dependency (no C code), and its application's file.
 scripts/lean-test.sh
 # The std-only platform code (what macOS and Windows compile), here on Linux:
 # the runtime's and the integration tests, in a target directory of their own.
 RUSTFLAGS="--cfg scope_profiler_portable" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/portable" \
-    cargo test -p scope-profiler -p integration-tests
+    cargo test -p scope-profiler-core -p scope-profiler -p integration-tests
 # The runtime's unit tests and a multi-threaded spilling test under valgrind memcheck.
 scripts/memcheck.sh
 # A real crate's own test suite (semver 1.0.28), every module file instrumented.

@@ -1,18 +1,44 @@
 //! The runtime's modules form layers that only point down: a module uses
 //! modules of its own layer or of the layers below it, and no two modules
-//! use each other, directly or through others. The layers are the groups of
-//! `mod` lines in `scope-profiler/src/lib.rs` (bottom first, each group
-//! headed by a `// N. name` comment); uses are read from the `crate::`
-//! paths of each module's code (comments aside).
+//! use each other, directly or through others. The runtime is three crates
+//! (ARCHITECTURE.md): `scope-profiler-core` (layers 1 to 6, its `pub mod`
+//! lines), `scope-profiler-hdf5` (the module `hdf5` of layer 7, as a whole)
+//! and `scope-profiler` (layers 7 and 8, its `mod` lines); the layers are
+//! the groups of those lines in each `lib.rs` (bottom first, each group
+//! headed by a `// N. name` comment). Uses are read from the `crate::`
+//! paths of each module's code (comments aside): the upper crates name the
+//! core's modules as their own (`use scope_profiler_core::sink;` at their
+//! root), so one path names a module whichever crate holds it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scope-profiler/src")
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Module name -> layer number, from lib.rs.
+/// The facade's sources (layers 7 and 8).
+fn src() -> PathBuf {
+    root().join("scope-profiler/src")
+}
+
+/// The core's sources (layers 1 to 6).
+fn core_src() -> PathBuf {
+    root().join("scope-profiler-core/src")
+}
+
+/// The HDF5 file's crate's sources (the module `hdf5`).
+fn hdf5_src() -> PathBuf {
+    root().join("scope-profiler-hdf5/src")
+}
+
+/// Every source directory of the runtime.
+fn runtime_srcs() -> [PathBuf; 3] {
+    [core_src(), hdf5_src(), src()]
+}
+
+/// Module name -> layer number, from the `mod` lines of a lib.rs (and the
+/// `use scope_profiler_hdf5 as hdf5;` that names the HDF5 crate).
 fn layers(lib: &str) -> BTreeMap<String, usize> {
     let mut layer = 0;
     let mut out = BTreeMap::new();
@@ -22,7 +48,12 @@ fn layers(lib: &str) -> BTreeMap<String, usize> {
             if let Some(n) = rest.split_once(". ").and_then(|(n, _)| n.parse().ok()) {
                 layer = n;
             }
-        } else if let Some(name) = line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+        } else if let Some(name) = line
+            .strip_prefix("mod ")
+            .or_else(|| line.strip_prefix("pub mod "))
+            .or_else(|| line.strip_prefix("use scope_profiler_hdf5 as "))
+            .and_then(|m| m.strip_suffix(';'))
+        {
             assert!(
                 layer > 0,
                 "mod {name} is declared before any `// N. layer` comment"
@@ -33,13 +64,35 @@ fn layers(lib: &str) -> BTreeMap<String, usize> {
     out
 }
 
-/// The source files of module `name`: `name.rs`, or every file of `name/`.
+/// Every module of the runtime's three crates and its layer.
+fn all_layers() -> BTreeMap<String, usize> {
+    let core = layers(&std::fs::read_to_string(core_src().join("lib.rs")).unwrap());
+    let facade = layers(&std::fs::read_to_string(src().join("lib.rs")).unwrap());
+    assert!(
+        core.values().all(|&l| l <= 6) && facade.values().all(|&l| l >= 7),
+        "the core holds layers 1 to 6, the facade 7 and 8: {core:?} {facade:?}"
+    );
+    assert_eq!(facade.get("hdf5"), Some(&7), "the HDF5 crate is layer 7");
+    let mut all = core;
+    all.extend(facade);
+    all
+}
+
+/// The source files of module `name`: `name.rs`, or every file of `name/`,
+/// in whichever crate holds it; for `hdf5`, every file of its crate.
 fn files_of(name: &str) -> Vec<PathBuf> {
-    let file = src().join(format!("{name}.rs"));
+    if name == "hdf5" {
+        return rust_files(&hdf5_src());
+    }
+    let src = [core_src(), src()]
+        .into_iter()
+        .find(|s| s.join(format!("{name}.rs")).exists() || s.join(name).is_dir())
+        .unwrap_or_else(|| panic!("module {name}: in no crate of the runtime"));
+    let file = src.join(format!("{name}.rs"));
     if file.exists() {
         return vec![file];
     }
-    let dir = src().join(name);
+    let dir = src.join(name);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("module {name}: no {name}.rs and no {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -81,8 +134,7 @@ fn uses(code: &str, modules: &BTreeMap<String, usize>) -> BTreeSet<String> {
 
 #[test]
 fn runtime_modules_only_use_their_own_layer_or_lower_ones_without_cycles() {
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let layer = layers(&lib);
+    let layer = all_layers();
     assert!(
         layer.len() > 10,
         "too few modules found in lib.rs: {layer:?}"
@@ -155,17 +207,18 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// OS calls live in `platform/` alone (issue 24): no other module names
-/// `libc` or an OS-specific part of std, outside comments.
+/// OS calls live in `platform/` alone (issue 24): no other module of any
+/// of the runtime's crates names `libc` or an OS-specific part of std,
+/// outside comments.
 #[test]
 fn only_the_platform_module_calls_the_os() {
-    let platform = src().join("platform");
-    let files = rust_files(&src());
-    assert!(files.len() > 30, "the runtime's sources: {}", files.len());
+    let platform = core_src().join("platform");
+    let files: Vec<PathBuf> = runtime_srcs().iter().flat_map(|s| rust_files(s)).collect();
+    assert!(files.len() > 40, "the runtime's sources: {}", files.len());
     assert!(
         files.iter().any(|f| f.starts_with(&platform)),
         "no platform module under {}",
-        src().display()
+        core_src().display()
     );
     let mut offenders = Vec::new();
     for file in files.iter().filter(|f| !f.starts_with(&platform)) {
@@ -196,8 +249,7 @@ fn architecture_names_items_where_they_are() {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md"))
             .unwrap();
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let modules = layers(&lib);
+    let modules = all_layers();
     let quoted: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
     let (mut checked, mut wrong) = (0, Vec::new());
     for name in &quoted {
@@ -232,7 +284,12 @@ fn architecture_names_items_where_they_are() {
             }
         } else if name.ends_with(".rs") && !name.contains(' ') {
             checked += 1;
-            let roots = ["scope-profiler/src", ""];
+            let roots = [
+                "scope-profiler/src",
+                "scope-profiler-core/src",
+                "scope-profiler-hdf5/src",
+                "",
+            ];
             let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
             if !roots.iter().any(|r| base.join(r).join(name).exists()) {
                 wrong.push(format!("`{name}`: no such file"));
@@ -255,8 +312,7 @@ fn architecture_names_items_where_they_are() {
 /// the error every rank agrees on.
 #[test]
 fn mpi_stays_where_the_architecture_says() {
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let modules = layers(&lib);
+    let modules = all_layers();
     let output = modules["results"];
     let allowed = ["comm", "options", "config", "error", "platform", "publish"];
     let mut found = Vec::new();
@@ -275,4 +331,153 @@ fn mpi_stays_where_the_architecture_says() {
         found.is_empty(),
         "MPI below layer {output} outside {allowed:?}: {found:?}"
     );
+}
+
+/// The `[dependencies]` table of a crate's Cargo.toml: the names in it.
+fn dependencies(krate: &str) -> Vec<String> {
+    let manifest = std::fs::read_to_string(root().join(krate).join("Cargo.toml")).unwrap();
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == "[dependencies]" || line.ends_with(".dependencies]");
+            inside &= !line.contains("dev-dependencies");
+        } else if inside && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.']).next().unwrap().trim();
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
+/// The crate graph points down as the layers do (ARCHITECTURE.md): the
+/// core depends on no crate of the runtime above it and on no C library;
+/// the HDF5 crate on the core alone of ours; the facade on both.
+#[test]
+fn the_crates_depend_downwards() {
+    let core = dependencies("scope-profiler-core");
+    assert!(core.contains(&"quanta".to_owned()), "core: {core:?}");
+    for name in &core {
+        assert!(
+            !name.starts_with("scope-profiler") && !name.ends_with("-sys") && name != "flate2",
+            "scope-profiler-core depends on {name}: {core:?}"
+        );
+    }
+    let hdf5 = dependencies("scope-profiler-hdf5");
+    assert!(hdf5.contains(&"hdf5-sys".to_owned()), "hdf5: {hdf5:?}");
+    let ours: Vec<&String> = hdf5
+        .iter()
+        .filter(|n| n.starts_with("scope-profiler"))
+        .collect();
+    assert_eq!(
+        ours,
+        ["scope-profiler-core"],
+        "scope-profiler-hdf5's own crates"
+    );
+    let facade = dependencies("scope-profiler");
+    for name in [
+        "scope-profiler-core",
+        "scope-profiler-hdf5",
+        "scope-profiler-macros",
+    ] {
+        assert!(
+            facade.contains(&name.to_owned()),
+            "scope-profiler lacks {name}"
+        );
+    }
+    // The core's and the HDF5 crate's code names no crate above it (its
+    // unit tests neither: they would link a second copy of the crate).
+    for (dir, above) in [
+        (core_src(), &["scope_profiler_hdf5", "scope_profiler::"][..]),
+        (hdf5_src(), &["scope_profiler::"][..]),
+    ] {
+        for file in rust_files(&dir) {
+            let code = without_strings(&std::fs::read_to_string(&file).unwrap());
+            for (n, line) in code.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                assert!(
+                    !above.iter().any(|a| code.contains(a)),
+                    "{}:{}: names a crate above its own: {}",
+                    file.display(),
+                    n + 1,
+                    line.trim()
+                );
+            }
+        }
+    }
+}
+
+/// `code` with the contents of its string literals blanked (lines kept),
+/// so a message that names a path is not taken for a use of it.
+fn without_strings(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // A char literal such as '"'.
+            '\'' if chars.peek() == Some(&'"') => {
+                out.push(c);
+                out.push(chars.next().unwrap());
+            }
+            '"' => {
+                out.push('"');
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        '\n' => out.push('\n'),
+                        _ => {}
+                    }
+                }
+                out.push('"');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_string_blanker_keeps_code_and_lines() {
+    let code = "let a = \"x::y\\\" z\";\nuse b::c; // '\"'\nlet d = \"1\n2\";";
+    assert_eq!(
+        without_strings(code),
+        "let a = \"\";\nuse b::c; // '\"'\nlet d = \"\n\";"
+    );
+}
+
+/// The crates built on the runtime (the CLI, the tracing layer) use its
+/// public API: they name neither the inner crates nor the macros' hidden
+/// paths.
+#[test]
+fn the_cli_and_the_tracing_layer_use_the_public_api() {
+    let mut checked = 0;
+    for krate in ["scope-profiler-cli", "scope-profiler-tracing"] {
+        assert!(
+            !dependencies(krate)
+                .iter()
+                .any(|d| d == "scope-profiler-core" || d == "scope-profiler-hdf5"),
+            "{krate} depends on an inner crate"
+        );
+        for file in rust_files(&root().join(krate).join("src")) {
+            let code = std::fs::read_to_string(&file).unwrap();
+            checked += 1;
+            for (n, line) in code.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                assert!(
+                    !["scope_profiler_core", "scope_profiler_hdf5", "__private"]
+                        .iter()
+                        .any(|p| code.contains(p)),
+                    "{}:{}: reaches past the public API: {}",
+                    file.display(),
+                    n + 1,
+                    line.trim()
+                );
+            }
+        }
+    }
+    assert!(checked >= 4, "only {checked} files read");
 }

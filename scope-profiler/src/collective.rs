@@ -80,8 +80,8 @@ impl Totals<'_> {
             threads: total[2] as usize,
             tasks: total[3] as usize,
             with_task_ids: total[4] > 0,
-            compression: self.options.compression,
-            chunk_size: self.options.chunk_size,
+            compression: self.options.get_compression(),
+            chunk_size: self.options.get_chunk_size(),
             strings,
             names,
         }
@@ -194,7 +194,8 @@ fn file_row<'a>(
     i: usize,
 ) -> IndexRow<'a> {
     let mut row = plan.index_row(i);
-    row.source_file = crate::metadata::shown_source_file(options.metadata_detail, row.source_file);
+    row.source_file =
+        crate::metadata::shown_source_file(options.get_metadata_detail(), row.source_file);
     row.region_id = ids.get(i).copied().unwrap_or(0);
     row.rank = part.rank;
     row.event_offset += part.event_base as u64;
@@ -526,7 +527,7 @@ fn set_mpi_metadata(plan: &mut Plan, options: &Options, comm: &Serialized<'_>) {
             _ => {}
         }
     }
-    if options.metadata_detail == crate::options::MetadataDetail::Full {
+    if options.get_metadata_detail() == crate::options::MetadataDetail::Full {
         plan.metadata.push((
             "rank_hostnames".to_owned(),
             MetaValue::Str(crate::sink::tags_json(&hosts)),

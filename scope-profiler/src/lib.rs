@@ -39,58 +39,40 @@
 
 // The modules in layers, bottom first: a module uses only modules of its
 // own layer or of the layers below it, with no cycle (tests/layers.rs checks
-// it). ARCHITECTURE.md tells what each layer does.
+// it). ARCHITECTURE.md tells what each layer does. Layers 1 to 6 are the
+// crate `scope-profiler-core`; the HDF5 file (layer 7) is the crate
+// `scope-profiler-hdf5`. Their modules are named here as this crate's own
+// (`crate::sink`, `crate::hdf5`), so each module names its layer's modules
+// by one path whichever crate holds them.
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
-mod clock;
+use scope_profiler_core::{
+    clock, error, fxhash, histogram, json, options, profile, publish, scratch, sync, value,
+};
 #[cfg(feature = "mpi")]
-mod comm;
-mod config;
-mod error;
-mod fxhash;
-mod histogram;
-mod json;
-mod options;
-mod platform;
-mod profile;
-mod publish;
-mod scratch;
-mod sync;
-mod value;
+use scope_profiler_core::{comm, platform};
 
 // 2. Records, lanes and memory.
-mod lane;
-mod record;
-mod store;
+use scope_profiler_core::store;
 
 // 3. Names.
-mod registry;
+use scope_profiler_core::registry;
 
 // 4. The active session, as recording sees it.
-mod active;
+use scope_profiler_core::active;
 
 // 5. Recording: the per-thread recorder and the ways into it.
-mod callmeta;
-mod callsite;
-mod region;
-mod task;
-mod thread;
-mod trace;
+use scope_profiler_core::{callmeta, callsite, region, task, thread, trace};
 
 // 6. Assembly: lanes and names in, rows and columns out.
-mod assemble;
-mod callmatch;
-mod metadata;
-mod placement;
-mod sink;
-mod summary;
+use scope_profiler_core::{assemble, metadata, sink, summary};
 
 // 7. Output: the HDF5 file, the JSON profile, reading, the results, the exports.
 #[cfg(feature = "mpi")]
 mod collective;
 pub mod export;
 #[cfg(feature = "hdf5")]
-mod hdf5;
+use scope_profiler_hdf5 as hdf5;
 mod jsonfile;
 mod reader;
 mod results;

@@ -518,16 +518,18 @@ impl ProfileReader {
                 let range = from..from.saturating_add(len);
                 let part = |c: &Vec<i64>| c.get(range.clone()).map(<[i64]>::to_vec);
                 let missing = || Error::Usage(format!("events {range:?} are not in the profile"));
-                Ok(Events {
-                    start_ns: part(&events.start_ns).ok_or_else(missing)?,
-                    durations: part(&events.durations).ok_or_else(missing)?,
-                    call_ids: part(&events.call_ids).ok_or_else(missing)?,
-                    parent_ids: part(&events.parent_ids).ok_or_else(missing)?,
-                    thread_ids: part(&events.thread_ids).ok_or_else(missing)?,
-                    task_ids: match &events.task_ids {
+                Ok({
+                    let mut made = Events::default();
+                    made.start_ns = part(&events.start_ns).ok_or_else(missing)?;
+                    made.durations = part(&events.durations).ok_or_else(missing)?;
+                    made.call_ids = part(&events.call_ids).ok_or_else(missing)?;
+                    made.parent_ids = part(&events.parent_ids).ok_or_else(missing)?;
+                    made.thread_ids = part(&events.thread_ids).ok_or_else(missing)?;
+                    made.task_ids = match &events.task_ids {
                         Some(t) => Some(part(t).ok_or_else(missing)?),
                         None => None,
-                    },
+                    };
+                    made
                 })
             }
         }
@@ -592,6 +594,55 @@ impl Iterator for EventChunks<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A compressed file's columns come back equal through the public
+    /// reader whole and in small pieces (read in parallel, one column per
+    /// thread, each chunk decoded by `scope-profiler-hdf5`'s reader).
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn compressed_columns_read_in_pieces_equal_the_whole() {
+        use crate::options::Compression;
+        let dir = std::env::temp_dir().join(format!("sp-reader-pieces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.h5");
+        let n = 200_003; // several chunks and a partial last one
+        let mut p = Profile::default();
+        p.region_names.push("r".into());
+        let mut row = RegionRow::default();
+        row.event_count = n as u64;
+        p.rows.push(row);
+        let mut start = 1_000i64;
+        for i in 0..n as i64 {
+            start += (i * 7_919) % 1_000 + 1;
+            p.events.start_ns.push(start);
+            p.events.durations.push((i * 104_729) % 5_000 + (i << 33));
+            p.events.call_ids.push(i);
+            p.events
+                .parent_ids
+                .push(if i % 3 == 0 { -1 } else { i - 1 });
+            p.events
+                .thread_ids
+                .push(if i < 140_000 { 3 } else { i % 5 - 2 });
+        }
+        crate::hdf5::write_profile(&p, &path, Compression::Gzip(4)).unwrap();
+        let reader = ProfileReader::open(&path).unwrap();
+        let whole: Vec<i64> = reader
+            .chunks(n)
+            .flat_map(|chunk| chunk.unwrap().events.durations)
+            .collect();
+        let pieces: Vec<i64> = reader
+            .chunks(1_000)
+            .flat_map(|chunk| chunk.unwrap().events.durations)
+            .collect();
+        assert_eq!(whole, p.events.durations);
+        assert_eq!(pieces, whole);
+        let threads: Vec<i64> = reader
+            .chunks(n)
+            .flat_map(|chunk| chunk.unwrap().events.thread_ids)
+            .collect();
+        assert_eq!(threads, p.events.thread_ids);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// Files that are no profile, or an HDF5 file in a build without
     /// `hdf5`, are errors naming the file, never panics.

@@ -107,13 +107,15 @@ fn in_memory(plan: &mut Plan, detail: MetadataDetail) -> Result<(Profile, Summar
     let region_names = (0..plan.rows())
         .map(|row| plan.region_name(row).to_owned())
         .collect();
-    let profile = Profile {
-        metadata: std::mem::take(&mut plan.metadata),
-        region_names,
-        rows,
-        events: sink.events,
-        threads: std::mem::take(&mut plan.threads),
-        tasks: std::mem::take(&mut plan.tasks),
+    let profile = {
+        let mut made = Profile::default();
+        made.metadata = std::mem::take(&mut plan.metadata);
+        made.region_names = region_names;
+        made.rows = rows;
+        made.events = sink.events;
+        made.threads = std::mem::take(&mut plan.threads);
+        made.tasks = std::mem::take(&mut plan.tasks);
+        made
     };
     Ok((profile, summary))
 }
@@ -124,9 +126,9 @@ impl Results {
     pub(crate) fn publish(mut plan: Plan, options: &Options) -> Result<Results, Error> {
         let health = std::mem::take(&mut plan.health);
         let statistics;
-        let detail = options.metadata_detail;
+        let detail = options.get_metadata_detail();
         let mut write_path = WritePath::Memory;
-        let (profile, summary, file_path) = match &options.output {
+        let (profile, summary, file_path) = match options.output_target() {
             Output::File(path) if jsonfile::is_json_path(path) => {
                 let mut summary = None;
                 crate::publish::publish_atomically(path, |temp| {
@@ -174,8 +176,8 @@ impl Results {
                         temp,
                         path,
                         &header,
-                        options.compression,
-                        options.chunk_size,
+                        options.get_compression(),
+                        options.get_chunk_size(),
                     )?;
                     let tree = match sink.direct()? {
                         Some(columns) => {
@@ -213,7 +215,7 @@ impl Results {
             statistics,
             aggregates: Vec::new(),
         };
-        if options.verbose {
+        if options.get_verbose() {
             eprintln!("{results}");
         }
         Ok(results)
@@ -243,7 +245,7 @@ impl Results {
             statistics: std::mem::take(&mut plan.statistics),
             aggregates: Vec::new(),
         };
-        if options.verbose && comm.rank() == 0 {
+        if options.get_verbose() && comm.rank() == 0 {
             eprintln!("{results}");
         }
         Ok(results)
@@ -256,7 +258,7 @@ impl Results {
         plan: AggregatePlan,
         options: &Options,
     ) -> Result<Results, Error> {
-        let file_path = match &options.output {
+        let file_path = match options.output_target() {
             Output::File(path) if jsonfile::is_json_path(path) => {
                 crate::publish::publish_atomically(path, |temp| {
                     let doc = Document {
@@ -288,7 +290,7 @@ impl Results {
             write_path: WritePath::Memory,
             aggregates: plan.rows,
         };
-        if options.verbose {
+        if options.get_verbose() {
             eprintln!("{results}");
         }
         Ok(results)

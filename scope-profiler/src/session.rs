@@ -20,6 +20,20 @@ use crate::store::{Limits, Store};
 use crate::sync::lock;
 use crate::thread::{self, Guard};
 
+/// The cargo features of this build that `MetadataDetail::Full` records.
+const BUILD_FEATURES: &[&str] = &[
+    #[cfg(feature = "enabled")]
+    "enabled",
+    #[cfg(feature = "hdf5")]
+    "hdf5",
+    #[cfg(feature = "static-hdf5")]
+    "static-hdf5",
+    #[cfg(feature = "mpi")]
+    "mpi",
+    #[cfg(feature = "mpio")]
+    "mpio",
+];
+
 /// The name of the envelope region of a session (the Python package's).
 pub(crate) const SESSION_REGION: &str = "scope_profiler.session";
 
@@ -49,16 +63,22 @@ fn write(
     #[cfg_attr(not(feature = "mpi"), allow(unused_variables))] serial: &crate::sync::Lifecycle,
 ) -> Result<(Results, Vec<u64>), Error> {
     #[cfg(feature = "mpi")]
-    if let (Some(comm), Output::File(path)) = (&options.mpi, &options.output) {
+    if let (Some(comm), Output::File(path)) = (&options.mpi, options.output_target()) {
         let comm = comm.serialized(serial);
         // Collective: a rank whose plan fails makes every rank fail.
         let plan = comm.agree(plan(session, scratch::dir_for(Some(path))))?;
         let counts = plan.counts_with_dropped();
         return Ok((Results::publish_mpi(plan, options, &comm, path)?, counts));
     }
-    if options.aggregation {
+    if options.get_aggregation() {
         let end = Anchor::now();
-        let metadata = metadata::run_metadata(options, session.wall_start, session.start, end);
+        let metadata = metadata::run_metadata(
+            options,
+            session.wall_start,
+            session.start,
+            end,
+            BUILD_FEATURES,
+        );
         let span = assemble::Span {
             start: session.start,
             end,
@@ -74,14 +94,19 @@ fn write(
 
 fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
     let end = Anchor::now();
-    let mut metadata =
-        metadata::run_metadata(&session.options, session.wall_start, session.start, end);
+    let mut metadata = metadata::run_metadata(
+        &session.options,
+        session.wall_start,
+        session.start,
+        end,
+        BUILD_FEATURES,
+    );
     // Why a session of `#[profile_all]`/`profile_all_items!` functions may
     // have recorded nothing: they ran outside any entrypoint.
     if let Some(name) = crate::callsite::untraced_example() {
         metadata.push((UNTRACED_KEY.to_owned(), name.into()));
     }
-    let budget = (session.options.memory_limit / 2).max(8 << 20);
+    let budget = (session.options.get_memory_limit() / 2).max(8 << 20);
     let span = assemble::Span {
         start: session.start,
         end,
@@ -93,7 +118,7 @@ fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
         metadata,
         budget,
         dir,
-        session.options.capture_region_source,
+        session.options.get_capture_region_source(),
     )?;
     plan.health.traced_outside_entrypoints = crate::callsite::untraced_example().map(str::to_owned);
     Ok(plan)
@@ -172,7 +197,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
         None => checked,
     };
     checked?;
-    if options.deactivate {
+    if options.get_deactivate() {
         return Ok(setup_deactivated());
     }
     clock::init();
@@ -180,16 +205,16 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     let file_path = options.get_file_path().map(Path::to_path_buf);
     let dir = scratch::dir_for(options.get_file_path());
     let limits = Limits {
-        memory: options.memory_limit,
+        memory: options.get_memory_limit(),
         disk: options
-            .disk_limit
+            .get_disk_limit()
             .or_else(|| scratch::free_bytes(&dir).map(|free| free / 2))
             .unwrap_or(u64::MAX),
-        on_failure: options.on_spill_failure,
-        aggregate: options.aggregation,
+        on_failure: options.get_on_spill_failure(),
+        aggregate: options.get_aggregation(),
     };
-    let trace_all = options.trace_all;
-    let envelope = options.session_region;
+    let trace_all = options.get_trace_all();
+    let envelope = options.get_session_region();
     let filter = TagFilter::new(&options);
     let session = Session::new(
         generation,
@@ -259,10 +284,10 @@ fn check_setup(options: &Options) -> Result<(), Error> {
         return Err(Error::AlreadyConfigured);
     }
     check_options(options)?;
-    if options.deactivate {
+    if options.get_deactivate() {
         return Ok(());
     }
-    if let Output::File(path) = &options.output {
+    if let Output::File(path) = options.output_target() {
         check_output_path(path)?;
         check_json_output(options, path)?;
     }
@@ -291,7 +316,7 @@ fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
 fn check_options(options: &Options) -> Result<(), Error> {
     // HDF5 chunks are at most 4 GiB; the event columns hold 8-byte values.
     const MAX_CHUNK_EVENTS: usize = (u32::MAX / 8) as usize;
-    if let Some(n) = options.chunk_size {
+    if let Some(n) = options.get_chunk_size() {
         if n == 0 || n > MAX_CHUNK_EVENTS {
             return Err(Error::InvalidOption {
                 option: "chunk_size",
@@ -300,7 +325,7 @@ fn check_options(options: &Options) -> Result<(), Error> {
         }
     }
     #[cfg(not(feature = "capture-source"))]
-    if options.capture_region_source {
+    if options.get_capture_region_source() {
         return Err(Error::InvalidOption {
             option: "capture_region_source",
             message: "source texts are compiled into the binary only with the feature \
@@ -316,15 +341,15 @@ fn check_options(options: &Options) -> Result<(), Error> {
                 message: message.to_owned(),
             })
         };
-        if options.output == Output::Memory {
+        if *options.output_target() == Output::Memory {
             return refuse("an MPI session writes a file: give it a file path, not in_memory()");
         }
-        if options.aggregation {
+        if options.get_aggregation() {
             return refuse("aggregation mode is not available in MPI sessions yet");
         }
         crate::collective::writer(options)?;
     }
-    for (key, _) in &options.user_metadata {
+    for (key, _) in options.get_metadata() {
         if key.is_empty() || metadata::is_reserved_key(key) {
             return Err(Error::InvalidOption {
                 option: "metadata",
@@ -436,7 +461,7 @@ pub(crate) fn finalize_generation(
             None => checked,
         };
         checked?;
-        options.output = Output::File(path.to_path_buf());
+        options.set_output_target(Output::File(path.to_path_buf()));
     }
     end_envelope(session.generation);
     let (results, counts) = write(&session, &options, &serial)?;

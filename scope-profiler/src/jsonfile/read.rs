@@ -42,13 +42,15 @@ pub(crate) fn read_profile(path: &Path) -> Result<Profile, Error> {
             "an aggregate profile (totals, no events): open it with ProfileReader",
         ));
     }
-    Ok(Profile {
-        metadata: index.metadata,
-        region_names: index.region_names,
-        rows: index.rows,
-        events,
-        threads: index.threads,
-        tasks: index.tasks,
+    Ok({
+        let mut made = Profile::default();
+        made.metadata = index.metadata;
+        made.region_names = index.region_names;
+        made.rows = index.rows;
+        made.events = events;
+        made.threads = index.threads;
+        made.tasks = index.tasks;
+        made
     })
 }
 
@@ -302,11 +304,12 @@ fn read_row(p: &mut Parser<'_>) -> json::Result<Row> {
             "thread_ids" => row.thread_ids = column(p)?,
             "task_ids" => row.task_ids = column(p)?,
             "aggregate" => {
-                let mut a = AggregateRow {
-                    exclusive: -1,
-                    minimum: -1,
-                    maximum: -1,
-                    ..AggregateRow::default()
+                let mut a = {
+                    let mut made = AggregateRow::default();
+                    made.exclusive = -1;
+                    made.minimum = -1;
+                    made.maximum = -1;
+                    made
                 };
                 let mut count = None;
                 p.object(|p, key| {
@@ -428,18 +431,20 @@ fn add_row(
     *any_tasks |= row.task_ids.is_some();
     fill(tasks_column, row.task_ids);
     let tags = row.tags.unwrap_or_else(|| "[]".to_owned());
-    index.rows.push(RegionRow {
-        region_id,
-        rank,
-        event_offset: offset,
-        event_count: n as u64,
-        source_file: row.source_file,
-        source_line: row.source_line,
-        exclusive_total: row.exclusive.unwrap_or(-1),
-        stats: acc.finish(),
-        tags: value::parse_string_list(&tags).unwrap_or_default(),
-        source_text: row.source_text,
-        event_metadata: metadata,
+    index.rows.push({
+        let mut made = RegionRow::default();
+        made.region_id = region_id;
+        made.rank = rank;
+        made.event_offset = offset;
+        made.event_count = n as u64;
+        made.source_file = row.source_file;
+        made.source_line = row.source_line;
+        made.exclusive_total = row.exclusive.unwrap_or(-1);
+        made.stats = acc.finish();
+        made.tags = value::parse_string_list(&tags).unwrap_or_default();
+        made.source_text = row.source_text;
+        made.event_metadata = metadata;
+        made
     });
     index.tags.push(if tags.trim() == "[]" {
         sink::tags_json::<&str>(&[])
@@ -451,10 +456,11 @@ fn add_row(
 
 /// An object of `threads`.
 fn read_thread(p: &mut Parser<'_>) -> json::Result<ThreadInfo> {
-    let mut t = ThreadInfo {
-        end_ns: -1,
-        cpu_ns: -1,
-        ..ThreadInfo::default()
+    let mut t = {
+        let mut made = ThreadInfo::default();
+        made.end_ns = -1;
+        made.cpu_ns = -1;
+        made
     };
     p.object(|p, key| {
         match &*key {
@@ -480,9 +486,10 @@ fn read_thread(p: &mut Parser<'_>) -> json::Result<ThreadInfo> {
 
 /// An object of `tasks`.
 fn read_task(p: &mut Parser<'_>) -> json::Result<TaskInfo> {
-    let mut t = TaskInfo {
-        done_ns: -1,
-        ..TaskInfo::default()
+    let mut t = {
+        let mut made = TaskInfo::default();
+        made.done_ns = -1;
+        made
     };
     p.object(|p, key| {
         match &*key {

@@ -340,6 +340,7 @@ fn prelude(doc: &Document<'_>, ranks: i64, events: bool) -> Vec<u8> {
         match value {
             MetaValue::Int(v) => push_int(&mut buf, *v),
             MetaValue::Str(s) => push_string(&mut buf, s),
+            other => push_string(&mut buf, &other.to_string()),
         }
     }
     buf.extend_from_slice(b"},\n\"regions\": [\n");

@@ -1,0 +1,280 @@
+//! Timestamps: raw counter ticks on the hot path, CLOCK_MONOTONIC nanoseconds
+//! when the data is written.
+//!
+//! The hot path reads the TSC (`rdtsc`, what `quanta::Clock::raw` reads on a
+//! machine with an invariant TSC) or, where there is none, `quanta`'s raw
+//! clock. Ticks become nanoseconds on the CLOCK_MONOTONIC timeline, the clock
+//! of Python's `perf_counter_ns` and of the package's C API, through a linear
+//! map between two anchors: (ticks, monotonic ns) pairs taken at `setup` and
+//! at `finalize`. Sessions too short for a precise slope use quanta's
+//! calibrated rate from the first anchor instead.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Whether `ticks` reads the TSC directly (decided once, see [`init`]).
+static USE_TSC: AtomicBool = AtomicBool::new(false);
+static QUANTA: OnceLock<quanta::Clock> = OnceLock::new();
+
+/// Sessions at least this long convert with the two-anchor slope.
+const MIN_SLOPE_SPAN_NS: i64 = 1_000_000_000;
+
+/// The current raw tick count. Cheap: one `rdtsc` on x86_64.
+#[inline(always)]
+pub(crate) fn ticks() -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if USE_TSC.load(Relaxed) {
+        // SAFETY: `rdtsc` has no preconditions on x86_64 (SSE2 is part of the
+        // baseline); it only reads the time-stamp counter.
+        #[allow(unused_unsafe)]
+        return unsafe { core::arch::x86_64::_rdtsc() };
+    }
+    fallback_ticks()
+}
+
+#[cold]
+#[inline(never)]
+fn fallback_ticks() -> u64 {
+    quanta().raw()
+}
+
+fn quanta() -> &'static quanta::Clock {
+    QUANTA.get_or_init(quanta::Clock::new)
+}
+
+/// Chooses the tick source, once per process; called by `setup` before any
+/// region can record.
+pub fn init() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| USE_TSC.store(quanta_reads_tsc(), Relaxed));
+}
+
+/// True when quanta's raw clock is the TSC, so `rdtsc` gives the same ticks
+/// quanta's calibration applies to. Checked by bracketing: an `rdtsc` read
+/// between two quanta reads must fall between them.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn quanta_reads_tsc() -> bool {
+    let clock = quanta();
+    (0..5).any(|_| {
+        let before = clock.raw();
+        // SAFETY: as in `ticks`.
+        #[allow(unused_unsafe)]
+        let tsc = unsafe { core::arch::x86_64::_rdtsc() };
+        let after = clock.raw();
+        before <= tsc && tsc <= after
+    })
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn quanta_reads_tsc() -> bool {
+    false
+}
+
+pub(crate) use crate::platform::{monotonic_ns, thread_cpu_ns};
+
+/// A simultaneous reading of the tick counter and CLOCK_MONOTONIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Anchor {
+    pub ticks: u64,
+    pub ns: i64,
+}
+
+impl Anchor {
+    /// Reads both clocks; the tick value is the midpoint of the tightest of a
+    /// few brackets around the monotonic read.
+    pub fn now() -> Anchor {
+        let mut best = (u64::MAX, Anchor { ticks: 0, ns: 0 });
+        for _ in 0..7 {
+            let t0 = ticks();
+            let ns = monotonic_ns();
+            let t1 = ticks();
+            let width = t1.wrapping_sub(t0);
+            if width < best.0 {
+                best = (
+                    width,
+                    Anchor {
+                        ticks: t0 + width / 2,
+                        ns,
+                    },
+                );
+            }
+        }
+        best.1
+    }
+}
+
+/// Maps ticks of one session to CLOCK_MONOTONIC nanoseconds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TickConverter {
+    start: Anchor,
+    /// The slope between the two anchors, for sessions of at least
+    /// `MIN_SLOPE_SPAN_NS`.
+    slope: Option<Slope>,
+}
+
+/// `span_ns / span_ticks` between two anchors, applied without a division.
+#[derive(Clone, Copy, Debug)]
+struct Slope {
+    span_ns: u64,
+    span_ticks: u64,
+    /// `floor(span_ns * 2^64 / span_ticks)`.
+    scale: u128,
+}
+
+impl Slope {
+    fn new(span_ns: u64, span_ticks: u64) -> Slope {
+        Slope {
+            span_ns,
+            span_ticks,
+            scale: (u128::from(span_ns) << 64) / u128::from(span_ticks),
+        }
+    }
+
+    /// `floor(a * span_ns / span_ticks)`, exactly, by multiplications
+    /// instead of a 128-bit division (3.2 -> 2.0 ns a value here; every
+    /// record of a long session is converted twice by each of finalize's two
+    /// walks). With `x` that exact quotient, `a *
+    /// scale / 2^64` lies in `(x - a / 2^64, x]`, so its floor `q` is
+    /// `floor(x)` or one less, which one more product tells apart.
+    #[inline]
+    fn apply(&self, a: u64) -> u64 {
+        let a = u128::from(a);
+        let (high, low) = (self.scale >> 64, self.scale & u128::from(u64::MAX));
+        let q = a * high + ((a * low) >> 64);
+        // No overflow: `a * span_ns < 2^127` and `(q + 1) * span_ticks <=
+        // a * span_ns + span_ticks`.
+        let exact = if (q + 1) * u128::from(self.span_ticks) <= a * u128::from(self.span_ns) {
+            q + 1
+        } else {
+            q
+        };
+        exact as u64
+    }
+}
+
+impl TickConverter {
+    /// A converter anchored at the session's start and at `end`.
+    pub(crate) fn new(start: Anchor, end: Anchor) -> Self {
+        let span_ns = end.ns - start.ns;
+        let span_ticks = end.ticks.wrapping_sub(start.ticks);
+        let slope = (span_ns >= MIN_SLOPE_SPAN_NS && span_ticks > 0)
+            .then(|| Slope::new(span_ns as u64, span_ticks));
+        TickConverter { start, slope }
+    }
+
+    /// Monotonic nanoseconds of a tick value. Monotone in `t`.
+    #[inline]
+    pub(crate) fn ns(&self, t: u64) -> i64 {
+        let dt = t as i128 - self.start.ticks as i128;
+        if let Some(slope) = &self.slope {
+            // As `dt * span_ns / span_ticks` in i128 (rounded toward zero).
+            let q = slope.apply(dt.unsigned_abs() as u64) as i64;
+            if dt >= 0 {
+                self.start.ns + q
+            } else {
+                self.start.ns - q
+            }
+        } else if dt >= 0 {
+            self.start.ns + quanta_delta(self.start.ticks, t) as i64
+        } else {
+            self.start.ns - quanta_delta(t, self.start.ticks) as i64
+        }
+    }
+}
+
+/// Nanoseconds between two tick values by quanta's calibration: ticks are
+/// always quanta's raw units (its TSC, counter or monotonic nanoseconds).
+fn quanta_delta(from: u64, to: u64) -> u64 {
+    quanta().delta_as_nanos(from, to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_map_onto_the_monotonic_clock() {
+        init();
+        let a = Anchor::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let t = ticks();
+        let ns = monotonic_ns();
+        let b = Anchor::now();
+        let conv = TickConverter::new(a, b);
+        // Short session: quanta's rate from the start anchor; within 0.1 ms.
+        assert!(
+            (conv.ns(t) - ns).abs() < 100_000,
+            "{} vs {}",
+            conv.ns(t),
+            ns
+        );
+        assert!(conv.ns(a.ticks) == a.ns);
+    }
+
+    #[test]
+    fn long_sessions_use_the_two_anchor_slope() {
+        let a = Anchor {
+            ticks: 1_000,
+            ns: 5_000,
+        };
+        let b = Anchor {
+            ticks: 3_000_001_000,
+            ns: 5_000 + 2_000_000_000,
+        };
+        let conv = TickConverter::new(a, b);
+        assert_eq!(conv.ns(1_000), 5_000);
+        assert_eq!(conv.ns(3_000_001_000), 2_000_005_000);
+        assert_eq!(conv.ns(1_500_001_000), 1_000_005_000);
+        // Monotone, including before the first anchor.
+        assert!(conv.ns(999) <= conv.ns(1_000));
+    }
+
+    #[test]
+    fn the_slope_without_division_equals_the_division() {
+        let exact = |a: u64, ns: u64, ticks: u64| {
+            (u128::from(a) * u128::from(ns) / u128::from(ticks)) as u64
+        };
+        let spans = [
+            (1_000_000_000u64, 3_000_000_000u64),
+            (2_000_000_000, 3_000_000_000),
+            (1_000_000_007, 2_999_999_993),
+            (86_400_000_000_000, 250_000_000_000_000),
+            (5_000_000_000, 5_000_000_000),
+            (1 << 62, (1 << 62) - 1),
+            (3_600_000_000_000, 7),
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for (ns, ticks) in spans {
+            let slope = Slope::new(ns, ticks);
+            // Exact multiples (where a floor one too low would show), their
+            // neighbours, and pseudo-random values of every size.
+            let g = {
+                let (mut a, mut b) = (ns, ticks);
+                while b != 0 {
+                    (a, b) = (b, a % b);
+                }
+                a
+            };
+            let period = ticks / g;
+            let mut values = vec![
+                0u64,
+                1,
+                u64::MAX,
+                u64::MAX - 1,
+                period,
+                2 * period,
+                3 * period + 1,
+            ];
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                values.push(x >> (x % 64));
+                values.push((x % 1000).saturating_mul(period));
+            }
+            for a in values {
+                assert_eq!(slope.apply(a), exact(a, ns, ticks), "{a} * {ns} / {ticks}");
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The Linux implementation of `platform`, through `libc`.
+
+use std::path::Path;
+use std::ptr::NonNull;
+
+use super::HUGE_PAGE;
+
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) const NAME: &str = "linux";
+
+pub(super) fn monotonic_ns() -> i64 {
+    clock_ns(libc::CLOCK_MONOTONIC).unwrap_or(0)
+}
+
+pub(super) fn thread_cpu_ns() -> Option<i64> {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> Option<i64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    // time_t and c_long are narrower than i64 on 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64)
+}
+
+pub(super) fn native_thread_id() -> i64 {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    (unsafe { libc::gettid() }) as i64
+}
+
+/// A mapping of whole huge pages is aligned to one and asks for transparent
+/// huge pages: the recording thread then takes one page fault per 2 MiB of
+/// records instead of 512 (about 10 ns per call on a VM, where a fault is
+/// dear), for memory it fills anyway.
+pub(super) fn map_pages(bytes: usize) -> Option<NonNull<u8>> {
+    let huge = bytes % HUGE_PAGE == 0;
+    let mapped = if huge { bytes + HUGE_PAGE } else { bytes };
+    // SAFETY: an anonymous private mapping at an address of the kernel's
+    // choosing touches no existing memory; the result is checked below.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            mapped,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    if !huge {
+        return NonNull::new(raw.cast());
+    }
+    let start = raw as usize;
+    let aligned = start.next_multiple_of(HUGE_PAGE);
+    let (head, tail) = (aligned - start, HUGE_PAGE - (aligned - start));
+    // SAFETY: `[start, start + mapped)` is the mapping made above, which
+    // nothing else knows of; the head before `aligned` and the tail after
+    // `aligned + bytes` are page-aligned parts of it (mmap returns a page-
+    // aligned address and HUGE_PAGE is a multiple of the page size), given
+    // back here; `[aligned, aligned + bytes)` stays mapped. madvise only
+    // sets an advice on that range (an error leaves ordinary pages).
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + bytes) as *mut libc::c_void, tail);
+        }
+        libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+    }
+    NonNull::new(aligned as *mut u8)
+}
+
+/// # Safety
+/// As `platform::unmap_pages`.
+pub(super) unsafe fn unmap_pages(ptr: NonNull<u8>, bytes: usize) {
+    // SAFETY: by the contract, `[ptr, ptr + bytes)` is a mapping made by
+    // `map_pages` that no one uses any more.
+    unsafe { libc::munmap(ptr.as_ptr().cast(), bytes) };
+}
+
+/// # Safety
+/// As `platform::discard_pages`.
+pub unsafe fn discard_pages(ptr: NonNull<u8>, bytes: usize) {
+    // SAFETY: by the contract the range is a live mapping from `map_pages`
+    // whose contents no one needs. MADV_DONTNEED keeps it mapped, readable
+    // and writable (later reads see zero pages), so every pointer into it
+    // stays valid.
+    unsafe { libc::madvise(ptr.as_ptr().cast(), bytes, libc::MADV_DONTNEED) };
+}
+
+#[cfg(test)]
+pub(super) fn resident_pages(ptr: NonNull<u8>, bytes: usize) -> Option<usize> {
+    let page = 4096;
+    let mut vec = vec![0u8; bytes.div_ceil(page)];
+    // SAFETY: mincore only reads the page tables of the range and writes one
+    // byte per page into `vec`, which holds that many; a range that is not
+    // mapped is an error (ENOMEM), returned as `None`.
+    let rc = unsafe { libc::mincore(ptr.as_ptr().cast(), bytes, vec.as_mut_ptr()) };
+    (rc == 0).then(|| vec.iter().filter(|&&b| b & 1 == 1).count())
+}
+
+pub fn on_fork_child(handler: extern "C" fn()) -> bool {
+    // SAFETY: the handler is an `extern "C" fn()` that lives for the
+    // process; being async-signal-safe is the caller's promise
+    // (`platform::on_fork_child`), and a handler that is not only harms the
+    // child, never this call.
+    unsafe { libc::pthread_atfork(None, None, Some(handler)) == 0 }
+}
+
+pub fn close_on_exec(fd: i32) -> std::io::Result<()> {
+    // SAFETY: F_SETFD only sets the flags of `fd`; on a descriptor that is
+    // not open it fails with EBADF, which is returned.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    let c_dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c_dir` is a NUL-terminated path and `stat` points to writable
+    // memory of the right type; statvfs only writes it.
+    let rc = unsafe { libc::statvfs(c_dir.as_ptr(), stat.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it initialized `stat`.
+    let stat = unsafe { stat.assume_init() };
+    #[allow(clippy::unnecessary_cast)] // c_ulong is not u64 on every target
+    let (blocks, size) = (stat.f_bavail as u64, stat.f_frsize as u64);
+    Some(blocks.saturating_mul(size))
+}
+
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its whole length, which is passed.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+fn utsname() -> Option<libc::utsname> {
+    // SAFETY: utsname is plain old data; all-zero is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    (unsafe { libc::uname(&mut u) } == 0).then_some(u)
+}
+
+pub fn uname() -> String {
+    let Some(u) = utsname() else {
+        return String::new();
+    };
+    [
+        &u.sysname[..],
+        &u.nodename,
+        &u.release,
+        &u.version,
+        &u.machine,
+    ]
+    .iter()
+    .map(|f| c_field(f))
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+pub fn platform() -> String {
+    match utsname() {
+        Some(u) => format!(
+            "{}-{}-{}",
+            c_field(&u.sysname),
+            c_field(&u.release),
+            c_field(&u.machine)
+        ),
+        None => std::env::consts::OS.to_owned(),
+    }
+}
+
+/// A NUL-terminated `c_char` field as a string.
+fn c_field(f: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = f
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+pub fn user_from_database() -> String {
+    // SAFETY: passwd is plain old data (integers and pointers); all-zero
+    // (null pointers) is a valid value.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live, writable value of the right size
+    // (`buf.len()` is passed with `buf`); `getpwuid_r` is thread-safe.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return String::new();
+    }
+    // SAFETY: on success `pw_name` points to a NUL-terminated string in `buf`,
+    // which is still alive.
+    unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }
+        .to_string_lossy()
+        .into_owned()
+}

@@ -1,0 +1,635 @@
+//! The recorded data of a session, laid out the way the HDF5 file stores it.
+//!
+//! [`Profile`] is what the writer writes, what the summary is computed from and
+//! what an in-memory session hands back from `finalize`. Columns follow the
+//! Python package's schema 3 (`/region_table`, `/rank_region_index`, `/events`,
+//! `/thread_table`), so a field here is a dataset there.
+
+/// A run metadata value: the file stores it as an int64 or a UTF-8 string
+/// scalar attribute of `/metadata`.
+///
+/// ```
+/// use scope_profiler::MetaValue;
+/// assert_eq!(MetaValue::from(3i64), MetaValue::Int(3));
+/// assert_eq!(MetaValue::from("rust"), MetaValue::Str("rust".into()));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MetaValue {
+    /// An integer attribute (`H5T_STD_I64LE`).
+    Int(i64),
+    /// A string attribute (variable-length UTF-8).
+    Str(String),
+}
+
+/// The value as text: an integer in decimal, a string as it is.
+///
+/// ```
+/// use scope_profiler::MetaValue;
+/// assert_eq!(MetaValue::from(42).to_string(), "42");
+/// assert_eq!(MetaValue::from("rust").to_string(), "rust");
+/// ```
+impl std::fmt::Display for MetaValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetaValue::Int(v) => write!(f, "{v}"),
+            MetaValue::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<i64> for MetaValue {
+    fn from(v: i64) -> Self {
+        MetaValue::Int(v)
+    }
+}
+
+impl From<&str> for MetaValue {
+    fn from(v: &str) -> Self {
+        MetaValue::Str(v.to_owned())
+    }
+}
+
+impl From<String> for MetaValue {
+    fn from(v: String) -> Self {
+        MetaValue::Str(v)
+    }
+}
+
+/// Exact per-row statistics over the durations of one (rank, region) row, in
+/// row order: the `summary_statistics` compound of the file.
+///
+/// ```
+/// use scope_profiler::SummaryStatistics;
+/// let s = SummaryStatistics::from_calls(&[(100, 10), (200, 30)]);
+/// assert_eq!((s.total, s.minimum, s.maximum, s.first, s.last), (40, 10, 30, 10, 30));
+/// assert_eq!((s.start_minimum, s.end_maximum), (100, 230));
+/// assert_eq!((s.mean, s.m2), (20.0, 200.0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct SummaryStatistics {
+    /// Sum of the durations, ns.
+    pub total: i64,
+    /// Shortest duration, ns.
+    pub minimum: i64,
+    /// Longest duration, ns.
+    pub maximum: i64,
+    /// Duration of the row's first call, ns.
+    pub first: i64,
+    /// Duration of the row's last call, ns.
+    pub last: i64,
+    /// Earliest start, absolute ns.
+    pub start_minimum: i64,
+    /// Latest end, absolute ns.
+    pub end_maximum: i64,
+    /// GPU-timed calls and their time (the file's columns: always 0, no
+    /// GPU timing in this crate; kept as read from other files).
+    gpu_count: u64,
+    gpu_total: i64,
+    /// Mean duration, ns.
+    pub mean: f64,
+    /// Sum of squared deviations from the mean, ns².
+    pub m2: f64,
+}
+
+impl SummaryStatistics {
+    /// The file's GPU columns `(gpu_count, gpu_total)`, for the HDF5 file
+    /// crate (always 0 in this crate's files; kept as read from others).
+    #[doc(hidden)]
+    pub fn gpu(&self) -> (u64, i64) {
+        (self.gpu_count, self.gpu_total)
+    }
+
+    /// Sets the file's GPU columns (see [`Self::gpu`]).
+    #[doc(hidden)]
+    pub fn set_gpu(&mut self, count: u64, total: i64) {
+        self.gpu_count = count;
+        self.gpu_total = total;
+    }
+
+    /// Statistics of `(start_ns, duration_ns)` pairs in row order.
+    ///
+    /// Sums are exact (128-bit integers); `mean` and `m2` are the correctly
+    /// rounded `f64` of the exact rational values.
+    pub fn from_calls(calls: &[(i64, i64)]) -> Self {
+        let mut acc = StatsAccumulator::default();
+        for &(start, duration) in calls {
+            acc.add(start, duration);
+        }
+        acc.finish()
+    }
+}
+
+/// Builds [`SummaryStatistics`] one call at a time, in row order.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StatsAccumulator {
+    n: u64,
+    sum: i128,
+    sum_sq: i128,
+    stats: SummaryStatistics,
+}
+
+impl StatsAccumulator {
+    pub fn add(&mut self, start: i64, duration: i64) {
+        let s = &mut self.stats;
+        if self.n == 0 {
+            *s = SummaryStatistics {
+                minimum: duration,
+                maximum: duration,
+                first: duration,
+                start_minimum: start,
+                end_maximum: start + duration,
+                ..SummaryStatistics::default()
+            };
+        }
+        self.n += 1;
+        self.sum += duration as i128;
+        self.sum_sq = self
+            .sum_sq
+            .saturating_add((duration as i128) * (duration as i128));
+        s.minimum = s.minimum.min(duration);
+        s.maximum = s.maximum.max(duration);
+        s.last = duration;
+        s.start_minimum = s.start_minimum.min(start);
+        s.end_maximum = s.end_maximum.max(start + duration);
+    }
+
+    pub fn finish(self) -> SummaryStatistics {
+        let mut s = self.stats;
+        if self.n == 0 {
+            return s;
+        }
+        let n = self.n as i128;
+        s.total = self.sum as i64;
+        s.mean = self.sum as f64 / self.n as f64;
+        // m2 = (n Σd² - (Σd)²) / n, exact in integers before the one rounding;
+        // beyond 128 bits (absurdly long runs), the f64 form.
+        s.m2 = match n
+            .checked_mul(self.sum_sq)
+            .and_then(|a| a.checked_sub(self.sum.checked_mul(self.sum)?))
+        {
+            Some(numerator) => numerator as f64 / self.n as f64,
+            None => (self.sum_sq as f64 - self.sum as f64 * s.mean).max(0.0),
+        };
+        s
+    }
+}
+
+/// One row of `/rank_region_index`: the calls of one region on one rank.
+///
+/// ```
+/// # use scope_profiler::{RegionRow, SummaryStatistics};
+/// let mut row = RegionRow::default();
+/// (row.event_offset, row.event_count) = (4, 2);
+/// row.stats = SummaryStatistics::from_calls(&[(0, 10), (20, 5)]);
+/// assert_eq!(row.stats.total, 15);
+/// assert_eq!(row.events(), 4..6);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct RegionRow {
+    /// Index into [`Profile::region_names`].
+    pub region_id: u32,
+    /// MPI rank; 0 for a serial run.
+    pub rank: u32,
+    /// First event of the row in [`Profile::events`].
+    pub event_offset: u64,
+    /// Number of events of the row.
+    pub event_count: u64,
+    /// Where the region is defined, "" when unknown.
+    pub source_file: String,
+    /// Line of the definition, -1 when unknown.
+    pub source_line: i64,
+    /// Time spent in the region's calls outside their direct child calls, ns.
+    pub exclusive_total: i64,
+    /// Exact statistics of the row's durations.
+    pub stats: SummaryStatistics,
+    /// The region's tags (the file's `tags`), see
+    /// [`tagged_region`](crate::tagged_region).
+    pub tags: Vec<String>,
+    /// The region's source text (the file's `source_texts`), "" when not
+    /// captured; see [`Options::capture_region_source`](crate::Options::capture_region_source).
+    pub source_text: String,
+    /// Each call's metadata, in the order of the row's events (the file's
+    /// `event_metadata`); empty when no call of the row has any. See
+    /// [`call_metadata`](crate::call_metadata).
+    pub event_metadata: Vec<crate::value::CallMetadata>,
+}
+
+impl RegionRow {
+    /// The positions of the row's events in [`Profile::events`] (saturating:
+    /// an offset or count too large for memory gives an empty range).
+    ///
+    /// ```
+    /// let mut row = scope_profiler::RegionRow::default();
+    /// (row.event_offset, row.event_count) = (10, 3);
+    /// assert_eq!(row.events(), 10..13);
+    /// ```
+    pub fn events(&self) -> std::ops::Range<usize> {
+        let start = usize::try_from(self.event_offset).unwrap_or(usize::MAX);
+        let count = usize::try_from(self.event_count).unwrap_or(usize::MAX);
+        start..start.saturating_add(count)
+    }
+}
+
+/// The per-call columns of `/events`, every row's calls back to back.
+///
+/// Starts are absolute nanoseconds on the CLOCK_MONOTONIC timeline; the file
+/// stores them delta-encoded per row (`start_deltas`).
+///
+/// ```
+/// # use scope_profiler::Events;
+/// let events = Events::default();
+/// assert!(events.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Events {
+    /// Start of each call, absolute ns (CLOCK_MONOTONIC).
+    pub start_ns: Vec<i64>,
+    /// End minus start, ns.
+    pub durations: Vec<i64>,
+    /// Unique id of the call on its rank; a parent's id is smaller than its children's.
+    pub call_ids: Vec<i64>,
+    /// Call id of the enclosing call on the same lane, -1 for a root.
+    pub parent_ids: Vec<i64>,
+    /// Index into [`Profile::threads`].
+    pub thread_ids: Vec<i64>,
+    /// Index into [`Profile::tasks`] for calls of async fns, -1 otherwise;
+    /// `None` when the session recorded no async call.
+    pub task_ids: Option<Vec<i64>>,
+}
+
+impl Events {
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.start_ns.len()
+    }
+
+    /// True when no call was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.start_ns.is_empty()
+    }
+}
+
+/// One row of `/thread_table`: a thread that recorded calls.
+///
+/// ```
+/// # use scope_profiler::ThreadInfo;
+/// let mut t = ThreadInfo::default();
+/// (t.name, t.end_ns) = ("main".into(), -1); // still running when written
+/// assert_eq!(t.end_ns, -1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ThreadInfo {
+    /// Dense index, what [`Events::thread_ids`] refers to.
+    pub index: i64,
+    /// Rust's `ThreadId` as an integer.
+    pub ident: i64,
+    /// The kernel's thread id (`gettid`).
+    pub native_id: i64,
+    /// 1 for threads Rust does not join at exit (never known here: 0).
+    pub daemon: i8,
+    /// When the thread first recorded, ns relative to the session start.
+    pub start_ns: i64,
+    /// When the thread exited, relative ns; -1 if it was still running.
+    pub end_ns: i64,
+    /// CPU time the thread used, ns; -1 when unknown.
+    pub cpu_ns: i64,
+    /// The thread's name, or `thread-<index>` for unnamed threads.
+    pub name: String,
+}
+
+/// One row of `/task_table`: an async call lane (one per instrumented future).
+///
+/// ```
+/// # use scope_profiler::TaskInfo;
+/// let mut t = TaskInfo::default();
+/// (t.created_ns, t.done_ns, t.name) = (5, 9, "fetch".into());
+/// assert_eq!(t.done_ns - t.created_ns, 4);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskInfo {
+    /// Dense index, what [`Events::task_ids`] refers to.
+    pub index: i64,
+    /// The thread that first polled it.
+    pub thread_index: i64,
+    /// First poll, ns relative to the session start.
+    pub created_ns: i64,
+    /// Completion or cancellation, relative ns.
+    pub done_ns: i64,
+    /// Number of polls.
+    pub steps: i64,
+    /// Time spent inside polls, ns.
+    pub running_ns: i64,
+    /// Time between polls, ns.
+    pub suspended_ns: i64,
+    /// "future".
+    pub kind: String,
+    /// The region name.
+    pub name: String,
+    /// The function's path.
+    pub coro_name: String,
+}
+
+/// Everything one session recorded, as written to the file.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// { let _g = sp::region("step").enter(); }
+/// let results = sp::finalize().unwrap();
+/// let profile = results.profile().unwrap();
+/// assert_eq!(profile.region_names, ["step"]);
+/// assert_eq!(profile.rows[0].event_count, 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Profile {
+    /// `/metadata` attributes, in the order written.
+    pub metadata: Vec<(String, MetaValue)>,
+    /// `/region_table/names`: the regions that recorded at least one call.
+    pub region_names: Vec<String>,
+    /// `/rank_region_index`, one row per region with calls.
+    pub rows: Vec<RegionRow>,
+    /// `/events`.
+    pub events: Events,
+    /// `/thread_table`.
+    pub threads: Vec<ThreadInfo>,
+    /// `/task_table`; empty when no async call was recorded.
+    pub tasks: Vec<TaskInfo>,
+}
+
+impl Profile {
+    /// A metadata value by key.
+    ///
+    /// ```
+    /// # use scope_profiler::{Profile, MetaValue};
+    /// let mut p = Profile::default();
+    /// p.metadata.push(("mpi_size".into(), MetaValue::Int(1)));
+    /// assert_eq!(p.metadata_value("mpi_size"), Some(&MetaValue::Int(1)));
+    /// ```
+    pub fn metadata_value(&self, key: &str) -> Option<&MetaValue> {
+        self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The events of one row, as `(start_ns, duration_ns)` pairs; none if
+    /// the row points outside the events (a malformed profile).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// sp::region("a").run(|| ());
+    /// let profile = sp::finalize()?.into_profile().unwrap();
+    /// assert_eq!(profile.row_calls(&profile.rows[0]).count(), 1);
+    /// let mut bad = profile.rows[0].clone();
+    /// bad.event_offset = 99;
+    /// assert_eq!(profile.row_calls(&bad).count(), 0);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn row_calls(&self, row: &RegionRow) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let range = row.events();
+        let starts = self.events.start_ns.get(range.clone()).unwrap_or_default();
+        let durations = self.events.durations.get(range).unwrap_or_default();
+        starts.iter().copied().zip(durations.iter().copied())
+    }
+}
+
+/// Calls of one region that completed but whose events were not kept (the
+/// memory limit was reached once spilling to disk had stopped): counted
+/// exactly, with their total time.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// sp::region("a").run(|| ());
+/// let results = sp::finalize()?;
+/// assert!(results.dropped_calls().is_empty()); // nothing dropped
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DroppedCalls {
+    /// The region.
+    pub name: String,
+    /// Calls dropped.
+    pub num_calls: u64,
+    /// Their summed duration, ns.
+    pub total: i64,
+}
+
+/// How the recording of a session went: what was spilled to disk, why
+/// spilling stopped, and which calls were dropped. All empty for a run that
+/// kept every call in memory.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// let health = sp::finalize()?.health().clone();
+/// assert_eq!(health.spilled_bytes, 0);
+/// assert!(health.spill_error.is_none() && health.dropped.is_empty());
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecordingHealth {
+    /// Bytes of records written to the scratch file.
+    pub spilled_bytes: u64,
+    /// Why spilling stopped (naming the directory and the OS error), if it
+    /// did.
+    pub spill_error: Option<String>,
+    /// Calls dropped, per region with any.
+    pub dropped: Vec<DroppedCalls>,
+    /// When the first call was dropped, ns after the session's start.
+    pub events_stopped_ns: Option<i64>,
+    /// A traced function (of `#[profile_all]` or `profile_all_items!`)
+    /// that ran outside any recursive entrypoint, with `trace_all` off, and
+    /// so recorded nothing; `None` if none did. A session whose functions
+    /// all ran so records no calls: [`Results`](crate::Results) says why.
+    pub traced_outside_entrypoints: Option<String>,
+}
+
+/// The statistics of one region's calls (all threads), as `finalize`
+/// computed them while writing: the Python package's `ProfilingResults`
+/// per region. See [`Results::statistics`](crate::Results::statistics).
+///
+/// The percentiles are exact (nearest rank, as numpy's `inverted_cdf`)
+/// when the region's durations fit an eighth of `finalize`'s memory budget
+/// (half of [`Options::memory_limit`](crate::Options::memory_limit), at
+/// least 8 MiB: 2M calls by default); above that they come from a log histogram, within
+/// [`RegionStatistics::RELATIVE_ERROR`] of the exact value, and
+/// [`RegionStatistics::is_exact`] is false.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false))?;
+/// for _ in 0..100 {
+///     sp::region("step").run(|| ());
+/// }
+/// let results = sp::finalize()?;
+/// let step = results.statistics_of("step").unwrap();
+/// assert_eq!(step.num_calls(), 100);
+/// assert!(step.minimum() <= step.p50() && step.p50() <= step.p99());
+/// assert!(step.p99() <= step.maximum() && step.is_exact());
+/// # Ok::<(), sp::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionStatistics {
+    pub name: &'static str,
+    pub(crate) calls: u64,
+    pub(crate) total_ns: i64,
+    pub(crate) own_ns: i64,
+    pub(crate) min_ns: i64,
+    pub(crate) max_ns: i64,
+    pub(crate) p50_ns: i64,
+    pub(crate) p95_ns: i64,
+    pub(crate) p99_ns: i64,
+    pub(crate) exact: bool,
+}
+
+impl RegionStatistics {
+    /// The bound on the relative error of the percentiles of a region whose
+    /// durations did not fit the budget: 1/32 (half a log bucket).
+    pub const RELATIVE_ERROR: f64 = crate::histogram::RELATIVE_ERROR;
+
+    /// The region's name.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+    /// Number of calls.
+    pub fn num_calls(&self) -> u64 {
+        self.calls
+    }
+    /// Summed duration of the calls, ns.
+    pub fn total(&self) -> i64 {
+        self.total_ns
+    }
+    /// Time spent in the calls outside their child calls, ns.
+    pub fn exclusive(&self) -> i64 {
+        self.own_ns
+    }
+    /// Shortest call, ns.
+    pub fn minimum(&self) -> i64 {
+        self.min_ns
+    }
+    /// Longest call, ns.
+    pub fn maximum(&self) -> i64 {
+        self.max_ns
+    }
+    /// Mean duration, ns (0 without calls).
+    pub fn mean(&self) -> f64 {
+        match self.calls {
+            0 => 0.0,
+            n => self.total_ns as f64 / n as f64,
+        }
+    }
+    /// Median duration, ns.
+    pub fn p50(&self) -> i64 {
+        self.p50_ns
+    }
+    /// 95th percentile of the durations, ns.
+    pub fn p95(&self) -> i64 {
+        self.p95_ns
+    }
+    /// 99th percentile of the durations, ns.
+    pub fn p99(&self) -> i64 {
+        self.p99_ns
+    }
+    /// Whether the percentiles are exact (see the type's documentation).
+    pub fn is_exact(&self) -> bool {
+        self.exact
+    }
+}
+
+/// One row of an aggregate file (`storage_layout = "aggregate"`, written by
+/// the Python package's `aggregation_mode`): per-(rank, region) totals
+/// without per-call events.
+///
+/// ```
+/// let row = scope_profiler::AggregateRow::default();
+/// assert_eq!((row.num_calls, row.total), (0, 0));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AggregateRow {
+    /// Index into [`ProfileReader::region_names`](crate::ProfileReader::region_names).
+    pub region_id: u32,
+    /// MPI rank.
+    pub rank: u32,
+    /// Number of calls.
+    pub num_calls: u64,
+    /// Summed duration, ns.
+    pub total: i64,
+    /// Summed exclusive (own) time, ns.
+    pub exclusive: i64,
+    /// Shortest call, ns.
+    pub minimum: i64,
+    /// Longest call, ns.
+    pub maximum: i64,
+}
+
+/// One call path of one lane, as `finalize` stores it beside the events
+/// (group `/scope_profiler_call_paths`, which only this crate reads): the
+/// calls of region `region` made under the path's `parent`, with their
+/// totals and a log histogram of their durations. Readers build call trees
+/// from these instead of walking every event (see
+/// [`ProfileReader::call_paths`](crate::ProfileReader::call_paths)).
+///
+/// ```
+/// let path = scope_profiler::CallPath::default();
+/// assert_eq!((path.parent, path.num_calls), (None, 0));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallPath {
+    /// The enclosing path (an index into the same list, always smaller);
+    /// `None` for a call at the lane's root.
+    pub parent: Option<u32>,
+    /// The lane: index into the thread table (-1 without one).
+    pub thread_id: i64,
+    /// The lane: index into the task table, -1 for a thread lane.
+    pub task_id: i64,
+    /// Index into the file's region names.
+    pub region_id: u32,
+    /// Calls.
+    pub num_calls: u64,
+    /// Summed durations, ns.
+    pub total: i64,
+    /// Summed time outside direct child calls, ns.
+    pub exclusive: i64,
+    /// Shortest call, ns.
+    pub minimum: i64,
+    /// Longest call, ns.
+    pub maximum: i64,
+    /// Earliest start, ns since the session's origin (as the events' starts).
+    pub first_start: i64,
+    /// Latest end, ns (as `first_start`).
+    pub last_end: i64,
+    /// The durations' log histogram (16 buckets per power of two): `(bucket,
+    /// count)` for each bucket with calls, buckets ascending.
+    pub histogram: Vec<(u32, u64)>,
+}
+
+/// What a reader of a profile file holds at once (everything but the
+/// events): the index of a [`ProfileReader`](crate::ProfileReader), made
+/// by the HDF5 or the JSON reader.
+#[derive(Clone, Debug, Default)]
+pub struct ReadIndex {
+    /// `scope_profiler_schema` (2 or 3); 3 for a JSON profile.
+    pub schema: i64,
+    pub region_names: Vec<String>,
+    pub rows: Vec<RegionRow>,
+    /// Whether the rows' `stats` are known.
+    pub has_summaries: bool,
+    /// Each row's tags as stored: a JSON list.
+    pub tags: Vec<String>,
+    pub aggregates: Vec<AggregateRow>,
+    pub metadata: Vec<(String, MetaValue)>,
+    pub threads: Vec<ThreadInfo>,
+    pub tasks: Vec<TaskInfo>,
+    pub event_count: u64,
+    pub call_paths: Option<Vec<CallPath>>,
+}

@@ -1,0 +1,474 @@
+//! The recorded data of one session: the lanes of the threads that record,
+//! and the bounds on the memory and the scratch disk their records take.
+//!
+//! Chunks are counted when they are allocated. Once the chunks in memory
+//! reach half the session's memory limit, a background writer moves every
+//! finished chunk (full, or left by an exited thread) to a scratch file and
+//! puts a descriptor in its place in the lane, so a lane is always its
+//! records in order, some on disk and some in memory. A recording thread
+//! waits only while the writer is behind by the whole limit and can still
+//! make room. The scratch file is unlinked as soon as it is created: it
+//! never outlives the process, whatever happens to it.
+//!
+//! Spilling stops for good when the scratch file cannot be written (a full
+//! disk, a removed directory, a file size limit) or would pass the disk
+//! limit. Nothing waits on it from then on: past the memory limit, calls are
+//! kept in memory (the default after a write failure) or dropped and counted
+//! per region with their total time (always past the disk limit, or by
+//! [`OnSpillFailure::DropCalls`]). Either way a warning names the directory
+//! and the reason once on stderr, and the results and the file say so.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use crate::clock::ticks;
+use crate::lane::{KeyedEntry, Lane, Segment};
+use crate::options::OnSpillFailure;
+use crate::record::{Chunk, HUGE_PAGE, Record};
+use crate::scratch;
+use crate::sync::{fork_epoch, lock};
+
+/// Bytes of one record in memory and in the scratch file.
+const RECORD_BYTES: usize = std::mem::size_of::<Record>();
+
+/// Spilled chunks kept for reuse, at most: a few per recording thread.
+const FREE_CHUNKS: usize = 8;
+
+#[derive(Default)]
+struct Control {
+    requested: bool,
+    shutdown: bool,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+struct ScratchFile {
+    dir: PathBuf,
+    file: Option<File>,
+    len: u64,
+}
+
+/// Why spilling stopped.
+#[derive(Clone, Debug)]
+pub struct SpillStop {
+    /// What happened, naming the scratch directory.
+    pub message: String,
+    /// The disk limit was reached (not an I/O error).
+    pub disk_limit: bool,
+}
+
+/// The bounds a store keeps.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Bytes of records in memory.
+    pub memory: usize,
+    /// Bytes of records in the scratch file.
+    pub disk: u64,
+    /// What happens past the memory limit once spilling failed.
+    pub on_failure: OnSpillFailure,
+    /// Aggregation mode: threads keep per-region totals (`lane::AggTable`)
+    /// instead of records; no chunk is ever handed out.
+    pub aggregate: bool,
+}
+
+/// The lanes of a session and its memory bound.
+pub struct Store {
+    pub lanes: Mutex<Vec<Arc<Lane>>>,
+    limits: Limits,
+    /// Records per chunk at most, so that a chunk is a small part of the limit.
+    max_chunk: usize,
+    /// Bytes of the chunks alive in memory.
+    in_memory: AtomicUsize,
+    /// Spilled chunks kept for reuse (counted in `in_memory`).
+    free: Mutex<Vec<Chunk>>,
+    scratch: Mutex<ScratchFile>,
+    /// Set once, when spilling stops for good.
+    stopped: OnceLock<SpillStop>,
+    /// Ticks of the first dropped call (0: none dropped).
+    first_drop: AtomicU64,
+    /// The session ended: no more chunks are handed out.
+    closed: AtomicBool,
+    /// The fork epoch the store was made in (see `sync::fork_epoch`).
+    epoch: u32,
+    /// Thread lanes and tasks numbered so far.
+    threads: AtomicU32,
+    tasks: AtomicU32,
+    control: Mutex<Control>,
+    wake_writer: Condvar,
+    space_freed: Condvar,
+    /// Metadata of calls known by region and start: the outcomes of
+    /// instrumented futures, whose records move between recorders.
+    pub keyed_metadata: Mutex<Vec<KeyedEntry>>,
+}
+
+impl Store {
+    /// A store within `limits`, spilling into a scratch file in `dir`.
+    pub fn new(limits: Limits, dir: PathBuf) -> Arc<Store> {
+        let max_chunk = (limits.memory / 64 / RECORD_BYTES).clamp(1024, HUGE_PAGE / RECORD_BYTES);
+        Arc::new(Store {
+            lanes: Mutex::new(Vec::new()),
+            limits,
+            max_chunk,
+            in_memory: AtomicUsize::new(0),
+            free: Mutex::new(Vec::new()),
+            scratch: Mutex::new(ScratchFile {
+                dir,
+                file: None,
+                len: 0,
+            }),
+            stopped: OnceLock::new(),
+            first_drop: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            epoch: fork_epoch(),
+            threads: AtomicU32::new(0),
+            tasks: AtomicU32::new(0),
+            control: Mutex::new(Control::default()),
+            wake_writer: Condvar::new(),
+            space_freed: Condvar::new(),
+            keyed_metadata: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether the session keeps per-region totals instead of records.
+    pub(crate) fn aggregates(&self) -> bool {
+        self.limits.aggregate
+    }
+
+    /// The next thread lane's index (dense, from 0).
+    pub(crate) fn next_thread_index(&self) -> u32 {
+        self.threads.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The next task's number (dense, from 0, in order of first polls).
+    pub(crate) fn next_task_index(&self) -> u32 {
+        self.tasks.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A new tasks lane for the thread of lane `thread` (one long task's if
+    /// `task` is given).
+    pub(crate) fn register_tasks_lane(&self, thread: u32, task: Option<u32>) -> Arc<Lane> {
+        let lane = Arc::new(Lane::for_tasks(thread, task));
+        lock(&self.lanes).push(Arc::clone(&lane));
+        lane
+    }
+
+    /// Records per chunk at most.
+    pub(crate) fn max_chunk(&self) -> usize {
+        self.max_chunk
+    }
+
+    /// Bytes written to the scratch file so far.
+    pub fn spilled_bytes(&self) -> u64 {
+        lock(&self.scratch).len
+    }
+
+    /// Why spilling stopped, if it did.
+    pub fn spill_stop(&self) -> Option<&SpillStop> {
+        self.stopped.get()
+    }
+
+    /// Ticks of the first call that was dropped, if any was.
+    pub fn first_drop(&self) -> Option<u64> {
+        match self.first_drop.load(Ordering::Relaxed) {
+            0 => None,
+            t => Some(t),
+        }
+    }
+
+    /// Notes that a call was dropped (the first time only).
+    pub(crate) fn note_drop(&self) {
+        let _ = self.first_drop.compare_exchange(
+            0,
+            ticks().max(1),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Starts the background writer.
+    pub fn start_writer(self: &Arc<Self>) {
+        let mut control = lock(&self.control);
+        if control.worker.is_some() {
+            return;
+        }
+        control.shutdown = false;
+        let store = Arc::clone(self);
+        control.worker = std::thread::Builder::new()
+            .name("scope-profiler-spill".into())
+            .spawn(move || store.run_writer())
+            .ok();
+    }
+
+    /// Stops the background writer and waits for it.
+    fn stop_writer(&self) {
+        let worker = {
+            let mut control = lock(&self.control);
+            control.shutdown = true;
+            control.worker.take()
+        };
+        self.wake_writer.notify_all();
+        self.space_freed.notify_all();
+        if let Some(worker) = worker {
+            let _ = worker.join();
+        }
+    }
+
+    /// Ends the store with its session: stops the writer, closes the
+    /// scratch file and lets go of every record, also those of lanes that
+    /// idle threads still hold.
+    pub fn release(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        self.stop_writer();
+        lock(&self.scratch).file = None;
+        let freed: usize = std::mem::take(&mut *lock(&self.free))
+            .iter()
+            .map(|c| c.capacity() * RECORD_BYTES)
+            .sum();
+        self.in_memory.fetch_sub(freed, Ordering::Relaxed);
+        let lanes = std::mem::take(&mut *lock(&self.lanes));
+        crate::record::keeping_spares(|| {
+            for lane in lanes {
+                lane.release();
+            }
+        });
+    }
+
+    /// A chunk of `records` records for a recording thread: one the writer
+    /// recycled (its pages already faulted in) or a new one. Wakes the
+    /// writer past half the memory limit, and waits while the chunks in
+    /// memory exceed the limit and the writer can still free some. `None`
+    /// when the call must be dropped: past the limit after spilling stopped
+    /// (see the module doc), after the session ended, or in a `fork()`
+    /// child, which has no writer.
+    pub(crate) fn new_chunk(&self, records: usize) -> Option<Arc<Chunk>> {
+        self.chunk(records, true)
+    }
+
+    /// A chunk for a task's first records (see `thread::start_task`),
+    /// counted like any but never waited for: tasks start by the thousand,
+    /// and their private chunks are not the writer's to spill. `None` when
+    /// calls are being dropped.
+    pub(crate) fn new_task_chunk(&self, records: usize) -> Option<Arc<Chunk>> {
+        self.chunk(records, false)
+    }
+
+    /// A recycled chunk of `records` records or a new one, counted; waits
+    /// for room (`reserve`) only if `wait`.
+    fn chunk(&self, records: usize, wait: bool) -> Option<Arc<Chunk>> {
+        if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) || self.dropping() {
+            return None;
+        }
+        let recycled = {
+            let mut free = lock(&self.free);
+            free.iter()
+                .position(|c| c.capacity() == records)
+                .map(|i| free.swap_remove(i))
+        };
+        if let Some(chunk) = recycled {
+            return Some(Arc::new(chunk)); // still counted in `in_memory`
+        }
+        let bytes = records * RECORD_BYTES;
+        if wait {
+            return self.reserve(bytes).then(|| Arc::new(Chunk::new(records)));
+        }
+        let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if now >= self.limits.memory / 2 && self.stopped.get().is_none() {
+            lock(&self.control).requested = true;
+            self.wake_writer.notify_one();
+        }
+        Some(Arc::new(Chunk::new(records)))
+    }
+
+    /// Whether calls past the limit are being dropped now.
+    fn dropping(&self) -> bool {
+        self.stopped
+            .get()
+            .is_some_and(|s| s.disk_limit || self.limits.on_failure == OnSpillFailure::DropCalls)
+            && self.in_memory.load(Ordering::Relaxed) >= self.limits.memory
+    }
+
+    /// Counts `bytes` of a new chunk against the limit; `false` (nothing
+    /// counted) if the chunk must not be made.
+    fn reserve(&self, bytes: usize) -> bool {
+        let limit = self.limits.memory;
+        let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if now < limit / 2 {
+            return true;
+        }
+        if self.stopped.get().is_none() {
+            let mut control = lock(&self.control);
+            control.requested = true;
+            self.wake_writer.notify_one();
+            while self.in_memory.load(Ordering::Relaxed) > limit
+                && control.worker.is_some()
+                && !control.shutdown
+                && self.stopped.get().is_none()
+            {
+                let (c, timeout) = self
+                    .space_freed
+                    .wait_timeout(control, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner());
+                control = c;
+                if timeout.timed_out() && !self.has_spillable() {
+                    break; // only current chunks are left: nothing to wait for
+                }
+            }
+        }
+        if self.dropping() {
+            self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn run_writer(&self) {
+        loop {
+            {
+                let mut control = lock(&self.control);
+                while !control.requested && !control.shutdown {
+                    control = self
+                        .wake_writer
+                        .wait(control)
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+                if control.shutdown {
+                    return;
+                }
+                control.requested = false;
+            }
+            while self.in_memory.load(Ordering::Relaxed) >= self.limits.memory / 2 {
+                match self.spill_finished_chunks() {
+                    Ok(0) => break,
+                    Ok(_) => self.space_freed.notify_all(),
+                    Err(stop) => {
+                        self.stop_spilling(stop);
+                        self.space_freed.notify_all();
+                        return;
+                    }
+                }
+            }
+            self.space_freed.notify_all();
+        }
+    }
+
+    /// Stops spilling for good and says so once on stderr.
+    fn stop_spilling(&self, stop: SpillStop) {
+        let then = if stop.disk_limit || self.limits.on_failure == OnSpillFailure::DropCalls {
+            "calls past the memory limit are dropped and counted per region"
+        } else {
+            "recording goes on in memory past the memory limit"
+        };
+        eprintln!("scope-profiler: warning: {}; {then}", stop.message);
+        let _ = self.stopped.set(stop);
+    }
+
+    fn has_spillable(&self) -> bool {
+        lock(&self.lanes)
+            .iter()
+            .any(|lane| !spillable(lane).is_empty())
+    }
+
+    /// Moves every finished chunk of every lane to the scratch file; returns
+    /// the number of chunks moved. A failure leaves the chunks in memory.
+    fn spill_finished_chunks(&self) -> Result<usize, SpillStop> {
+        let lanes: Vec<Arc<Lane>> = lock(&self.lanes).clone();
+        let mut moved = 0;
+        for lane in lanes {
+            for (index, chunk) in spillable(&lane) {
+                let records = chunk.records();
+                let offset = self.append(records)?;
+                lane.mark_spilled(index, records, offset);
+                self.recycle(chunk);
+                moved += 1;
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Keeps a chunk whose records are no longer needed here (spilled, or
+    /// copied elsewhere) for reuse if no one else holds it and the free list
+    /// has room; otherwise frees it.
+    pub(crate) fn recycle(&self, chunk: Arc<Chunk>) {
+        let bytes = chunk.capacity() * RECORD_BYTES;
+        if let Ok(mut chunk) = Arc::try_unwrap(chunk) {
+            let mut free = lock(&self.free);
+            if free.len() < FREE_CHUNKS {
+                chunk.clear();
+                free.push(chunk);
+                return;
+            }
+        }
+        self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// Appends records to the scratch file (created on first use); returns
+    /// their byte offset.
+    fn append(&self, records: &[Record]) -> Result<u64, SpillStop> {
+        let mut scratch = lock(&self.scratch);
+        let bytes = std::mem::size_of_val(records) as u64;
+        let failed = |message: String, disk_limit| SpillStop {
+            message,
+            disk_limit,
+        };
+        if scratch.len + bytes > self.limits.disk {
+            return Err(failed(
+                format!(
+                    "the disk limit for scratch data ({} bytes) in {} is reached",
+                    self.limits.disk,
+                    scratch.dir.display()
+                ),
+                true,
+            ));
+        }
+        let io = |e: std::io::Error, dir: &PathBuf| {
+            failed(
+                format!("cannot spill recorded calls to {}: {e}", dir.display()),
+                false,
+            )
+        };
+        if scratch.file.is_none() {
+            let file = scratch::create(&scratch.dir, "spill").map_err(|e| io(e, &scratch.dir))?;
+            scratch.file = Some(file);
+        }
+        let offset = scratch.len;
+        if let Some(file) = &scratch.file {
+            scratch::write_at(file, records, offset).map_err(|e| io(e, &scratch.dir))?;
+        }
+        scratch.len += bytes;
+        Ok(offset)
+    }
+
+    /// Reads `len` spilled records at `offset` into `out` (replacing it).
+    pub(crate) fn read_spilled(
+        &self,
+        offset: u64,
+        len: usize,
+        out: &mut Vec<Record>,
+    ) -> std::io::Result<()> {
+        let scratch = lock(&self.scratch);
+        let file = scratch
+            .file
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the scratch file is closed"))?;
+        scratch::read_at(file, offset, len, out)
+    }
+}
+
+/// The finished in-memory chunks of a lane: full ones, or every non-empty
+/// one if its thread has exited (its recorder no longer writes).
+fn spillable(lane: &Lane) -> Vec<(usize, Arc<Chunk>)> {
+    let exited = lock(&lane.exit).is_some();
+    lock(&lane.segments)
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            Segment::Memory(c) => {
+                let n = c.records().len();
+                (n == c.capacity() || (exited && n > 0)).then(|| (i, Arc::clone(c)))
+            }
+            Segment::Spilled { .. } => None,
+        })
+        .collect()
+}

@@ -1,0 +1,1174 @@
+//! The per-thread recorder: a stack of open calls and the chunks of finished
+//! ones, reached through one thread-local per event.
+//!
+//! Entering a region pushes `(start, call sequence number, region)` on the
+//! thread's stack; leaving it pops the entry and appends a complete
+//! [`Record`] to the thread's current chunk. No lock, hash, allocation or
+//! formatting happens per call once the current chunk has room: a full chunk
+//! is replaced by a new one (the only allocation, once per chunk) and handed
+//! to the thread's [`Lane`], which the session holds, so the records of a
+//! thread that exits stay with the session.
+
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::active;
+use crate::clock::{thread_cpu_ns, ticks};
+use crate::lane::{
+    AggEntry, AggTable, KeyedEntry, Lane, MetaEntry, MetaScope, Segment, TaskRecord,
+};
+use crate::record::{Chunk, Record};
+use crate::store::Store;
+use crate::sync::lock;
+use crate::value::CallMetadata;
+
+const FIRST_CHUNK: usize = 1024;
+
+/// A call that has started and not ended.
+#[derive(Clone, Copy, Default)]
+struct Open {
+    start: u64,
+    seq: u64,
+    region: u32,
+}
+
+/// The hot half of a thread's recorder: cells and raw pointers only, so
+/// reaching it is a thread-local address with no lazy initialization,
+/// destructor registration or borrow flag.
+///
+/// Invariant (kept by every function of [`Cold`] that changes what the
+/// pointers refer to): while `stack_cap > 0`, `stack` points to `stack_cap`
+/// initialized `Open`s owned by this thread's `Cold`; while `cap > 0`,
+/// `chunk` points to the chunk `Cold` holds, which has `cap` slots of which
+/// `len` are pushed. `Cold` zeroes both capacities before it touches those
+/// allocations (so a re-entrant call, from an instrumented allocator say,
+/// takes the slow path, finds `Cold` busy and records nothing) and when it
+/// is destroyed at thread exit. Likewise while `agg_len > 0` (aggregation
+/// mode), `agg` points to `agg_len` entries of the table `Cold` holds, and
+/// `kids` to `kids_len` counters `Cold` owns; `disarm` zeroes both lengths.
+struct Hot {
+    /// Session generation the lane belongs to (0: none).
+    generation: Cell<u32>,
+    /// Sequence number of the last call entered on this thread; never reset,
+    /// so a guard from an earlier session can never match a newer call.
+    seq: Cell<u64>,
+    stack: Cell<*mut Open>,
+    depth: Cell<usize>,
+    stack_cap: Cell<usize>,
+    chunk: Cell<*const Chunk>,
+    len: Cell<usize>,
+    cap: Cell<usize>,
+    /// Aggregation mode: the thread's per-region totals.
+    agg: Cell<*const AggEntry>,
+    agg_len: Cell<usize>,
+    /// Aggregation mode: per depth, the summed durations of the calls ended
+    /// there since the enclosing call opened (its children's time).
+    kids: Cell<*mut u64>,
+    kids_len: Cell<usize>,
+}
+
+impl Hot {
+    const fn new() -> Hot {
+        Hot {
+            generation: Cell::new(0),
+            seq: Cell::new(0),
+            stack: Cell::new(std::ptr::null_mut()),
+            depth: Cell::new(0),
+            stack_cap: Cell::new(0),
+            chunk: Cell::new(std::ptr::null()),
+            len: Cell::new(0),
+            cap: Cell::new(0),
+            agg: Cell::new(std::ptr::null()),
+            agg_len: Cell::new(0),
+            kids: Cell::new(std::ptr::null_mut()),
+            kids_len: Cell::new(0),
+        }
+    }
+
+    /// Aggregation mode: adds the ended call to the totals of its region
+    /// (and its time to its parent's children); `false` when not
+    /// aggregating, or the table or the counters need to grow (`Cold`).
+    #[inline(always)]
+    fn aggregate(&self, record: Record) -> bool {
+        let region = record.region as usize;
+        let depth = record.depth as usize;
+        if region >= self.agg_len.get() || depth + 1 >= self.kids_len.get() {
+            return false;
+        }
+        let duration = record.end.wrapping_sub(record.start);
+        // SAFETY: `depth + 1 < kids_len` and `region < agg_len`: by the
+        // invariant both are inside the live allocations `Cold` holds, the
+        // counters only this thread touches, the entry only this thread
+        // writes (atomics, read by cuts).
+        unsafe {
+            let kids = self.kids.get();
+            let children = kids.add(depth + 1).replace(0);
+            *kids.add(depth) = (*kids.add(depth)).wrapping_add(duration);
+            (*self.agg.get().add(region)).add(duration, duration.wrapping_sub(children));
+        }
+        true
+    }
+
+    /// Pushes an open call; `false` when the stack is full (or disarmed).
+    #[inline(always)]
+    fn push_open(&self, region: u32, seq: u64) -> bool {
+        let depth = self.depth.get();
+        if depth >= self.stack_cap.get() {
+            return false;
+        }
+        // SAFETY: `depth < stack_cap`, so by the invariant the slot is inside
+        // the live stack buffer, which only this thread accesses.
+        unsafe {
+            self.stack.get().add(depth).write(Open {
+                start: ticks(),
+                seq,
+                region,
+            })
+        };
+        self.depth.set(depth + 1);
+        true
+    }
+
+    /// The innermost open call, if the stack is armed and not empty.
+    #[inline(always)]
+    fn top(&self) -> Option<Open> {
+        let depth = self.depth.get();
+        if depth == 0 || depth > self.stack_cap.get() {
+            return None;
+        }
+        // SAFETY: `0 < depth <= stack_cap`: slot `depth - 1` is initialized
+        // and inside the live stack buffer.
+        Some(unsafe { self.stack.get().add(depth - 1).read() })
+    }
+
+    /// Appends a record to the current chunk; `false` when it is full.
+    #[inline(always)]
+    fn push_record(&self, record: Record) -> bool {
+        let len = self.len.get();
+        if len >= self.cap.get() {
+            return false;
+        }
+        // SAFETY: `len < cap`: by the invariant `chunk` is the live chunk
+        // this thread owns as its only writer, and `len` records were pushed.
+        unsafe { (*self.chunk.get()).push(len, record) };
+        self.len.set(len + 1);
+        true
+    }
+
+    /// Makes the fast paths divert to `Cold` until re-armed.
+    fn disarm(&self) {
+        self.stack_cap.set(0);
+        self.cap.set(0);
+        self.agg_len.set(0);
+        self.kids_len.set(0);
+    }
+}
+
+/// The owning half of a thread's recorder, used on slow paths only.
+///
+/// While an instrumented future is polled, `lane`, `store`, `chunk`,
+/// `stack` and `task` are the future's (see [`poll_in_task`]); the rest is
+/// the thread's own.
+struct Cold {
+    lane: Option<Arc<Lane>>,
+    store: Option<Arc<Store>>,
+    chunk: Option<Arc<Chunk>>,
+    stack: Vec<Open>,
+    /// The task being polled, if one is.
+    task: Option<TaskId>,
+    /// The thread's tasks lane: the blocks of the tasks it completed.
+    tasks: Option<TasksLane>,
+    /// The state of the last task completed here, for the next one.
+    spare: Option<Box<TaskState>>,
+    /// Aggregation mode: the thread's totals (also in its lane) and the
+    /// children's time per depth (see `Hot`).
+    agg: Option<Arc<AggTable>>,
+    kids: Vec<u64>,
+}
+
+/// A task: its number and its first thread's lane index.
+#[derive(Clone, Copy)]
+struct TaskId {
+    index: u32,
+    thread: u32,
+    /// A future polled inside a task (a frame of it): its calls go as one
+    /// block to the recorder around it when it ends, not to a lane.
+    frame: bool,
+}
+
+/// A thread's tasks lane and the chunk its blocks go to.
+struct TasksLane {
+    generation: u32,
+    lane: Arc<Lane>,
+    chunk: Option<Arc<Chunk>>,
+    len: usize,
+}
+
+/// Records a task's private chunk holds; a task with more gets a lane of
+/// its own.
+const TASK_CHUNK: usize = 64;
+
+/// Gives each thread its own range of call sequence numbers: a task's
+/// stack can hold calls entered on several threads, and they never share
+/// a number.
+static SEQ_BASES: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static HOT: Hot = const { Hot::new() };
+    static COLD: RefCell<Cold> = const {
+        RefCell::new(Cold {
+            lane: None,
+            store: None,
+            chunk: None,
+            stack: Vec::new(),
+            task: None,
+            tasks: None,
+            spare: None,
+            agg: None,
+            kids: Vec::new(),
+        })
+    };
+}
+
+impl Cold {
+    /// Runs `f` on this thread's cold recorder with the fast paths disarmed,
+    /// then re-arms them from what `Cold` owns. `None` if the recorder is
+    /// busy (re-entered) or gone (thread exit).
+    fn with<R>(f: impl FnOnce(&mut Cold, &Hot) -> R) -> Option<R> {
+        COLD.try_with(|cold| {
+            let mut cold = cold.try_borrow_mut().ok()?;
+            HOT.with(|hot| {
+                hot.disarm();
+                let result = f(&mut cold, hot);
+                cold.arm(hot);
+                Some(result)
+            })
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Points the hot half at this recorder's stack and chunk.
+    fn arm(&mut self, hot: &Hot) {
+        hot.stack.set(self.stack.as_mut_ptr());
+        hot.stack_cap.set(self.stack.len());
+        match &self.chunk {
+            Some(chunk) => {
+                hot.chunk.set(Arc::as_ptr(chunk));
+                hot.cap.set(chunk.capacity());
+            }
+            None => hot.cap.set(0),
+        }
+        match &self.agg {
+            Some(table) => {
+                hot.agg.set(table.entries.as_ptr());
+                hot.agg_len.set(table.entries.len());
+                hot.kids.set(self.kids.as_mut_ptr());
+                hot.kids_len.set(self.kids.len());
+            }
+            None => {
+                hot.agg_len.set(0);
+                hot.kids_len.set(0);
+            }
+        }
+    }
+
+    /// Aggregation mode: adds `record` to the totals, growing the table or
+    /// the counters first if they are too small; `false` when the thread is
+    /// not aggregating.
+    fn aggregate(&mut self, hot: &Hot, record: Record) -> bool {
+        let Some(table) = &self.agg else {
+            return false;
+        };
+        let region = record.region as usize;
+        if region >= table.entries.len() {
+            let grown = Arc::new(AggTable::grown(
+                (region + 1).next_power_of_two().max(64),
+                Some(table),
+            ));
+            if let Some(lane) = &self.lane {
+                *lock(&lane.aggregates) = Some(Arc::clone(&grown));
+            }
+            self.agg = Some(grown);
+        }
+        let depth = record.depth as usize;
+        if depth + 1 >= self.kids.len() {
+            self.kids.resize((depth + 2).next_power_of_two().max(64), 0);
+        }
+        self.arm(hot);
+        let done = hot.aggregate(record);
+        hot.disarm();
+        done
+    }
+
+    /// Joins the session `generation`: a new lane, an empty stack.
+    fn attach(&mut self, hot: &Hot, generation: u32) -> bool {
+        if hot.generation.get() == generation {
+            return true;
+        }
+        if self.task.is_some() {
+            return false; // a task of another session is being polled
+        }
+        let Some((lane, store)) = active::register_lane(generation) else {
+            return false;
+        };
+        if hot.seq.get() == 0 {
+            hot.seq.set(SEQ_BASES.fetch_add(1, Ordering::Relaxed) << 40);
+        }
+        hot.generation.set(generation);
+        hot.depth.set(0);
+        hot.len.set(0);
+        self.agg = None;
+        if store.aggregates() {
+            let table = Arc::new(AggTable::grown(64, None));
+            *lock(&lane.aggregates) = Some(Arc::clone(&table));
+            self.agg = Some(table);
+            self.kids = vec![0; 64];
+        }
+        self.lane = Some(lane);
+        self.store = Some(store);
+        self.chunk = None;
+        true
+    }
+
+    /// Makes room for one more open call.
+    fn grow_stack(&mut self, hot: &Hot) {
+        let depth = hot.depth.get();
+        if depth >= self.stack.len() {
+            let mut grown = vec![Open::default(); (self.stack.len() * 2).max(64)];
+            grown[..self.stack.len()].copy_from_slice(&self.stack);
+            self.stack = grown;
+        }
+    }
+
+    /// Replaces the full (or missing) current chunk by a new one, if the
+    /// store hands one out (see `Store::new_chunk`); else leaves none.
+    fn next_chunk(&mut self, hot: &Hot) {
+        if self.lane.is_none() {
+            self.graduate(hot);
+            if self.lane.is_none() && self.task.is_some_and(|t| t.frame) {
+                return; // the frame's chunk grew: `close_top` pushes there
+            }
+        }
+        let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
+            return;
+        };
+        let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
+        let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
+        self.chunk = store.new_chunk(cap);
+        if let Some(chunk) = &self.chunk {
+            lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
+        }
+        hot.len.set(0);
+    }
+
+    /// The state of a new task (or, with `frame`, a frame of the task being
+    /// polled) of `region` first polled on the thread of lane `thread`: the
+    /// state the last finished one left here if it is of this session (no
+    /// allocation), else a new one with a private chunk from `store`.
+    fn task_state(
+        &mut self,
+        generation: u32,
+        store: Arc<Store>,
+        thread: u32,
+        region: u32,
+        frame: bool,
+    ) -> Option<Box<TaskState>> {
+        let spare = self.spare.take().filter(|s| s.generation == generation);
+        let mut task = match spare {
+            Some(spare) => spare,
+            None => {
+                let chunk = store.new_task_chunk(TASK_CHUNK)?;
+                Box::new(TaskState {
+                    generation,
+                    lane: None,
+                    store: Some(Arc::clone(&store)),
+                    chunk: Some(chunk),
+                    stack: Vec::new(),
+                    id: None,
+                    depth: 0,
+                    len: 0,
+                    record: TaskRecord::default(),
+                    root: 0,
+                })
+            }
+        };
+        // A frame gets a number only if it becomes a task.
+        let index = if frame {
+            u32::MAX
+        } else {
+            store.next_task_index()
+        };
+        task.id = Some(TaskId {
+            index,
+            thread,
+            frame,
+        });
+        task.record = TaskRecord {
+            index,
+            start: ticks(),
+            end: 0,
+            region,
+            first_lane: thread,
+            polls: 0,
+            running: 0,
+        };
+        Some(task)
+    }
+
+    /// A task being polled whose private chunk is full gets a lane of its
+    /// own, which starts with that chunk.
+    fn graduate(&mut self, hot: &Hot) {
+        let (Some(mut task), Some(store)) = (self.task, self.store.clone()) else {
+            return;
+        };
+        if task.frame {
+            // A frame grows its private chunk (records copied) up to the
+            // store's chunk size; past it, it becomes a task of its own.
+            let old = self.chunk.as_ref().map_or(0, |c| c.capacity());
+            if old < store.max_chunk() {
+                let Some(bigger) = store.new_task_chunk((old * 2).max(TASK_CHUNK)) else {
+                    return;
+                };
+                let len = hot.len.get();
+                if let Some(chunk) = self.chunk.take() {
+                    for (i, r) in chunk.records()[..len.min(chunk.records().len())]
+                        .iter()
+                        .enumerate()
+                    {
+                        // SAFETY: `bigger` is new, held only here; slots are
+                        // written in order, below its capacity (twice the
+                        // old one's).
+                        unsafe { bigger.push(i, *r) };
+                    }
+                    store.recycle(chunk);
+                }
+                self.chunk = Some(bigger);
+                return;
+            }
+            task.index = store.next_task_index();
+            task.frame = false;
+            self.task = Some(task);
+        }
+        let lane = store.register_tasks_lane(task.thread, Some(task.index));
+        if let Some(chunk) = &self.chunk {
+            lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
+        }
+        self.lane = Some(lane);
+    }
+
+    /// Swaps the task's recorder with the thread's (twice: back).
+    fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
+        std::mem::swap(&mut self.lane, &mut task.lane);
+        std::mem::swap(&mut self.store, &mut task.store);
+        std::mem::swap(&mut self.chunk, &mut task.chunk);
+        std::mem::swap(&mut self.stack, &mut task.stack);
+        std::mem::swap(&mut self.task, &mut task.id);
+        let (depth, len, generation) = (hot.depth.get(), hot.len.get(), hot.generation.get());
+        hot.depth.set(task.depth);
+        hot.len.set(task.len);
+        hot.generation.set(task.generation);
+        (task.depth, task.len, task.generation) = (depth, len, generation);
+    }
+
+    /// Appends a completed task's block of records (its depth-0 call last)
+    /// to this thread's tasks lane, with the task, in one step for cuts;
+    /// or, if there is no room for all of it, counts its calls as dropped.
+    fn append_block(&mut self, hot: &Hot, generation: u32, records: &[Record], task: TaskRecord) {
+        let ready = self
+            .tasks
+            .as_ref()
+            .is_some_and(|t| t.generation == generation);
+        // A new tasks lane needs the thread's own recorder in place (not a
+        // task's being polled: a future dropped inside another's poll).
+        if !ready && (self.task.is_some() || !self.attach(hot, generation)) {
+            return;
+        }
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        if !ready {
+            let Some(thread) = self.lane.clone() else {
+                return;
+            };
+            self.tasks = Some(TasksLane {
+                generation,
+                lane: store.register_tasks_lane(thread.index, None),
+                chunk: None,
+                len: 0,
+            });
+        }
+        let Some(tasks) = &mut self.tasks else {
+            return;
+        };
+        let mut blocks = lock(&tasks.lane.tasks);
+        let room = tasks.chunk.as_ref().map_or(0, |c| c.capacity() - tasks.len);
+        if room < records.len() {
+            let cap = tasks.chunk.as_ref().map_or(0, |c| c.capacity());
+            let cap = (cap * 2)
+                .clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK))
+                .max(records.len());
+            match store.new_chunk(cap) {
+                Some(chunk) => {
+                    // Whatever did not fit goes to the next chunk.
+                    lock(&tasks.lane.segments).push(Segment::Memory(Arc::clone(&chunk)));
+                    let old = tasks.chunk.replace(chunk);
+                    let old_len = std::mem::replace(&mut tasks.len, 0);
+                    if let Some(old) = old {
+                        let fit = old.capacity() - old_len;
+                        for (i, r) in records[..fit].iter().enumerate() {
+                            // SAFETY: this thread is the only writer of its
+                            // tasks lane's chunks; `old_len + i` is the next
+                            // slot, below the capacity.
+                            unsafe { old.push(old_len + i, *r) };
+                        }
+                        for (i, r) in records[fit..].iter().enumerate() {
+                            // SAFETY: as above, in the new chunk, whose
+                            // capacity is at least the block's length.
+                            unsafe { tasks.chunk.as_ref().map(|c| c.push(i, *r)) };
+                        }
+                        tasks.len = records.len() - fit;
+                        blocks.push(task);
+                        return;
+                    }
+                }
+                None => {
+                    for r in records {
+                        tasks
+                            .lane
+                            .count_dropped(r.region, r.end.saturating_sub(r.start));
+                    }
+                    store.note_drop();
+                    return;
+                }
+            }
+        }
+        if let Some(chunk) = &tasks.chunk {
+            for (i, r) in records.iter().enumerate() {
+                // SAFETY: this thread is the only writer of its tasks lane's
+                // chunks; slots `len..len + records.len()` are free (checked
+                // or made room for above).
+                unsafe { chunk.push(tasks.len + i, *r) };
+            }
+            tasks.len += records.len();
+            blocks.push(task);
+        }
+    }
+
+    /// Appends a completed frame's records (its own call last, at depth 0)
+    /// to this recorder, under the calls open here now.
+    fn append_nested(&mut self, hot: &Hot, records: &[Record]) {
+        let base = hot.depth.get() as u32;
+        for r in records {
+            let record = Record {
+                depth: r.depth + base,
+                ..*r
+            };
+            self.push_record(hot, record);
+        }
+    }
+
+    /// Stores `record` in the current chunk (a new one if it is full), or
+    /// counts it as dropped if there is no room.
+    fn push_record(&mut self, hot: &Hot, record: Record) {
+        if self.aggregate(hot, record) {
+            return;
+        }
+        if hot.len.get() >= self.chunk.as_ref().map_or(0, |c| c.capacity()) {
+            self.next_chunk(hot);
+        }
+        let len = hot.len.get();
+        match &self.chunk {
+            Some(chunk) if len < chunk.capacity() => {
+                // SAFETY: this thread is the only writer of its current chunk
+                // (`Cold` owns it and is thread-local), `len` is the number
+                // of records it pushed there, and `len < capacity` was just
+                // checked.
+                unsafe { chunk.push(len, record) };
+                hot.len.set(len + 1);
+            }
+            _ => {
+                // No room to be had (see `Store::new_chunk`): count the call.
+                if let (Some(lane), Some(store)) = (&self.lane, &self.store) {
+                    lane.count_dropped(record.region, record.end.saturating_sub(record.start));
+                    store.note_drop();
+                }
+            }
+        }
+    }
+
+    /// Ends the innermost open call at `end` and records it.
+    fn close_top(&mut self, hot: &Hot, end: u64) {
+        let depth = hot.depth.get();
+        let Some(open) = depth
+            .checked_sub(1)
+            .and_then(|d| self.stack.get(d).copied())
+        else {
+            return;
+        };
+        hot.depth.set(depth - 1);
+        let record = Record {
+            start: open.start,
+            end,
+            region: open.region,
+            depth: (depth - 1) as u32,
+        };
+        self.push_record(hot, record);
+    }
+}
+
+impl Drop for Cold {
+    fn drop(&mut self) {
+        let _ = HOT.try_with(|hot| {
+            hot.disarm();
+            hot.generation.set(0);
+        });
+        if let Some(lane) = &self.lane {
+            *lock(&lane.exit) = Some((ticks(), thread_cpu_ns().unwrap_or(-1)));
+        }
+        if let Some(tasks) = &self.tasks {
+            *lock(&tasks.lane.exit) = Some((ticks(), -1)); // its last chunk may spill
+        }
+    }
+}
+
+/// Starts a call of region `region` of session `generation` on this thread.
+/// Returns an inert guard if the thread cannot record (no such session, or
+/// the recorder is busy because the allocator itself is being profiled).
+#[inline(always)]
+pub(crate) fn enter(region: u32, generation: u32) -> Guard {
+    let seq = HOT.with(|hot| {
+        let seq = hot.seq.get() + 1;
+        if hot.generation.get() == generation && hot.push_open(region, seq) {
+            hot.seq.set(seq);
+            seq
+        } else {
+            enter_slow(region, generation)
+        }
+    });
+    Guard {
+        seq,
+        _not_send: PhantomData,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn enter_slow(region: u32, generation: u32) -> u64 {
+    Cold::with(|cold, hot| {
+        if !cold.attach(hot, generation) {
+            return 0;
+        }
+        cold.grow_stack(hot);
+        let depth = hot.depth.get();
+        let seq = hot.seq.get() + 1;
+        hot.seq.set(seq);
+        cold.stack[depth] = Open {
+            start: ticks(),
+            seq,
+            region,
+        };
+        hot.depth.set(depth + 1);
+        seq
+    })
+    .unwrap_or(0)
+}
+
+#[inline(always)]
+fn exit(seq: u64) {
+    let end = ticks();
+    HOT.with(|hot| match hot.top() {
+        Some(top) if top.seq == seq => {
+            let depth = hot.depth.get() - 1;
+            let record = Record {
+                start: top.start,
+                end,
+                region: top.region,
+                depth: depth as u32,
+            };
+            hot.depth.set(depth);
+            if !hot.push_record(record) {
+                hot.depth.set(depth + 1);
+                exit_unpushed(seq, end);
+            }
+        }
+        _ => exit_slow(seq, end),
+    });
+}
+
+/// The exit of the innermost call whose record did not fit the chunk:
+/// aggregation mode (no chunk at all: the call is added to the thread's
+/// totals here), or a full chunk (`exit_slow`). Out of line and with the
+/// arguments of `exit_slow`, so that `exit` keeps its size and is inlined
+/// whole (a larger one was not: ~28 instructions more per call). It makes
+/// the record again as `exit` does, on purpose: sharing that code with
+/// `exit` through a helper was measured to stop `exit` being inlined too.
+#[inline(never)]
+fn exit_unpushed(seq: u64, end: u64) {
+    let aggregated = HOT.with(|hot| match hot.top() {
+        Some(top) if top.seq == seq => {
+            let depth = hot.depth.get() - 1;
+            let record = Record {
+                start: top.start,
+                end,
+                region: top.region,
+                depth: depth as u32,
+            };
+            let done = hot.aggregate(record);
+            if done {
+                hot.depth.set(depth);
+            }
+            done
+        }
+        _ => false,
+    });
+    if !aggregated {
+        exit_slow(seq, end);
+    }
+}
+
+/// The exit of a call whose guard is not the innermost (dropped out of
+/// order, or already ended by an enclosing guard, or another session's), or
+/// that needs a new chunk. Closing a call that encloses still-open ones ends
+/// them at the same instant, so the nesting stays exact.
+#[cold]
+#[inline(never)]
+fn exit_slow(seq: u64, end: u64) {
+    Cold::with(|cold, hot| {
+        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
+        // From the top: a task's stack holds calls of several threads,
+        // whose numbers are not in order.
+        let Some(pos) = open.iter().rposition(|o| o.seq == seq) else {
+            return;
+        };
+        while hot.depth.get() > pos {
+            cold.close_top(hot, end);
+        }
+    });
+}
+
+/// What an instrumented future carries from poll to poll: its recorder
+/// (swapped with the thread's while it is polled), and its task.
+pub(crate) struct TaskState {
+    generation: u32,
+    lane: Option<Arc<Lane>>,
+    store: Option<Arc<Store>>,
+    chunk: Option<Arc<Chunk>>,
+    stack: Vec<Open>,
+    id: Option<TaskId>,
+    depth: usize,
+    len: usize,
+    /// The task, its end set when it completes.
+    pub record: TaskRecord,
+    /// The sequence number of the task's own call (depth 0) while it is
+    /// open; 0 before its first poll and after it closed.
+    pub root: u64,
+}
+
+impl TaskState {
+    /// The session the task records into.
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+/// How an instrumented future starts (at its first poll).
+pub(crate) enum Start {
+    /// A task of its own.
+    Task(Box<TaskState>),
+    /// A task is being polled on this thread: the future's call nests in it.
+    InTask,
+    /// Nothing recorded (no session, the recorder busy, calls dropped).
+    Off,
+}
+
+/// Starts a task of `region` in session `generation` on this thread (its
+/// first poll): a private chunk from the store, the next task number;
+/// unless a task is being polled here.
+pub(crate) fn start_task(generation: u32, region: u32) -> Start {
+    let started = Cold::with(|cold, hot| {
+        if cold.task.is_some() {
+            return Some(Start::InTask);
+        }
+        if !cold.attach(hot, generation) {
+            return None;
+        }
+        let store = cold.store.clone()?;
+        let thread = cold.lane.as_ref()?.index;
+        cold.task_state(generation, store, thread, region, false)
+            .map(Start::Task)
+    })
+    .flatten();
+    started.unwrap_or(Start::Off)
+}
+
+/// Starts a task of `region` in session `generation` on this thread even
+/// while another task is polled here (then on the same thread lane): a
+/// call that is its own task wherever it starts ([`crate::AsyncCall`]).
+pub(crate) fn start_task_here(generation: u32, region: u32) -> Start {
+    match start_task(generation, region) {
+        Start::InTask => match start_inside(generation, region, false) {
+            Some(task) => Start::Task(task),
+            None => Start::Off,
+        },
+        other => other,
+    }
+}
+
+/// Starts a frame of `region` (a future first polled inside the task or
+/// frame being polled on this thread): a recorder of its own while it is
+/// polled, whose calls go as one block to the recorder around it when it
+/// ends; siblings polled in turn (`join!`, `select!`) each keep theirs.
+pub(crate) fn start_frame(generation: u32, region: u32) -> Option<Box<TaskState>> {
+    start_inside(generation, region, true)
+}
+
+/// A task or frame started while a task of session `generation` is polled
+/// on this thread: the polled task lends its store and thread.
+fn start_inside(generation: u32, region: u32, frame: bool) -> Option<Box<TaskState>> {
+    Cold::with(|cold, hot| {
+        let around = cold.task?;
+        if hot.generation.get() != generation {
+            return None;
+        }
+        let store = cold.store.clone()?;
+        cold.task_state(generation, store, around.thread, region, frame)
+    })
+    .flatten()
+}
+
+/// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
+/// call it makes goes to the task. The thread's is back when `f` returns or
+/// unwinds. If the recorder is busy (re-entered), `f` runs as it is.
+pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R {
+    struct Back<'a> {
+        task: &'a mut TaskState,
+        swapped: bool,
+    }
+    impl Drop for Back<'_> {
+        fn drop(&mut self) {
+            if self.swapped {
+                let _ = Cold::with(|cold, hot| cold.swap_task(hot, self.task));
+            }
+        }
+    }
+    let swapped = Cold::with(|cold, hot| cold.swap_task(hot, task)).is_some();
+    let _back = Back { task, swapped };
+    f()
+}
+
+/// Ends a task whose own call was closed (in [`poll_in_task`]) at `end`:
+/// a task with a lane of its own gives it its record; else its block goes
+/// to this thread's tasks lane, and its private chunk back to the store.
+pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
+    task.record.end = end;
+    let frame = task.id.is_some_and(|id| id.frame);
+    if let Some(id) = task.id {
+        task.record.index = id.index; // a frame that became a task got one
+    }
+    if let Some(lane) = &task.lane {
+        lock(&lane.tasks).push(task.record);
+        *lock(&lane.exit) = Some((end, -1)); // its last chunk may spill
+        return;
+    }
+    let Some(chunk) = task.chunk.take() else {
+        return;
+    };
+    let records = &chunk.records()[..task.len.min(chunk.records().len())];
+    let generation = task.generation;
+    let record = task.record;
+    // A block is the task's calls with its own call last, the only one at
+    // depth 0 (a tasks lane is read block by block at depth 0). Without it
+    // (the recorder was busy, re-entered, when the task started: as for any
+    // call made then) nothing is kept.
+    let kept = records.last().is_some_and(|r| r.depth == 0);
+    let spare = Cold::with(|cold, hot| {
+        if kept && frame {
+            // A frame's calls go under what is open around it now.
+            if hot.generation.get() == generation {
+                cold.append_nested(hot, records);
+            }
+        } else if kept {
+            cold.append_block(hot, generation, records, record);
+        }
+        // Its state becomes the thread's spare for the next task.
+        cold.spare.is_none() && hot.generation.get() == generation
+    })
+    .unwrap_or(false);
+    let mut chunk = chunk;
+    match Arc::get_mut(&mut chunk) {
+        Some(only) if spare => {
+            only.clear();
+            task.chunk = Some(chunk);
+            (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
+            let _ = Cold::with(|cold, _| cold.spare = Some(task));
+        }
+        _ => {
+            if let Some(store) = &task.store {
+                store.recycle(chunk);
+            }
+        }
+    }
+}
+
+/// Opens a call of `region` on this thread's current recorder (the task's
+/// while one is polled); returns its sequence number (0: not recording).
+pub(crate) fn open(region: u32, generation: u32) -> u64 {
+    let guard = enter(region, generation);
+    let seq = guard.seq;
+    std::mem::forget(guard);
+    seq
+}
+
+/// The calls open on this thread's current recorder in session
+/// `generation`: how many, and the region of the outermost.
+pub fn open_calls(generation: u32) -> (usize, Option<u32>) {
+    HOT.try_with(|hot| {
+        if hot.generation.get() != generation {
+            return (0, None);
+        }
+        let depth = hot.depth.get().min(hot.stack_cap.get());
+        if depth == 0 {
+            return (0, None);
+        }
+        // SAFETY: `0 < depth <= stack_cap`: slot 0 is initialized and inside
+        // the live stack buffer, which only this thread touches.
+        let bottom = unsafe { hot.stack.get().read() };
+        (depth, Some(bottom.region))
+    })
+    .unwrap_or((0, None))
+}
+
+/// Adds call metadata to this thread's lane in session `generation`:
+/// `scope` gets the depth of the innermost open call (`None`: none is
+/// open) and says which calls the values are for. `false` if nothing was
+/// added: no such session, or an instrumented future is being polled here
+/// (its calls are in a tasks lane, which metadata does not reach).
+pub(crate) fn add_metadata(
+    generation: u32,
+    scope: impl FnOnce(Option<u32>) -> Option<MetaScope>,
+    values: Arc<CallMetadata>,
+) -> bool {
+    Cold::with(|cold, hot| {
+        // Aggregation mode keeps no calls to attach metadata to.
+        if cold.task.is_some() || !cold.attach(hot, generation) || cold.agg.is_some() {
+            return false;
+        }
+        let innermost = hot.depth.get().checked_sub(1).map(|d| d as u32);
+        let (Some(scope), Some(lane)) = (scope(innermost), &cold.lane) else {
+            return false;
+        };
+        lock(&lane.metadata).push(MetaEntry { scope, values });
+        true
+    })
+    .unwrap_or(false)
+}
+
+/// Adds metadata for the call `seq` (from [`open`]), open on this
+/// thread's current recorder (a task's while one is polled), to its
+/// session's keyed entries: it reaches that call's record by its region
+/// and start, wherever the record goes when the call ends. `false` if
+/// nothing was added: the call is not open here, or the session keeps no
+/// calls (aggregation mode).
+pub(crate) fn add_keyed_metadata(seq: u64, values: Arc<CallMetadata>) -> bool {
+    if seq == 0 {
+        return false;
+    }
+    Cold::with(|cold, hot| {
+        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
+        let (Some(call), Some(store)) = (open.iter().rfind(|o| o.seq == seq), &cold.store) else {
+            return false;
+        };
+        if cold.agg.is_some() {
+            return false;
+        }
+        lock(&store.keyed_metadata).push(KeyedEntry {
+            region: call.region,
+            start: call.start,
+            values,
+        });
+        true
+    })
+    .unwrap_or(false)
+}
+
+/// Closes the call `open` returned, and any opened after it.
+pub(crate) fn close(seq: u64) {
+    if seq != 0 {
+        exit(seq);
+    }
+}
+
+/// A call in progress: the region's call ends when the guard is dropped.
+///
+/// Guards belong to the stack of the thread that made them (they are not
+/// `Send`). Dropping them out of order is safe: the calls they enclose end
+/// at the same instant.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// {
+///     let _outer = sp::region("outer").enter();
+///     let _inner = sp::region("inner").enter();
+/// } // inner ends, then outer
+/// assert_eq!(sp::get_region("inner").unwrap().num_calls(), 1);
+/// sp::finalize().unwrap();
+/// ```
+#[must_use = "the call ends when the guard is dropped: bind it with `let _g = ...`"]
+pub struct Guard {
+    seq: u64,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Guard {
+    /// A guard that records nothing (no session, or profiling disabled).
+    ///
+    /// ```
+    /// let g = scope_profiler::Guard::inert();
+    /// assert!(!g.is_recording());
+    /// ```
+    #[inline(always)]
+    pub const fn inert() -> Guard {
+        Guard {
+            seq: 0,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Whether this guard's call will be recorded when it is dropped.
+    #[inline(always)]
+    ///
+    /// ```
+    /// use scope_profiler as sp;
+    /// // Before setup, regions record nothing.
+    /// assert!(!sp::region("early").enter().is_recording());
+    /// ```
+    pub fn is_recording(&self) -> bool {
+        self.seq != 0
+    }
+}
+
+impl Drop for Guard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.seq != 0 {
+            exit(self.seq);
+        }
+    }
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("recording", &self.is_recording())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The recorder on this thread, with a session of this layer's own
+    //! making (no `setup`): nesting depths, out-of-order closes, a guard
+    //! of another session (issue 29, item 5).
+
+    use super::*;
+    use crate::active::Session;
+    use crate::clock::Anchor;
+    use crate::lane::SegmentCut;
+    use crate::options::Options;
+    use crate::registry::{RegionTable, TagFilter};
+    use crate::store::Limits;
+
+    /// Runs `f` with a session active (one test at a time), then ends it;
+    /// the records this thread left, in the order stored.
+    fn recorded(f: impl FnOnce(u32)) -> Vec<Record> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _serial = lock(&SERIAL);
+        let generation = active::new_generation();
+        let options = Options::new().in_memory();
+        let limits = Limits {
+            memory: 1 << 20,
+            disk: 0,
+            on_failure: crate::options::OnSpillFailure::KeepInMemory,
+            aggregate: false,
+        };
+        let filter = TagFilter::new(&options);
+        let session = Arc::new(Session::new(
+            generation,
+            options,
+            Anchor::now(),
+            std::time::SystemTime::now(),
+            RegionTable::new(generation, filter),
+            Store::new(limits, std::env::temp_dir()),
+        ));
+        assert!(
+            active::activate(Arc::clone(&session)),
+            "another session is active"
+        );
+        f(generation);
+        let native = crate::platform::native_thread_id();
+        let lanes: Vec<Arc<Lane>> = lock(&session.store.lanes).clone();
+        let lane = lanes
+            .iter()
+            .find(|l| l.native_id == native)
+            .expect("this thread's lane");
+        let mut out = Vec::new();
+        // The cut before the session ends (its end lets go of the records).
+        for segment in lane.cut().segments {
+            if let SegmentCut::Memory(chunk, n) = segment {
+                out.extend_from_slice(&chunk.records()[..n]);
+            }
+        }
+        active::deactivate(Arc::clone(&session), Vec::new());
+        out
+    }
+
+    fn shape(records: &[Record]) -> Vec<(u32, u32)> {
+        records.iter().map(|r| (r.region, r.depth)).collect()
+    }
+
+    #[test]
+    fn nested_calls_are_stored_in_end_order_with_their_depth() {
+        let records = recorded(|g| {
+            let a = enter(0, g);
+            {
+                let _b = enter(1, g);
+                let _c = enter(2, g);
+            }
+            drop(enter(3, g));
+            drop(a);
+        });
+        assert_eq!(shape(&records), [(2, 2), (1, 1), (3, 1), (0, 0)]);
+        let (c, b, a) = (&records[0], &records[1], &records[3]);
+        assert!(a.start <= b.start && b.start <= c.start && c.end <= b.end && b.end <= a.end);
+    }
+
+    #[test]
+    fn a_guard_dropped_out_of_order_ends_the_calls_inside_it_at_once() {
+        let records = recorded(|g| {
+            let a = enter(0, g);
+            let b = enter(1, g);
+            let c = enter(2, g);
+            drop(b); // ends c too, at the same instant
+            drop(c); // already ended: nothing more
+            drop(a);
+        });
+        assert_eq!(shape(&records), [(2, 2), (1, 1), (0, 0)]);
+        assert_eq!(records[0].end, records[1].end, "c and b end together");
+        assert!(records[1].end <= records[2].end);
+    }
+
+    #[test]
+    fn a_guard_of_another_session_records_nothing_here() {
+        let records = recorded(|g| {
+            let stale = enter(7, g.wrapping_add(1_000));
+            assert!(!stale.is_recording(), "no such session");
+            drop(enter(0, g));
+            drop(stale);
+        });
+        assert_eq!(shape(&records), [(0, 0)]);
+    }
+}

@@ -1,0 +1,53 @@
+//! The HDF5 file: the schema-3 layout the Python package `scope-profiler`
+//! 0.7.5 reads, written atomically, and read back.
+//!
+//! - `write_profile` (crate-private) writes a
+//!   [`Profile`](crate::profile::Profile) to a sibling temporary file and
+//!   publishes it with a rename, so a failed write never leaves a partial
+//!   file at the target and never touches the previous one.
+//! - [`read_profile`](crate::read_profile) reads such a file (or a schema-2/3 file from the Python
+//!   package without the optional columns) back into a `Profile`.
+//!
+//! The layout, group by group:
+//!
+//! ```text
+//! /                      attrs scope_profiler_schema = 3 (int64 scalar),
+//!                              storage_layout = "columnar" (UTF-8 scalar)
+//! /metadata              one scalar attribute per metadata entry
+//! /region_table/names    UTF-8 strings
+//! /rank_region_index/    region_ids u32, ranks u32, event_offsets u64,
+//!                        event_counts u64, source_lines i64, source_files,
+//!                        source_texts, tags, event_metadata (UTF-8),
+//!                        exclusive_totals i64, summary_statistics (compound)
+//! /events/               start_deltas, durations, call_ids, parent_ids,
+//!                        thread_ids, [task_ids] (int64)
+//! /thread_table/         when the profile has threads
+//! /task_table/           when the profile has tasks
+//! ```
+
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+// The core's modules this crate uses, named as its own (`crate::sink`), as
+// in the `scope-profiler` crate.
+use scope_profiler_core::{
+    error, histogram, options, platform, profile, publish, sink, sync, value,
+};
+
+mod chunks;
+mod h5;
+#[cfg(feature = "mpi")]
+mod ranks;
+mod read;
+mod reader;
+mod schema;
+mod write;
+
+#[cfg(feature = "mpi")]
+pub use ranks::{Layout3, Part, RankWriter, Strings, open_direct, write_direct_names};
+#[cfg(feature = "mpi")]
+#[cfg(feature = "mpio")]
+pub use ranks::{ROUND, Widths, open_parallel};
+pub use read::read_profile;
+pub use reader::{Columns, open as open_reader};
+pub use write::write_profile;
+pub use write::{FileSink, Header, write_aggregate};

@@ -1,0 +1,150 @@
+//! Names and record types the writer and the reader share, so the two cannot
+//! drift apart. They follow `scope_profiler/h5writer.py` of the Python package.
+
+use std::mem::{offset_of, size_of};
+
+use super::h5::{self, Datatype, H5Type};
+use crate::profile::SummaryStatistics;
+
+/// Root attribute holding the schema version.
+pub(super) const SCHEMA_ATTR: &str = "scope_profiler_schema";
+/// The schema version written: per-row delta-encoded starts plus durations.
+pub(super) const SCHEMA_VERSION: i64 = 3;
+/// Root attribute naming the storage layout.
+pub(super) const LAYOUT_ATTR: &str = "storage_layout";
+/// The only storage layout written: one row per (rank, region), events in columns.
+pub(super) const COLUMNAR: &str = "columnar";
+/// `storage_layout` of an aggregation-mode file.
+pub(super) const AGGREGATE: &str = "aggregate";
+
+/// Group of run metadata attributes.
+pub(super) const METADATA: &str = "metadata";
+/// Group holding `names`, the region id → name dictionary.
+pub(super) const REGION_TABLE: &str = "region_table";
+/// Group of per-(rank, region) columns.
+pub(super) const INDEX: &str = "rank_region_index";
+/// Group of per-call columns.
+pub(super) const EVENTS: &str = "events";
+/// Group of per-thread columns.
+pub(super) const THREAD_TABLE: &str = "thread_table";
+/// This crate's own group (the Python package reads none of it): the call
+/// paths of every lane, as `finalize` builds them (see `CallPath`).
+pub(super) const CALL_PATHS: &str = "scope_profiler_call_paths";
+/// The integer columns of [`CALL_PATHS`], one value per path; the
+/// histograms follow as `histogram_offsets` (one more than the paths),
+/// `histogram_buckets` and `histogram_counts`.
+pub(super) const CALL_PATH_COLUMNS: [&str; 11] = [
+    "parent",
+    "thread_id",
+    "task_id",
+    "region_id",
+    "calls",
+    "total_ns",
+    "own_ns",
+    "min_ns",
+    "max_ns",
+    "first_start_ns",
+    "last_end_ns",
+];
+/// Group of per-task columns.
+pub(super) const TASK_TABLE: &str = "task_table";
+
+/// `tags` and `event_metadata` value of a row without any: an empty JSON list.
+pub(super) const EMPTY_JSON_LIST: &str = "[]";
+
+/// Largest chunk of a compressed column, in elements (512 KiB of int64).
+pub(super) const MAX_CHUNK: usize = 65_536;
+
+/// One element of `rank_region_index/summary_statistics`, field for field the
+/// numpy dtype `_SUMMARY_DTYPE` of the Python writer (names and order matter).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub(super) struct SummaryRecord {
+    total: i64,
+    minimum: i64,
+    maximum: i64,
+    first: i64,
+    last: i64,
+    start_minimum: i64,
+    end_maximum: i64,
+    gpu_count: u64,
+    gpu_total: i64,
+    mean: f64,
+    m2: f64,
+}
+
+// SAFETY: the compound lists every field of this `repr(C)` struct at its
+// offset, with the native type of the field's own type (`member` infers it
+// from the field), at the struct's size; any bits are a valid i64, u64 or f64.
+unsafe impl H5Type for SummaryRecord {
+    fn datatype() -> h5::Result<Datatype> {
+        /// A compound member: the field's name, offset and datatype.
+        fn member<T: H5Type>(
+            name: &'static str,
+            offset: usize,
+            _field: fn(&SummaryRecord) -> &T,
+        ) -> h5::Result<(&'static str, usize, Datatype)> {
+            Ok((name, offset, T::datatype()?))
+        }
+        macro_rules! members {
+            ($($field:ident),*) => {
+                [$(member(
+                    stringify!($field),
+                    offset_of!(SummaryRecord, $field),
+                    |r| &r.$field,
+                )?),*]
+            };
+        }
+        let members = members!(
+            total,
+            minimum,
+            maximum,
+            first,
+            last,
+            start_minimum,
+            end_maximum,
+            gpu_count,
+            gpu_total,
+            mean,
+            m2
+        );
+        Datatype::compound(size_of::<Self>(), &members)
+    }
+}
+
+impl From<&SummaryStatistics> for SummaryRecord {
+    fn from(s: &SummaryStatistics) -> Self {
+        SummaryRecord {
+            total: s.total,
+            minimum: s.minimum,
+            maximum: s.maximum,
+            first: s.first,
+            last: s.last,
+            start_minimum: s.start_minimum,
+            end_maximum: s.end_maximum,
+            gpu_count: s.gpu().0,
+            gpu_total: s.gpu().1,
+            mean: s.mean,
+            m2: s.m2,
+        }
+    }
+}
+
+impl From<SummaryRecord> for SummaryStatistics {
+    fn from(r: SummaryRecord) -> Self {
+        {
+            let mut made = SummaryStatistics::default();
+            made.total = r.total;
+            made.minimum = r.minimum;
+            made.maximum = r.maximum;
+            made.first = r.first;
+            made.last = r.last;
+            made.start_minimum = r.start_minimum;
+            made.end_maximum = r.end_maximum;
+            made.set_gpu(r.gpu_count, r.gpu_total);
+            made.mean = r.mean;
+            made.m2 = r.m2;
+            made
+        }
+    }
+}
