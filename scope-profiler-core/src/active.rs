@@ -171,7 +171,7 @@ fn forget_inherited(slot: &mut Option<Arc<Session>>) {
 }
 
 /// Makes a `fork()` child start with no active session: called in the child
-/// (only async-signal-safe atomics). See [`setup`](crate::setup).
+/// (only async-signal-safe atomics). See `setup`.
 extern "C" fn in_fork_child() {
     GENERATION.store(0, Ordering::Relaxed);
     RECORDING.store(0, Ordering::Relaxed);

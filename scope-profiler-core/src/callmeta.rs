@@ -1,4 +1,4 @@
-//! Per-call metadata and outcomes: [`call_metadata`](crate::call_metadata) scopes and
+//! Per-call metadata and outcomes: [`call_metadata`](crate::callmeta::call_metadata) scopes and
 //! the outcome of `#[profile(record_outcome)]` functions. Each is kept beside
 //! the thread's records (a `MetaEntry` of its lane; an async call's outcome
 //! a `KeyedEntry` of the session, its record moving between recorders) and

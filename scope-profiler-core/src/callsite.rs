@@ -46,7 +46,7 @@ pub fn untraced_example() -> Option<&'static str> {
 
 /// A region bound to one place in the source, resolved once per session.
 ///
-/// Made by [`scope!`](crate::scope) and the attribute macros as a `static`;
+/// Made by `scope!` and the attribute macros as a `static`;
 /// use those rather than this type.
 ///
 /// ```

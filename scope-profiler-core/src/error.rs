@@ -27,12 +27,12 @@ pub enum Error {
     /// directory, or it cannot be written.
     #[error("cannot write the profile to {path}: {reason}")]
     InvalidPath {
-        /// The path as given in [`Options::file_path`](crate::Options::file_path).
+        /// The path as given in [`Options::file_path`](crate::options::Options::file_path).
         path: PathBuf,
         /// Why it cannot be used.
         reason: String,
     },
-    /// A configuration file ([`Options::from_toml`](crate::Options::from_toml))
+    /// A configuration file (`Options::from_toml`)
     /// cannot be read or holds something this crate cannot use: the message
     /// names the line and column, and for an unknown key the closest known one.
     ///
@@ -50,7 +50,7 @@ pub enum Error {
         message: String,
     },
     /// A `SCOPE_PROFILER_*` environment variable read by
-    /// [`Options::from_env`](crate::Options::from_env) has a value that means
+    /// [`Options::from_env`](crate::options::Options::from_env) has a value that means
     /// nothing.
     ///
     /// ```
@@ -125,8 +125,8 @@ pub enum Error {
         /// What is wrong, and where.
         message: String,
     },
-    /// A profiling call used where it cannot work, e.g. [`pause`](crate::pause)
-    /// inside an open region or [`sample_every`](crate::sample_every)`(0, _)`.
+    /// A profiling call used where it cannot work, e.g. `pause`
+    /// inside an open region or `sample_every``(0, _)`.
     #[error("{0}")]
     Usage(String),
     /// An MPI session's collective `setup`, `checkpoint` or `finalize`

@@ -58,7 +58,7 @@ impl Compression {
 /// cannot be written (a full disk, a removed directory, a file size limit).
 ///
 /// Either way a warning line on stderr names the directory and the error,
-/// and [`Results::spill_error`](crate::Results::spill_error) reports it.
+/// and `Results::spill_error` reports it.
 ///
 /// ```
 /// use scope_profiler::{OnSpillFailure, Options};
@@ -74,7 +74,7 @@ pub enum OnSpillFailure {
     #[default]
     KeepInMemory,
     /// Drop calls past the limit, counting them and their total time per
-    /// region ([`Results::dropped_calls`](crate::Results::dropped_calls) and
+    /// region (`Results::dropped_calls` and
     /// the file's metadata): memory stays bounded.
     DropCalls,
 }
@@ -276,8 +276,8 @@ impl Options {
     /// at `setup` (unbounded where that cannot be read). Past it, spilling
     /// stops and, once memory is full too, the run degrades gracefully:
     /// each call's event is dropped, while calls and their total time per
-    /// region stay exact ([`Results::dropped_calls`](crate::Results::dropped_calls),
-    /// [`Results::events_stopped_ns`](crate::Results::events_stopped_ns) and
+    /// region stay exact (`Results::dropped_calls`,
+    /// `Results::events_stopped_ns` and
     /// the file's metadata say which and since when).
     ///
     /// ```
@@ -478,7 +478,7 @@ impl Options {
 
     /// Records the envelope region `scope_profiler.session` from `setup` to
     /// `finalize` on the thread that calls `setup`, as
-    /// [`session`](crate::session) always does (the Python name; `inspect`
+    /// `session` always does (the Python name; `inspect`
     /// fills its "% session" column from it). Off by default for
     /// `setup`/`finalize`, as in Python.
     ///
@@ -507,7 +507,7 @@ impl Options {
     /// aggregate layout (`storage_layout = "aggregate"`), one row per region
     /// (threads summed). Instrumented futures are not recorded as calls of
     /// their own in this mode (what they call is), and call metadata
-    /// ([`call_metadata`](crate::call_metadata), `record_outcome`) is not kept.
+    /// ([`call_metadata`](crate::callmeta::call_metadata), `record_outcome`) is not kept.
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
@@ -540,8 +540,8 @@ impl Options {
     /// file is written, and `finalize` returns `Ok` with empty results.
     /// Every instrumented call then costs what a call with no session costs
     /// (the hot path sees no active session), so the instrumentation can
-    /// stay in the code. [`is_active`](crate::is_active) is `false` during
-    /// such a session; [`Run::is_active`](crate::Run::is_active) is `true`
+    /// stay in the code. `is_active` is `false` during
+    /// such a session; `Run::is_active` is `true`
     /// until it is finalized, and a second `setup` meanwhile is
     /// [`Error::AlreadyConfigured`](crate::Error::AlreadyConfigured).
     ///

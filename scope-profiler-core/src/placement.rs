@@ -1,6 +1,6 @@
 //! Where the backward walk puts each call: at its slot in the file.
 //!
-//! [`DirectRuns`] writes runs of consecutive slots straight into columns: those
+//! `DirectRuns` writes runs of consecutive slots straight into columns: those
 //! of an uncompressed file, or [`scratch_columns`] that a sink then reads in
 //! file order; [`InMemory`] keeps every placed call, when they fit the
 //! budget.
@@ -134,7 +134,7 @@ pub fn needs_scratch(total: usize, budget: usize) -> bool {
 
 /// `columns` columns of `total` events in an unlinked scratch file in
 /// `dir`, back to back, for the backward walk to write into
-/// ([`DirectRuns`]) and the sink to read in file order.
+/// (`DirectRuns`) and the sink to read in file order.
 pub fn scratch_columns(dir: &Path, total: usize, columns: usize) -> std::io::Result<FileColumns> {
     let file = scratch::create(dir, "place")?;
     let offsets = (0..columns).map(|c| (c * total * 8) as u64).collect();

@@ -206,14 +206,14 @@ pub struct RegionRow {
     /// Exact statistics of the row's durations.
     pub stats: SummaryStatistics,
     /// The region's tags (the file's `tags`), see
-    /// [`tagged_region`](crate::tagged_region).
+    /// `tagged_region`.
     pub tags: Vec<String>,
     /// The region's source text (the file's `source_texts`), "" when not
-    /// captured; see [`Options::capture_region_source`](crate::Options::capture_region_source).
+    /// captured; see [`Options::capture_region_source`](crate::options::Options::capture_region_source).
     pub source_text: String,
     /// Each call's metadata, in the order of the row's events (the file's
     /// `event_metadata`); empty when no call of the row has any. See
-    /// [`call_metadata`](crate::call_metadata).
+    /// [`call_metadata`](crate::callmeta::call_metadata).
     pub event_metadata: Vec<crate::value::CallMetadata>,
 }
 
@@ -448,17 +448,17 @@ pub struct RecordingHealth {
     /// A traced function (of `#[profile_all]` or `profile_all_items!`)
     /// that ran outside any recursive entrypoint, with `trace_all` off, and
     /// so recorded nothing; `None` if none did. A session whose functions
-    /// all ran so records no calls: [`Results`](crate::Results) says why.
+    /// all ran so records no calls: `Results` says why.
     pub traced_outside_entrypoints: Option<String>,
 }
 
 /// The statistics of one region's calls (all threads), as `finalize`
 /// computed them while writing: the Python package's `ProfilingResults`
-/// per region. See [`Results::statistics`](crate::Results::statistics).
+/// per region. See `Results::statistics`.
 ///
 /// The percentiles are exact (nearest rank, as numpy's `inverted_cdf`)
 /// when the region's durations fit an eighth of `finalize`'s memory budget
-/// (half of [`Options::memory_limit`](crate::Options::memory_limit), at
+/// (half of [`Options::memory_limit`](crate::options::Options::memory_limit), at
 /// least 8 MiB: 2M calls by default); above that they come from a log histogram, within
 /// [`RegionStatistics::RELATIVE_ERROR`] of the exact value, and
 /// [`RegionStatistics::is_exact`] is false.
@@ -555,7 +555,7 @@ impl RegionStatistics {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AggregateRow {
-    /// Index into [`ProfileReader::region_names`](crate::ProfileReader::region_names).
+    /// Index into `ProfileReader::region_names`.
     pub region_id: u32,
     /// MPI rank.
     pub rank: u32,
@@ -576,7 +576,7 @@ pub struct AggregateRow {
 /// calls of region `region` made under the path's `parent`, with their
 /// totals and a log histogram of their durations. Readers build call trees
 /// from these instead of walking every event (see
-/// [`ProfileReader::call_paths`](crate::ProfileReader::call_paths)).
+/// `ProfileReader::call_paths`).
 ///
 /// ```
 /// let path = scope_profiler::CallPath::default();
@@ -614,7 +614,7 @@ pub struct CallPath {
 }
 
 /// What a reader of a profile file holds at once (everything but the
-/// events): the index of a [`ProfileReader`](crate::ProfileReader), made
+/// events): the index of a `ProfileReader`, made
 /// by the HDF5 or the JSON reader.
 #[derive(Clone, Debug, Default)]
 pub struct ReadIndex {

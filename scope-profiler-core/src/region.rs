@@ -65,7 +65,7 @@ impl Region {
         }
     }
 
-    /// The region's tags (see [`tagged_region`](crate::tagged_region)).
+    /// The region's tags (see `tagged_region`).
     ///
     /// ```
     /// let r = scope_profiler::tagged_region("io.read", &["io"]);
@@ -197,7 +197,7 @@ impl Region {
 
     /// Completed calls of this region in its session (0 for a handle made
     /// outside a session), also those dropped past the memory and disk
-    /// limits (see [`Options::disk_limit`](crate::Options::disk_limit)).
+    /// limits (see [`Options::disk_limit`](crate::options::Options::disk_limit)).
     /// Never decreases while the session records. After `finalize` it is
     /// the calls the file accounts for (until the next `setup`).
     ///

@@ -139,8 +139,8 @@ pub trait EventSink {
 /// Event columns written and read back in place, at any position: the
 /// datasets of an uncompressed file, whose calls the backward walk writes
 /// where they belong (see `placement::DirectRuns`). Columns are numbered in the
-/// file's order: [`START_DELTAS`], [`DURATIONS`], [`CALL_IDS`],
-/// [`PARENT_IDS`], [`THREAD_IDS`], [`TASK_IDS`].
+/// file's order: `START_DELTAS`, `DURATIONS`, `CALL_IDS`,
+/// `PARENT_IDS`, `THREAD_IDS`, `TASK_IDS`.
 pub trait ColumnStore {
     /// Writes `values` into `column` from event `first` on.
     fn write(&self, column: usize, first: usize, values: &[i64]) -> std::io::Result<()>;

@@ -3,7 +3,7 @@
 //! A *traced* function (`#[profile(traced)]`, or any function of a
 //! `profile_all` scope) records only while a recursive entrypoint
 //! (`#[profile(recursive)]`) runs on the same thread, or always when
-//! [`Options::trace_all`](crate::Options::trace_all) is set. The check is one
+//! [`Options::trace_all`](crate::options::Options::trace_all) is set. The check is one
 //! thread-local read: a depth counter that entrypoints raise while they run.
 
 use std::cell::Cell;

@@ -8,7 +8,7 @@
 //! ARCHITECTURE.md, Dependencies). The reader accepts any JSON; values
 //! other than scalars (lists, objects) are kept as their JSON text.
 
-/// One metadata value: what [`call_metadata`](crate::call_metadata) attaches to calls
+/// One metadata value: what [`call_metadata`](crate::callmeta::call_metadata) attaches to calls
 /// and what the file's `event_metadata` holds per call.
 ///
 /// Every integer type, `f32`/`f64`, `bool`, `&str`, `String` and `char`

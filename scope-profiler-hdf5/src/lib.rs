@@ -1,11 +1,16 @@
-//! The HDF5 file: the schema-3 layout the Python package `scope-profiler`
-//! 0.7.5 reads, written atomically, and read back.
+//! The HDF5 file of [scope-profiler](https://docs.rs/scope-profiler): the
+//! schema-3 layout the Python package `scope-profiler` 0.7.5 reads, written
+//! atomically, and read back, over the HDF5 C library (`hdf5-sys`).
 //!
-//! - `write_profile` (crate-private) writes a
+//! **Use the `scope-profiler` crate** (its default feature `hdf5` brings this
+//! one): this crate's items are shared by the scope-profiler crates only,
+//! released together and pinned to one version.
+//!
+//! - [`write_profile`] writes a
 //!   [`Profile`](crate::profile::Profile) to a sibling temporary file and
 //!   publishes it with a rename, so a failed write never leaves a partial
 //!   file at the target and never touches the previous one.
-//! - [`read_profile`](crate::read_profile) reads such a file (or a schema-2/3 file from the Python
+//! - [`read_profile`] reads such a file (or a schema-2/3 file from the Python
 //!   package without the optional columns) back into a `Profile`.
 //!
 //! The layout, group by group:

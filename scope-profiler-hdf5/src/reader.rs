@@ -67,7 +67,7 @@ impl Columns {
     /// The events `offset..offset + len` of row `row` (positions within
     /// the row), starts decoded given the start of the event before them
     /// (`previous_start`, ignored at the row's first event).
-    /// [`Self::read_row_part`], errors naming `path`.
+    /// `Self::read_row_part`, errors naming `path`.
     pub fn read_row(
         &self,
         path: &Path,

@@ -71,7 +71,7 @@ pub(crate) fn map_pages(bytes: usize) -> Option<NonNull<u8>> {
     os::map_pages(bytes)
 }
 
-/// Gives back memory from [`map_pages`].
+/// Gives back memory from `map_pages`.
 ///
 /// # Safety
 /// `ptr` was returned by `map_pages(bytes)` with this same `bytes`, is
@@ -81,7 +81,7 @@ pub(crate) unsafe fn unmap_pages(ptr: NonNull<u8>, bytes: usize) {
     unsafe { os::unmap_pages(ptr, bytes) }
 }
 
-/// Tells the OS that the contents of memory from [`map_pages`] are no
+/// Tells the OS that the contents of memory from `map_pages` are no
 /// longer needed: on Linux its pages are freed (`MADV_DONTNEED`) and read
 /// as zeros later; elsewhere nothing happens. The memory stays valid and
 /// writable either way.
