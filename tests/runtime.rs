@@ -500,7 +500,7 @@ fn run_program(options: Options) -> (Profile, bool, sp::WritePath) {
         }
     }
     let results = sp::finalize().unwrap();
-    let (spilled, path) = (results.spilled(), results.write_path());
+    let (spilled, path) = (results.health().spilled_bytes > 0, results.write_path());
     let profile = match results.file_path() {
         Some(file) => sp::read_profile(file).unwrap(),
         None => results.into_profile().unwrap(),

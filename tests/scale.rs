@@ -466,7 +466,7 @@ fn run(path: &Path, limit: Option<u64>, threads: usize, iterations: u64) -> (u64
     sp::setup(options).unwrap();
     record(threads, iterations);
     let growth = proc_status("VmRSS").saturating_sub(before);
-    let spilled = sp::finalize().unwrap().spilled();
+    let spilled = sp::finalize().unwrap().health().spilled_bytes > 0;
     (growth, spilled)
 }
 

@@ -538,7 +538,7 @@ fn inspect_and_export_say_what_the_recording_dropped() {
         }
         let results = sp::finalize().expect("finalize");
         assert!(
-            !results.dropped_calls().is_empty(),
+            !results.health().dropped.is_empty(),
             "nothing was dropped: {results}"
         );
     }

@@ -58,7 +58,7 @@ impl Compression {
 /// cannot be written (a full disk, a removed directory, a file size limit).
 ///
 /// Either way a warning line on stderr names the directory and the error,
-/// and `Results::spill_error` reports it.
+/// and `Results::health().spill_error` reports it.
 ///
 /// ```
 /// use scope_profiler::{OnSpillFailure, Options};
@@ -74,7 +74,7 @@ pub enum OnSpillFailure {
     #[default]
     KeepInMemory,
     /// Drop calls past the limit, counting them and their total time per
-    /// region (`Results::dropped_calls` and
+    /// region (`Results::health().dropped` and
     /// the file's metadata): memory stays bounded.
     DropCalls,
 }
@@ -276,8 +276,8 @@ impl Options {
     /// at `setup` (unbounded where that cannot be read). Past it, spilling
     /// stops and, once memory is full too, the run degrades gracefully:
     /// each call's event is dropped, while calls and their total time per
-    /// region stay exact (`Results::dropped_calls`,
-    /// `Results::events_stopped_ns` and
+    /// region stay exact (`Results::health().dropped`,
+    /// `Results::health().events_stopped_ns` and
     /// the file's metadata say which and since when).
     ///
     /// ```

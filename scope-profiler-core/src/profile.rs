@@ -407,7 +407,7 @@ impl Profile {
 /// sp::setup(Options::new().in_memory().verbose(false))?;
 /// sp::region("a").run(|| ());
 /// let results = sp::finalize()?;
-/// assert!(results.dropped_calls().is_empty()); // nothing dropped
+/// assert!(results.health().dropped.is_empty()); // nothing dropped
 /// # Ok::<(), sp::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

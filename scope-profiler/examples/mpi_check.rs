@@ -313,7 +313,7 @@ fn main() -> ExitCode {
     match command {
         "spill" => {
             let done = sp::finalize();
-            let spilled = done.as_ref().is_ok_and(|r| r.spilled());
+            let spilled = done.as_ref().is_ok_and(|r| r.health().spilled_bytes > 0);
             let mut all = vec![0u8; size];
             world.all_gather_into(&u8::from(spilled), &mut all[..]);
             if let Err(e) = done {

@@ -9,7 +9,7 @@ use crate::hdf5::{self, FileSink, Header};
 use crate::jsonfile::{self, Document, JsonSink};
 use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
-use crate::profile::{AggregateRow, DroppedCalls, Profile, RecordingHealth, RegionStatistics};
+use crate::profile::{AggregateRow, Profile, RecordingHealth, RegionStatistics};
 use crate::sink::{IndexRow, MemorySink};
 use crate::summary::Summary;
 
@@ -428,58 +428,6 @@ impl Results {
         &self.health
     }
 
-    /// Whether any call was spilled to the scratch file during the session.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// sp::setup(Options::new().in_memory().verbose(false))?;
-    /// assert!(!sp::finalize()?.spilled());
-    /// # Ok::<(), sp::Error>(())
-    /// ```
-    pub fn spilled(&self) -> bool {
-        self.health.spilled_bytes > 0
-    }
-
-    /// Why spilling to disk stopped (naming the directory and the OS error,
-    /// or the disk limit), if it did.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// sp::setup(Options::new().in_memory().verbose(false))?;
-    /// assert!(sp::finalize()?.spill_error().is_none());
-    /// # Ok::<(), sp::Error>(())
-    /// ```
-    pub fn spill_error(&self) -> Option<&str> {
-        self.health.spill_error.as_deref()
-    }
-
-    /// Calls that completed but were not kept, per region (see
-    /// [`Options::disk_limit`](crate::Options::disk_limit) and
-    /// [`OnSpillFailure`](crate::OnSpillFailure)); empty when every call is
-    /// in the profile.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// sp::setup(Options::new().in_memory().verbose(false))?;
-    /// assert!(sp::finalize()?.dropped_calls().is_empty());
-    /// # Ok::<(), sp::Error>(())
-    /// ```
-    pub fn dropped_calls(&self) -> &[DroppedCalls] {
-        &self.health.dropped
-    }
-
-    /// When events started being dropped, ns after the session's start.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// sp::setup(Options::new().in_memory().verbose(false))?;
-    /// assert!(sp::finalize()?.events_stopped_ns().is_none());
-    /// # Ok::<(), sp::Error>(())
-    /// ```
-    pub fn events_stopped_ns(&self) -> Option<i64> {
-        self.health.events_stopped_ns
-    }
-
     /// How the events were written (for tests of the writer; hidden from
     /// the documented API with [`WritePath`]).
     ///
@@ -498,11 +446,11 @@ impl Results {
 impl std::fmt::Display for Results {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.summary())?;
-        if let Some(error) = self.spill_error() {
+        if let Some(error) = self.health.spill_error.as_deref() {
             writeln!(f, "  Spilling stopped: {error}")?;
         }
-        if !self.dropped_calls().is_empty() {
-            let total: u64 = self.dropped_calls().iter().map(|d| d.num_calls).sum();
+        if !self.health.dropped.is_empty() {
+            let total: u64 = self.health.dropped.iter().map(|d| d.num_calls).sum();
             writeln!(
                 f,
                 "  {total} calls past the limits were counted but not recorded \

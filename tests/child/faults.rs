@@ -67,7 +67,12 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
         })?;
     }
     let results = sp::finalize_to(&rescued).map_err(|e| format!("finalize_to: {e}"))?;
-    let error = results.spill_error().unwrap_or_default().to_owned();
+    let error = results
+        .health()
+        .spill_error
+        .as_deref()
+        .unwrap_or_default()
+        .to_owned();
     ensure(error.contains(&sub.display().to_string()), || {
         format!(
             "Results::spill_error does not name {}: {error:?}",
@@ -76,15 +81,16 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
     })?;
     say(&format!("spill error: {error}"));
     if policy == OnSpillFailure::KeepInMemory {
-        ensure(results.dropped_calls().is_empty(), || {
-            format!("calls dropped: {:?}", results.dropped_calls())
+        ensure(results.health().dropped.is_empty(), || {
+            format!("calls dropped: {:?}", results.health().dropped)
         })?;
         return Ok(check_file(&rescued, &expected)?);
     }
     // Dropped calls are counted exactly, per region.
     let (in_file, _) = file_counts(&rescued)?;
     let dropped: BTreeMap<String, u64> = results
-        .dropped_calls()
+        .health()
+        .dropped
         .iter()
         .map(|d| (d.name.clone(), d.num_calls))
         .collect();
@@ -111,7 +117,7 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
     ensure(meta("dropped_calls_by_region").is_some(), || {
         "no dropped_calls_by_region metadata".into()
     })?;
-    ensure(results.events_stopped_ns().is_some(), || {
+    ensure(results.health().events_stopped_ns.is_some(), || {
         "Results::events_stopped_ns is None".into()
     })?;
     // Bounded: far less than the records of every call (24 bytes each).
@@ -140,7 +146,12 @@ pub fn disk_limit(dir: &Path, n: u64) -> Outcome {
     .map_err(|e| format!("setup: {e}"))?;
     let expected = record(n);
     let results = sp::finalize().map_err(|e| format!("finalize: {e}"))?;
-    let error = results.spill_error().unwrap_or_default().to_owned();
+    let error = results
+        .health()
+        .spill_error
+        .as_deref()
+        .unwrap_or_default()
+        .to_owned();
     ensure(error.contains("disk limit"), || {
         format!("Results::spill_error: {error:?}")
     })?;
@@ -152,7 +163,8 @@ pub fn disk_limit(dir: &Path, n: u64) -> Outcome {
     })?;
     let (in_file, events) = file_counts(&path)?;
     let dropped: BTreeMap<String, u64> = results
-        .dropped_calls()
+        .health()
+        .dropped
         .iter()
         .map(|d| (d.name.clone(), d.num_calls))
         .collect();
@@ -163,9 +175,10 @@ pub fn disk_limit(dir: &Path, n: u64) -> Outcome {
             format!("{name}: {got} of {want} calls accounted for")
         })?;
     }
-    ensure(results.events_stopped_ns().is_some_and(|t| t > 0), || {
-        "no time for when events stopped".into()
-    })?;
+    ensure(
+        results.health().events_stopped_ns.is_some_and(|t| t > 0),
+        || "no time for when events stopped".into(),
+    )?;
     let profile = sp::read_profile(&path).map_err(|e| format!("read: {e}"))?;
     ensure(
         profile
