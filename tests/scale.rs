@@ -374,15 +374,18 @@ fn two_hundred_million_calls_under_a_64_mib_limit() {
     let recorded = t0.elapsed();
     let rss_recorded = proc_status("VmRSS");
     let t1 = Instant::now();
-    sp::finalize().unwrap();
+    let results = sp::finalize().unwrap();
     let finalized = t1.elapsed();
     let peak = proc_status("VmHWM");
     let size = std::fs::metadata(&path).unwrap().len();
+    let spilled = results.health().spilled_bytes;
     println!(
         "{calls} calls on {THREADS} threads: record {recorded:?}, finalize {finalized:?}, \
-         file {} MiB; RSS before setup {} MiB, after recording {} MiB, peak {} MiB \
-         (bound {} MiB)",
+         file {} MiB, scratch {:.2} bytes per call ({} MiB); RSS before setup {} MiB, \
+         after recording {} MiB, peak {} MiB (bound {} MiB)",
         size / MIB,
+        spilled as f64 / calls as f64,
+        spilled / MIB,
         baseline / MIB,
         rss_recorded / MIB,
         peak / MIB,

@@ -671,6 +671,7 @@ trait Visitor {
 fn walk_lane<V: Visitor>(v: &mut V, input: &WalkInput, lane: &LaneCut) -> std::io::Result<()> {
     let mut chain: Vec<Option<V::Link>> = Vec::new();
     let mut buffer = Vec::new();
+    let mut spilled = crate::spill::Buffers::default();
     let mut thread = lane.lane.index as i32;
     // A tasks lane: each block's task, met backwards at its depth-0 call;
     // records after the last block belong to the lane's own task.
@@ -681,8 +682,10 @@ fn walk_lane<V: Visitor>(v: &mut V, input: &WalkInput, lane: &LaneCut) -> std::i
     for segment in lane.segments.iter().rev() {
         let records: &[Record] = match segment {
             SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
-            SegmentCut::Spilled { offset, len } => {
-                input.store.read_spilled(*offset, *len, &mut buffer)?;
+            SegmentCut::Spilled { offset, len, bytes } => {
+                input
+                    .store
+                    .read_spilled((*offset, *len, *bytes), &mut spilled, &mut buffer)?;
                 &buffer
             }
         };

@@ -14,7 +14,13 @@ use crate::value::CallMetadata;
 #[derive(Clone)]
 pub enum Segment {
     Memory(Arc<Chunk>),
-    Spilled { offset: u64, len: usize },
+    /// `len` records compressed into `bytes` bytes at `offset` of the
+    /// scratch file (a `spill` block).
+    Spilled {
+        offset: u64,
+        len: usize,
+        bytes: u32,
+    },
 }
 
 /// One async call: from its first poll to its completion or cancellation.
@@ -177,7 +183,7 @@ pub struct Lane {
 /// records published then, or a spilled run.
 pub(crate) enum SegmentCut {
     Memory(Arc<Chunk>, usize),
-    Spilled { offset: u64, len: usize },
+    Spilled { offset: u64, len: usize, bytes: u32 },
 }
 
 /// A lane as it was at one instant (a consistent cut: records published
@@ -257,13 +263,15 @@ impl Lane {
         }
     }
 
-    /// Replaces in-memory segment `index` by the spilled run of its records,
-    /// and counts them among the spilled calls, in one step for readers.
-    pub fn mark_spilled(&self, index: usize, records: &[Record], offset: u64) {
+    /// Replaces in-memory segment `index` by the spilled block of its
+    /// records (`bytes` bytes at `offset`), and counts them among the
+    /// spilled calls, in one step for readers.
+    pub fn mark_spilled(&self, index: usize, records: &[Record], offset: u64, bytes: u32) {
         let mut segments = lock(&self.segments);
         segments[index] = Segment::Spilled {
             offset,
             len: records.len(),
+            bytes,
         };
         let mut counts = lock(&self.spilled_counts);
         for r in records {
@@ -296,9 +304,10 @@ impl Lane {
                 .iter()
                 .map(|s| match s {
                     Segment::Memory(c) => SegmentCut::Memory(Arc::clone(c), c.records().len()),
-                    Segment::Spilled { offset, len } => SegmentCut::Spilled {
+                    Segment::Spilled { offset, len, bytes } => SegmentCut::Spilled {
                         offset: *offset,
                         len: *len,
+                        bytes: *bytes,
                     },
                 })
                 .collect::<Vec<_>>();

@@ -54,6 +54,8 @@ pub mod lane;
 #[doc(hidden)]
 pub mod record;
 #[doc(hidden)]
+pub mod spill;
+#[doc(hidden)]
 pub mod store;
 
 // 3. Names.

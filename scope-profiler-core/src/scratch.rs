@@ -20,6 +20,9 @@ pub unsafe trait Plain: Copy + Default {}
 // value.
 unsafe impl Plain for i64 {}
 
+// SAFETY: a byte: initialized, every bit pattern a value.
+unsafe impl Plain for u8 {}
+
 /// A new scratch file in `dir`, named after `tag`, already unlinked.
 pub fn create(dir: &Path, tag: &str) -> io::Result<File> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -29,6 +29,7 @@ use crate::lane::{KeyedEntry, Lane, Segment};
 use crate::options::OnSpillFailure;
 use crate::record::{Chunk, HUGE_PAGE, Record};
 use crate::scratch;
+use crate::spill::{self, Encoder};
 use crate::sync::{fork_epoch, lock};
 
 /// Bytes of one record in memory and in the scratch file.
@@ -324,6 +325,7 @@ impl Store {
     }
 
     fn run_writer(&self) {
+        let mut encoder = Encoder::default();
         loop {
             {
                 let mut control = lock(&self.control);
@@ -339,7 +341,7 @@ impl Store {
                 control.requested = false;
             }
             while self.in_memory.load(Ordering::Relaxed) >= self.limits.memory / 2 {
-                match self.spill_finished_chunks() {
+                match self.spill_finished_chunks(&mut encoder) {
                     Ok(0) => break,
                     Ok(_) => self.space_freed.notify_all(),
                     Err(stop) => {
@@ -370,16 +372,18 @@ impl Store {
             .any(|lane| !spillable(lane).is_empty())
     }
 
-    /// Moves every finished chunk of every lane to the scratch file; returns
-    /// the number of chunks moved. A failure leaves the chunks in memory.
-    fn spill_finished_chunks(&self) -> Result<usize, SpillStop> {
+    /// Moves every finished chunk of every lane to the scratch file, each
+    /// compressed into a block (`spill`) by `encoder`; returns the number of
+    /// chunks moved. A failure leaves the chunks in memory.
+    fn spill_finished_chunks(&self, encoder: &mut Encoder) -> Result<usize, SpillStop> {
         let lanes: Vec<Arc<Lane>> = lock(&self.lanes).clone();
         let mut moved = 0;
         for lane in lanes {
             for (index, chunk) in spillable(&lane) {
                 let records = chunk.records();
-                let offset = self.append(records)?;
-                lane.mark_spilled(index, records, offset);
+                let block = encoder.encode(records);
+                let offset = self.append(block)?;
+                lane.mark_spilled(index, records, offset, block.len() as u32);
                 self.recycle(chunk);
                 moved += 1;
             }
@@ -403,11 +407,11 @@ impl Store {
         self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
     }
 
-    /// Appends records to the scratch file (created on first use); returns
-    /// their byte offset.
-    fn append(&self, records: &[Record]) -> Result<u64, SpillStop> {
+    /// Appends a block to the scratch file (created on first use); returns
+    /// its byte offset.
+    fn append(&self, block: &[u8]) -> Result<u64, SpillStop> {
         let mut scratch = lock(&self.scratch);
-        let bytes = std::mem::size_of_val(records) as u64;
+        let bytes = block.len() as u64;
         let failed = |message: String, disk_limit| SpillStop {
             message,
             disk_limit,
@@ -434,25 +438,43 @@ impl Store {
         }
         let offset = scratch.len;
         if let Some(file) = &scratch.file {
-            scratch::write_at(file, records, offset).map_err(|e| io(e, &scratch.dir))?;
+            scratch::write_at(file, block, offset).map_err(|e| io(e, &scratch.dir))?;
         }
         scratch.len += bytes;
         Ok(offset)
     }
 
-    /// Reads `len` spilled records at `offset` into `out` (replacing it).
+    /// Reads the `len` records spilled in the block of `bytes` bytes at
+    /// `offset` into `out` (replacing it); the block is read under the
+    /// scratch file's lock and decoded outside it.
+    ///
+    /// # Errors
+    /// An I/O error, or `InvalidData` naming the block and the scratch
+    /// directory if the block was changed on disk.
     pub(crate) fn read_spilled(
         &self,
-        offset: u64,
-        len: usize,
+        (offset, len, bytes): (u64, usize, u32),
+        buffers: &mut spill::Buffers,
         out: &mut Vec<Record>,
     ) -> std::io::Result<()> {
-        let scratch = lock(&self.scratch);
-        let file = scratch
-            .file
-            .as_ref()
-            .ok_or_else(|| std::io::Error::other("the scratch file is closed"))?;
-        scratch::read_at(file, offset, len, out)
+        let dir = {
+            let scratch = lock(&self.scratch);
+            let file = scratch
+                .file
+                .as_ref()
+                .ok_or_else(|| std::io::Error::other("the scratch file is closed"))?;
+            scratch::read_at(file, offset, bytes as usize, &mut buffers.block)?;
+            scratch.dir.clone()
+        };
+        spill::decode(&buffers.block, len, &mut buffers.raw, out).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{e} (the block of {len} calls at byte {offset} of the scratch file in {})",
+                    dir.display()
+                ),
+            )
+        })
     }
 }
 
