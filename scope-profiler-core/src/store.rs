@@ -35,9 +35,6 @@ use crate::sync::{fork_epoch, lock};
 /// Bytes of one record in memory and in the scratch file.
 const RECORD_BYTES: usize = std::mem::size_of::<Record>();
 
-/// Spilled chunks kept for reuse, at most: a few per recording thread.
-const FREE_CHUNKS: usize = 8;
-
 #[derive(Default)]
 struct Control {
     requested: bool,
@@ -82,8 +79,12 @@ pub struct Store {
     max_chunk: usize,
     /// Bytes of the chunks alive in memory.
     in_memory: AtomicUsize,
-    /// Spilled chunks kept for reuse (counted in `in_memory`).
+    /// Spilled chunks kept for reuse (counted in `in_memory`, so within the
+    /// memory limit): a long session stops making chunks once a limit's
+    /// worth circulates (recording thread -> spill writer -> here).
     free: Mutex<Vec<Chunk>>,
+    /// Chunks made (mapped or allocated) so far; recycled ones not counted.
+    chunks_made: AtomicU64,
     scratch: Mutex<ScratchFile>,
     /// Set once, when spilling stops for good.
     stopped: OnceLock<SpillStop>,
@@ -114,6 +115,7 @@ impl Store {
             max_chunk,
             in_memory: AtomicUsize::new(0),
             free: Mutex::new(Vec::new()),
+            chunks_made: AtomicU64::new(0),
             scratch: Mutex::new(ScratchFile {
                 dir,
                 file: None,
@@ -156,13 +158,19 @@ impl Store {
     }
 
     /// Records per chunk at most.
-    pub(crate) fn max_chunk(&self) -> usize {
+    pub fn max_chunk(&self) -> usize {
         self.max_chunk
     }
 
     /// Bytes written to the scratch file so far.
     pub fn spilled_bytes(&self) -> u64 {
         lock(&self.scratch).len
+    }
+
+    /// Chunks made so far (each a mapping of its own when it has pages of
+    /// its own); a chunk taken back from the spill writer is not counted.
+    pub fn chunks_made(&self) -> u64 {
+        self.chunks_made.load(Ordering::Relaxed)
     }
 
     /// Why spilling stopped, if it did.
@@ -261,25 +269,46 @@ impl Store {
         if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) || self.dropping() {
             return None;
         }
-        let recycled = {
-            let mut free = lock(&self.free);
-            free.iter()
-                .position(|c| c.capacity() == records)
-                .map(|i| free.swap_remove(i))
-        };
+        let recycled = self.take_free(records);
         if let Some(chunk) = recycled {
-            return Some(Arc::new(chunk)); // still counted in `in_memory`
+            // Still counted in `in_memory`. The writer spills the chunk this
+            // one replaces, and so keeps the free list filled.
+            if self.in_memory.load(Ordering::Relaxed) >= self.limits.memory / 2
+                && self.stopped.get().is_none()
+            {
+                lock(&self.control).requested = true;
+                self.wake_writer.notify_one();
+            }
+            return Some(Arc::new(chunk));
         }
         let bytes = records * RECORD_BYTES;
         if wait {
-            return self.reserve(bytes).then(|| Arc::new(Chunk::new(records)));
+            if !self.reserve(bytes) {
+                return None;
+            }
+            // The writer may have put one back while `reserve` waited.
+            if let Some(chunk) = self.take_free(records) {
+                self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+                return Some(Arc::new(chunk));
+            }
         }
-        let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if now >= self.limits.memory / 2 && self.stopped.get().is_none() {
-            lock(&self.control).requested = true;
-            self.wake_writer.notify_one();
+        if !wait {
+            let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
+            if now >= self.limits.memory / 2 && self.stopped.get().is_none() {
+                lock(&self.control).requested = true;
+                self.wake_writer.notify_one();
+            }
         }
+        self.chunks_made.fetch_add(1, Ordering::Relaxed);
         Some(Arc::new(Chunk::new(records)))
+    }
+
+    /// A kept chunk of `records` records, if there is one.
+    fn take_free(&self, records: usize) -> Option<Chunk> {
+        let mut free = lock(&self.free);
+        free.iter()
+            .position(|c| c.capacity() == records)
+            .map(|i| free.swap_remove(i))
     }
 
     /// Whether calls past the limit are being dropped now.
@@ -294,9 +323,33 @@ impl Store {
     /// counted) if the chunk must not be made.
     fn reserve(&self, bytes: usize) -> bool {
         let limit = self.limits.memory;
-        let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        let mut now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
         if now < limit / 2 {
             return true;
+        }
+        if now > limit {
+            // Kept chunks of other sizes give way to the new one before
+            // anyone waits.
+            let freed: usize = {
+                let mut free = lock(&self.free);
+                let before = free.len();
+                let mut freed = 0;
+                free.retain(|c| {
+                    let other = c.capacity() * RECORD_BYTES != bytes;
+                    freed += if other {
+                        c.capacity() * RECORD_BYTES
+                    } else {
+                        0
+                    };
+                    !other
+                });
+                debug_assert!(free.len() <= before);
+                freed
+            };
+            now = self.in_memory.fetch_sub(freed, Ordering::Relaxed) - freed;
+            if now < limit / 2 {
+                return true;
+            }
         }
         if self.stopped.get().is_none() {
             let mut control = lock(&self.control);
@@ -392,13 +445,16 @@ impl Store {
     }
 
     /// Keeps a chunk whose records are no longer needed here (spilled, or
-    /// copied elsewhere) for reuse if no one else holds it and the free list
-    /// has room; otherwise frees it.
+    /// copied elsewhere) for reuse if no one else holds it and the session
+    /// goes on; otherwise frees it. Kept chunks stay counted against the
+    /// memory limit, and `reserve` frees them before a chunk of another
+    /// size would wait for room.
     pub(crate) fn recycle(&self, chunk: Arc<Chunk>) {
         let bytes = chunk.capacity() * RECORD_BYTES;
         if let Ok(mut chunk) = Arc::try_unwrap(chunk) {
             let mut free = lock(&self.free);
-            if free.len() < FREE_CHUNKS {
+            let kept: usize = free.iter().map(|c| c.capacity() * RECORD_BYTES).sum();
+            if kept + bytes <= self.limits.memory && !self.closed.load(Ordering::Relaxed) {
                 chunk.clear();
                 free.push(chunk);
                 return;

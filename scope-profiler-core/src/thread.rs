@@ -357,6 +357,10 @@ impl Cold {
         };
         let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
         let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
+        // Let go of the full chunk first (its lane holds it): the writer can
+        // then spill it and keep it for reuse while this thread waits for
+        // room (the hot half is disarmed here, so nothing points at it).
+        self.chunk = None;
         self.chunk = store.new_chunk(cap);
         if let Some(chunk) = &self.chunk {
             lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));

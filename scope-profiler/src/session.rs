@@ -648,3 +648,52 @@ impl Step {
         self.sampled
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Compression;
+
+    /// Chunks are reused, not remapped (issue 25): a session that spills
+    /// many times its memory limit makes no new chunk once a limit's worth
+    /// circulates between the recording thread and the spill writer.
+    #[test]
+    fn a_long_spilling_session_reuses_its_chunks() {
+        let dir = std::env::temp_dir().join(format!("sp-chunk-reuse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        const LIMIT: usize = 2 << 20;
+        let run = crate::setup(
+            Options::new()
+                .file_path(dir.join("reuse.h5"))
+                .memory_limit(LIMIT)
+                .compression(Compression::None)
+                .verbose(false),
+        )
+        .unwrap();
+        let store = Arc::clone(&active_session().unwrap().store);
+        let leaf = crate::region("leaf");
+        let calls = 2_000_000;
+        for _ in 0..calls {
+            let _g = leaf.enter();
+        }
+        let made = store.chunks_made();
+        println!("{made} chunks made for {calls} calls");
+        let results = run.finalize().unwrap();
+        let spilled = results.health().spilled_bytes;
+        assert!(spilled > 0, "the session spilled");
+        assert_eq!(results.statistics_of("leaf").unwrap().num_calls(), calls);
+        // A chunk is at most 1/64 of the limit: 64 fill it; without reuse
+        // the session would make one per 1/64 of its 48 MB of records.
+        let records_per_chunk = store.max_chunk() as u64;
+        let without_reuse = calls / records_per_chunk;
+        assert!(
+            without_reuse > 1000,
+            "{without_reuse} chunks' worth of calls"
+        );
+        assert!(
+            made <= 64 + 8,
+            "{made} chunks made for {without_reuse} chunks' worth of calls"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
