@@ -11,7 +11,8 @@
 //! Options: `--calls N` (per variant per round, default 1M), `--rounds N`
 //! (15), `--thread-rounds N` (9), `--reps N` (scale repetitions, 3),
 //! `--small N` / `--big N` (finalize sizes, 1M / 10M), `--regions N`
-//! (100k), `--skip micro,off,threads,scale`, `--out PATH`, `--no-write`,
+//! (100k), `--sustained N` (calls of the spilling rows, 200M), `--skip
+//! micro,off,threads,scale,sustained`, `--out PATH`, `--no-write`,
 //! `--quick`. `compare one SLUG CALLS` runs one of our variants alone (for
 //! `valgrind --tool=callgrind`).
 
@@ -21,6 +22,7 @@ mod ours;
 mod peers;
 mod report;
 mod scale;
+mod sustained;
 mod threads;
 mod whatif;
 
@@ -36,6 +38,7 @@ pub struct Settings {
     pub small: u64,
     pub big: u64,
     pub regions: usize,
+    pub sustained_calls: u64,
     pub skip: Vec<String>,
     pub out: Option<PathBuf>,
     pub args: Vec<String>,
@@ -74,6 +77,7 @@ impl Settings {
             small: num("--small", q(1_000_000, 200_000)),
             big: num("--big", q(10_000_000, 2_000_000)),
             regions: num("--regions", q(100_000, 10_000)) as usize,
+            sustained_calls: num("--sustained", q(200_000_000, 20_000_000)),
             skip: args
                 .iter()
                 .position(|a| a == "--skip")
@@ -175,6 +179,15 @@ fn main() {
             micro::run_one(&args[1], calls);
             return;
         }
+        Some("sustained") => {
+            sustained::child(
+                args[1].parse().expect("threads"),
+                args[2].parse().expect("calls"),
+                args[3].parse().expect("memory limit, MiB"),
+                Path::new(&args[4]),
+            );
+            return;
+        }
         Some("disk") => {
             scale::child_disk(args[1].parse().expect("bytes"), Path::new(&args[2]));
             return;
@@ -228,6 +241,17 @@ fn main() {
             settings.big,
             settings.small,
             settings.regions,
+            &tmp,
+        ));
+    }
+    if !settings.skips("sustained") {
+        eprintln!(
+            "recording while spilling: {} calls, {} reps",
+            settings.sustained_calls, settings.reps
+        );
+        report.sustained = Some(sustained::run(
+            settings.sustained_calls,
+            settings.reps,
             &tmp,
         ));
     }

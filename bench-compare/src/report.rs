@@ -20,6 +20,7 @@ pub struct Report {
     pub micro: Option<MicroResult>,
     pub threads: Option<ThreadsResult>,
     pub scale: Option<Scale>,
+    pub sustained: Option<Vec<crate::sustained::Row>>,
     date: String,
     machine: String,
     load_before: String,
@@ -123,6 +124,7 @@ impl Report {
             micro: None,
             threads: None,
             scale: None,
+            sustained: None,
             date: sh("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
             machine: format!("{nproc} CPUs (nproc), {model}; {tsc}"),
             load_before: load(),
@@ -177,6 +179,9 @@ impl Report {
         }
         if let Some(scale) = &self.scale {
             render_scale(w, scale, &self.scratch);
+        }
+        if let Some(rows) = &self.sustained {
+            render_sustained(w, rows);
         }
         self.render_targets(w);
         s
@@ -563,6 +568,52 @@ fn render_threads(w: &mut String, t: &ThreadsResult) {
             "| {label} | {one:.2} | {two:.2} | {:.2} | {c1:.2} | {c2:.2} | {:.2} | {f1:.1} / {f2:.1} |",
             two / one,
             c2 / c1
+        );
+    }
+    let _ = writeln!(w);
+}
+
+/// Recording while spilling, next to warm memory (issue 25).
+fn render_sustained(w: &mut String, rows: &[crate::sustained::Row]) {
+    let _ = writeln!(w, "## Recording while spilling\n");
+    let _ = writeln!(
+        w,
+        "Each line is a fresh process recording calls of the simulation's shape (see \
+         `finalize` above) on 1 or 4 threads. The cost is the process's CPU time (user + \
+         system, every thread, the spill writer's included) over the recording, per call; \
+         the warm line records in memory that the same process used for the same calls \
+         just before. Scratch bytes are what the spill writer wrote (compressed blocks), \
+         per call. Figures are `median [min-max]`.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| row | threads | memory limit | calls | CPU ns/call | x warm | wall ns/call/thread | scratch B/call |"
+    );
+    let _ = writeln!(w, "|---|---:|---|---:|---:|---:|---:|---:|");
+    let col = |r: &crate::sustained::Row, key: &str| -> Vec<f64> {
+        r.runs.iter().map(|f| crate::scale::get(f, key)).collect()
+    };
+    let warm = rows
+        .iter()
+        .find(|r| r.limit_mib == 0)
+        .map_or(f64::NAN, |r| median(&col(r, "cpu_ns")));
+    for r in rows {
+        let cpu = col(r, "cpu_ns");
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} | {} | {:.2} | {} | {} |",
+            r.label,
+            r.threads,
+            if r.limit_mib == 0 {
+                "in memory".to_owned()
+            } else {
+                format!("{} MiB", r.limit_mib)
+            },
+            spread(&col(r, "calls"), 0),
+            spread(&cpu, 1),
+            median(&cpu) / warm,
+            spread(&col(r, "wall_ns"), 1),
+            spread(&col(r, "scratch_bytes_per_call"), 2),
         );
     }
     let _ = writeln!(w);
