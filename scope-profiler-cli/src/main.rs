@@ -3,9 +3,10 @@
 //!
 //! Commands: `inspect` (the call tree), `export` (Chrome trace, speedscope,
 //! folded stacks, flamegraph SVG, JSON statistics), `diff` and `check` (a
-//! CI regression budget). Exit codes: 0 success, 1 a `check` regression,
+//! CI regression budget; text, markdown or JSON), `report` (one HTML page). Exit codes: 0 success, 1 a `check` regression,
 //! 2 an unreadable input or any other error.
 
+mod report;
 mod stats;
 mod text;
 mod units;
@@ -38,6 +39,10 @@ enum Command {
     Diff(DiffArgs),
     /// Fail (exit code 1) when a region of NEW regressed past the budget.
     Check(CheckArgs),
+    /// Write one self-contained HTML page (no network needed to view it):
+    /// header, call tree, flame graph, timeline, duration histograms; with
+    /// several files, what changed and scaling charts.
+    Report(report::ReportArgs),
 }
 
 /// Ordering of the regions.
@@ -206,6 +211,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Inspect(args) => inspect(args).map(|()| ExitCode::SUCCESS),
         Command::Export(args) => export_cmd(args).map(|()| ExitCode::SUCCESS),
+        Command::Report(args) => report::report(&args).map(|()| ExitCode::SUCCESS),
         Command::Diff(args) => {
             let (base, new) = (open(&args.base)?, open(&args.new)?);
             let rows = stats::diff(&stats::region_stats(&base)?, &stats::region_stats(&new)?);
