@@ -88,7 +88,10 @@
     ['name', 'Region'], ['calls', 'Calls'], ['total', 'Total'], ['own', 'Own'], ['mean', 'Mean'],
     ['p50', 'p50'], ['p95', 'p95'], ['p99', 'p99'], ['pct', '% of session']];
   function treeTable(container, run) {
-    var m = treeModel(run), t = m.t, session = Math.max(run.session_ns, 1);
+    // % of session: of the session's wall time on each of its lanes (the
+    // timeline's lanes, else threads x ranks), so parallel lanes add to 100.
+    var lanes = run.timeline && run.timeline.lanes.length ? run.timeline.lanes.length : Math.max(1, run.threads) * Math.max(1, run.ranks);
+    var m = treeModel(run), t = m.t, session = Math.max(run.session_ns, 1) * lanes;
     var open = new Uint8Array(m.n), sortKey = 'total', query = '', MAX_ROWS = 4000;
     function value(i, key) {
       switch (key) {
@@ -105,7 +108,7 @@
     var hint = el('span', { class: 'hint' });
     toolbar.appendChild(search); toolbar.appendChild(expand); toolbar.appendChild(collapse); toolbar.appendChild(hint);
     container.appendChild(toolbar);
-    var wrap = el('div', { class: 'tw' }), table = el('table', { class: 'grid tree' });
+    var wrap = el('div', { class: 'tw' }), table = el('table', { class: 'grid tree', id: 'tree-table' });
     var thead = el('thead'), tr = el('tr');
     COLUMNS.forEach(function (c) {
       var th = el('th', { text: c[1], 'data-key': c[0] });
@@ -152,8 +155,9 @@
       rows.forEach(function (r) { frag.appendChild(r); });
       tbody.appendChild(frag);
       hint.textContent = (shown > MAX_ROWS ? 'first ' + MAX_ROWS + ' of ' + shown + ' rows; ' : '') +
-        m.n + ' call paths; click a header to sort, a triangle to expand';
-      container.setAttribute('data-rows', Math.min(shown, MAX_ROWS));
+        m.n + ' call paths; click a header to sort, a triangle to expand; % of session: of ' +
+        dur(run.session_ns) + (lanes > 1 ? ' × ' + lanes + ' lanes' : '');
+      table.setAttribute('data-rows', Math.min(shown, MAX_ROWS));
     }
     function row(i, hit) {
       var r = el('tr', { 'data-node': i });
@@ -352,8 +356,13 @@
       container.appendChild(el('div', { class: 'empty', text: 'No per-call durations in this file.' }));
       return;
     }
+    // Regions by total time, a recursive region's nested calls counted once.
     var totals = {}, t = run.tree;
-    for (var i = 0; i < t.region.length; i++) totals[t.region[i]] = (totals[t.region[i]] || 0) + t.total[i];
+    for (var i = 0; i < t.region.length; i++) {
+      var nested = false;
+      for (var p = t.parent[i]; p >= 0 && !nested; p = t.parent[p]) nested = t.region[p] === t.region[i];
+      if (!nested) totals[t.region[i]] = (totals[t.region[i]] || 0) + t.total[i];
+    }
     var hs = run.histograms.slice().sort(function (a, b) { return (totals[b[0]] || 0) - (totals[a[0]] || 0); });
     var select = el('select', { 'aria-label': 'region' });
     hs.forEach(function (h, k) { select.appendChild(el('option', { value: k, text: run.names[h[0]] })); });
@@ -480,7 +489,7 @@
       return { r: r, changes: changes, delta: delta };
     });
     rows.sort(function (a, b) { return b.delta - a.delta; });
-    var tbl = el('table', { class: 'grid diff' }), head = el('tr', null, [el('th', { text: 'Region' })]);
+    var tbl = el('table', { class: 'grid diff', id: 'diff-table' }), head = el('tr', null, [el('th', { text: 'Region' })]);
     runs.forEach(function (r, i) {
       head.appendChild(el('th', { text: 'calls [' + (i + 1) + ']' }));
       head.appendChild(el('th', { text: 'total [' + (i + 1) + ']' }));
@@ -502,7 +511,7 @@
     container.appendChild(el('div', { class: 'toolbar' }, [el('span', { class: 'hint', text:
       'largest absolute change first; red: more than +' + threshold + '%, green: more than -' + threshold + '%' })]));
     var w = el('div', { class: 'tw' }); w.appendChild(tbl); container.appendChild(w);
-    container.setAttribute('data-rows', rows.length);
+    tbl.setAttribute('data-rows', rows.length);
   }
   // Time per region, speedup T(first)/T(run) and efficiency speedup/(k/k0)
   // against the key, runs in the key's order; the 8 regions of most total
