@@ -195,9 +195,8 @@ pub(crate) fn build(reader: &ProfileReader) -> Result<Timeline, Failure> {
     drop(calls);
     let w0 = tl.span as f64 / 1024.0;
     let widths: Vec<f64> = (0..MAX_LEVELS).map(|l| w0 / 4f64.powi(l as i32)).collect();
-    let levels = finest_level(&tracks, &widths, tl.t0);
-    tl.widths = widths[..levels].to_vec();
-    let (classes, buckets) = cells(&tracks, &tl.widths, tl.t0);
+    let (classes, buckets) = pyramid(&tracks, &widths, tl.t0, CELL_BUDGET);
+    tl.widths = widths[..buckets.len()].to_vec();
     tl.calls_kept = classes.iter().map(|c| c.len() as u64).sum();
     tl.classes = classes;
     tl.levels = buckets;
@@ -287,40 +286,94 @@ fn pack_lanes(
     display
 }
 
-/// The number of levels whose cells fit [`CELL_BUDGET`]: counts, for each
-/// level, the calls drawn individually there and the non-empty buckets of
-/// the shorter ones (an upper bound: runs are not merged here).
-fn finest_level(tracks: &[Vec<Call>], widths: &[f64], t0: i64) -> usize {
-    let n = widths.len();
-    let mut individual = vec![0u64; n + 1];
-    let mut buckets = vec![0u64; n];
-    let mut last = vec![u64::MAX; n];
+/// The pyramid, level by level from the coarsest, while its cells fit
+/// `budget`: per level `L`, the calls first drawn individually there (class
+/// `L`) and the buckets of the calls shorter than `w_L`, adjacent buckets
+/// of one region merged. Stops after the level at which every call is
+/// drawn individually. Level 0 (at most 1024 buckets a track) is always
+/// kept. Returns the classes and the levels, as many of each.
+fn pyramid(tracks: &[Vec<Call>], widths: &[f64], t0: i64, budget: u64) -> (Vec<Cells>, Vec<Cells>) {
+    let (mut classes, mut levels) = (Vec::new(), Vec::new());
+    let mut used = 0u64;
+    for l in 0..widths.len() {
+        let limit = if l == 0 {
+            u64::MAX
+        } else {
+            budget.saturating_sub(used)
+        };
+        let Some((individual, buckets, more)) = level(tracks, widths, l, t0, limit) else {
+            break;
+        };
+        used += (individual.len() + buckets.len()) as u64;
+        classes.push(individual);
+        levels.push(buckets);
+        if !more {
+            break;
+        }
+    }
+    (classes, levels)
+}
+
+/// Level `l` of the pyramid: the calls of class `l`, the buckets of the
+/// shorter ones, and whether any call is shorter than `w_l` (a finer level
+/// would show more); `None` once the cells pass `limit`.
+fn level(
+    tracks: &[Vec<Call>],
+    widths: &[f64],
+    l: usize,
+    t0: i64,
+    limit: u64,
+) -> Option<(Cells, Cells, bool)> {
+    let mut individual = Cells::with_tracks(tracks.len());
+    let mut buckets = Cells::with_tracks(tracks.len());
+    let mut more = false;
+    let width = widths[l];
     for track in tracks {
-        last.iter_mut().for_each(|l| *l = u64::MAX);
+        individual.offsets.push(individual.len() as u32);
+        buckets.offsets.push(buckets.len() as u32);
+        let mut open: Option<Open> = None;
         for c in track {
             let class = class_of(c.dur as f64, widths);
-            individual[class] += 1;
-            // Levels finer than `class` draw the call individually.
-            for l in 0..class.min(n) {
-                let b = ((c.start - t0) as f64 / widths[l]) as u64;
-                if b != last[l] {
-                    last[l] = b;
-                    buckets[l] += 1;
+            if class == l {
+                individual.push(c.start - t0, c.dur, c.region, 1, 1.0);
+            }
+            if class <= l {
+                continue;
+            }
+            more = true;
+            let index = ((c.start - t0) as f64 / width) as u64;
+            if open.as_ref().is_some_and(|o| o.index != index) {
+                if let Some(o) = open.take() {
+                    close(&mut buckets, o, width);
+                }
+                if (individual.len() + buckets.len()) as u64 > limit {
+                    return None;
+                }
+            }
+            // A call shorter than a bucket fills the rest of its first
+            // bucket and, past its end, the start of the next.
+            let rel = (c.start - t0) as f64;
+            let first = (c.dur as f64).min((index + 1) as f64 * width - rel);
+            let o = open.get_or_insert_with(|| Open::new(index));
+            o.count += 1;
+            o.add(c.region, first);
+            let rest = c.dur as f64 - first;
+            if rest > 0.0 {
+                if let Some(o) = open.replace(Open::new(index + 1)) {
+                    close(&mut buckets, o, width);
+                }
+                if let Some(o) = open.as_mut() {
+                    o.add(c.region, rest);
                 }
             }
         }
-    }
-    let mut total = 0u64;
-    for l in 0..n {
-        total += individual[l] + buckets[l];
-        if total > CELL_BUDGET {
-            return l.max(1);
-        }
-        if individual[l + 1..].iter().sum::<u64>() == 0 {
-            return l + 1; // every call is drawn individually at level l
+        if let Some(o) = open {
+            close(&mut buckets, o, width);
         }
     }
-    n
+    individual.offsets.push(individual.len() as u32);
+    buckets.offsets.push(buckets.len() as u32);
+    ((individual.len() + buckets.len()) as u64 <= limit).then_some((individual, buckets, more))
 }
 
 /// The first level at which a call of `dur` ns is drawn individually
@@ -340,54 +393,24 @@ struct Open {
     by_region: Vec<(u32, f64)>,
 }
 
-/// The individual calls per class and the buckets per level.
-fn cells(tracks: &[Vec<Call>], widths: &[f64], t0: i64) -> (Vec<Cells>, Vec<Cells>) {
-    let n = widths.len();
-    let mut classes: Vec<Cells> = (0..n).map(|_| Cells::with_tracks(tracks.len())).collect();
-    let mut levels: Vec<Cells> = (0..n).map(|_| Cells::with_tracks(tracks.len())).collect();
-    for track in tracks {
-        for c in classes.iter_mut().chain(levels.iter_mut()) {
-            c.offsets.push(c.len() as u32);
-        }
-        let mut open: Vec<Option<Open>> = (0..n).map(|_| None).collect();
-        for c in track {
-            let class = class_of(c.dur as f64, widths);
-            if class < n {
-                classes[class].push(c.start - t0, c.dur, c.region, 1, 1.0);
-            }
-            for l in 0..class.min(n) {
-                let rel = (c.start - t0) as f64;
-                let index = (rel / widths[l]) as u64;
-                let slot = &mut open[l];
-                if slot.as_ref().is_some_and(|o| o.index != index) {
-                    if let Some(o) = slot.take() {
-                        close(&mut levels[l], o, widths[l]);
-                    }
-                }
-                let o = slot.get_or_insert_with(|| Open {
-                    index,
-                    count: 0,
-                    busy: 0.0,
-                    by_region: Vec::new(),
-                });
-                o.count += 1;
-                o.busy += c.dur as f64;
-                match o.by_region.iter_mut().find(|(r, _)| *r == c.region) {
-                    Some((_, t)) => *t += c.dur as f64,
-                    None => o.by_region.push((c.region, c.dur as f64)),
-                }
-            }
-        }
-        for (l, slot) in open.into_iter().enumerate() {
-            if let Some(o) = slot {
-                close(&mut levels[l], o, widths[l]);
-            }
+impl Open {
+    fn new(index: u64) -> Self {
+        Open {
+            index,
+            count: 0,
+            busy: 0.0,
+            by_region: Vec::new(),
         }
     }
-    for c in classes.iter_mut().chain(levels.iter_mut()) {
-        c.offsets.push(c.len() as u32);
+
+    /// `ns` of `region`'s time in the bucket.
+    fn add(&mut self, region: u32, ns: f64) {
+        self.busy += ns;
+        match self.by_region.iter_mut().find(|(r, _)| *r == region) {
+            Some((_, t)) => *t += ns,
+            None => self.by_region.push((region, ns)),
+        }
     }
-    (classes, levels)
 }
 
 /// Appends a finished bucket to `cells`, merged into the cell before it
@@ -439,30 +462,41 @@ mod tests {
         for i in 0..8 {
             calls.push((200 + i * 10, 10, 1));
         }
-        let (classes, levels) = cells(&[track(&calls)], &widths, 0);
+        let (classes, levels) = pyramid(&[track(&calls)], &widths, 0, 1000);
         assert_eq!(classes[0].len(), 1, "the 150 ns call from level 0 on");
         assert_eq!(classes[1].len(), 0);
         // Level 0: buckets 2 (200..300) holds all 8; one cell.
         assert_eq!(levels[0].len(), 1);
         assert_eq!(levels[0].count[0], 8);
         assert_eq!(levels[0].region[0], 1);
-        // Level 1: the buckets of 25 ns from 200 to 275 merged into one run.
+        // Level 1: the buckets of 25 ns from 200 to 300 (the last call ends
+        // at 280) merged into one run.
         assert_eq!(levels[1].len(), 1, "{:?}", levels[1].start);
         assert_eq!(levels[1].count[0], 8);
-        assert_eq!((levels[1].start[0], levels[1].dur[0]), (200.0, 75.0));
+        assert_eq!((levels[1].start[0], levels[1].dur[0]), (200.0, 100.0));
     }
 
     #[test]
     fn the_budget_bounds_the_levels() {
         let widths: Vec<f64> = (0..MAX_LEVELS).map(|l| 1e6 / 4f64.powi(l as i32)).collect();
-        let many: Vec<(i64, i64, u32)> = (0..2_000_000).map(|i| (i * 5, 4, 0)).collect();
-        let levels = finest_level(&[track(&many)], &widths, 0);
-        assert!((1..MAX_LEVELS).contains(&levels), "{levels}");
+        // Alternating regions: buckets merge only while they hold both.
+        let many: Vec<(i64, i64, u32)> =
+            (0..2_000_000).map(|i| (i * 5, 4, (i % 2) as u32)).collect();
+        let (classes, levels) = pyramid(&[track(&many)], &widths, 0, 100_000);
+        let cells: usize = classes.iter().chain(&levels).map(Cells::len).sum();
+        assert!(
+            cells <= 100_000 && levels.len() > 1,
+            "{cells} cells, {} levels",
+            levels.len()
+        );
+        assert!(levels.len() < MAX_LEVELS);
         let few = [(0, 4, 0), (10, 4, 0)];
+        let (classes, levels) = pyramid(&[track(&few)], &widths, 0, 100_000);
         assert_eq!(
-            finest_level(&[track(&few)], &widths, 0),
+            levels.len(),
             class_of(4.0, &widths) + 1,
             "a small file goes down to its shortest call"
         );
+        assert_eq!(classes.last().map(Cells::len), Some(2));
     }
 }
