@@ -307,7 +307,7 @@
       div.setAttribute('data-level', L);
       return out;
     }
-    var view = [0, span];
+    var view = [0, span], t0 = performance.now();
     c.setOption({
       animation: false,
       grid: { left: 140, right: 24, top: 10, bottom: 60 },
@@ -335,6 +335,7 @@
         }
       }]
     });
+    div.setAttribute('data-draw-ms', Math.round(performance.now() - t0));
     var pending = false;
     c.on('datazoom', function () {
       var opt = c.getOption().dataZoom[0], a = opt.startValue, b = opt.endValue;
@@ -344,10 +345,16 @@
       pending = true;
       requestAnimationFrame(function () {
         pending = false;
+        var t0 = performance.now();
         c.setOption({ series: [{ data: cellsIn(view[0], view[1]) }] });
+        div.setAttribute('data-draw-ms', Math.round(performance.now() - t0));
+        div.setAttribute('data-view', view[0].toFixed(0) + ',' + view[1].toFixed(0));
       });
     });
     div.setAttribute('data-tracks', nTracks);
+    // `#zoom=A,B` (fractions of the session) opens the timeline zoomed there.
+    var z = /zoom=([0-9.]+),([0-9.]+)/.exec(location.hash);
+    if (z) c.dispatchAction({ type: 'dataZoom', start: 100 * +z[1], end: 100 * +z[2] });
   }
 
   // ------------------------------------------------------------ histograms
@@ -367,7 +374,7 @@
     var select = el('select', { 'aria-label': 'region' });
     hs.forEach(function (h, k) { select.appendChild(el('option', { value: k, text: run.names[h[0]] })); });
     container.appendChild(el('div', { class: 'toolbar' }, [el('span', { text: 'Region ' }), select,
-      el('span', { class: 'hint', text: 'calls per duration, ' + run.bins_per_octave + ' bins per doubling' })]));
+      el('span', { class: 'hint', text: 'calls per duration (log scale), ' + run.bins_per_octave + ' bins per doubling' })]));
     var div = el('div', { class: 'chart', id: 'histogram-chart' });
     div.style.height = '300px';
     container.appendChild(div);
@@ -379,8 +386,9 @@
         animation: false, grid: { left: 60, right: 20, top: 20, bottom: 40 },
         tooltip: { trigger: 'axis' },
         xAxis: { type: 'category', data: cats, name: 'duration ≥', nameLocation: 'middle', nameGap: 26 },
-        yAxis: { type: 'value', name: 'calls' },
-        series: [{ type: 'bar', data: counts, itemStyle: { color: color(h[0]) }, barCategoryGap: '8%', barMaxWidth: 48 }]
+        // Log scale: a few slow calls among millions stay visible.
+        yAxis: { type: 'log', name: 'calls', min: 1, logBase: 10 },
+        series: [{ type: 'bar', data: Array.prototype.map.call(counts, function (n) { return n > 0 ? n : '-'; }), itemStyle: { color: color(h[0]) }, barCategoryGap: '8%', barMaxWidth: 48 }]
       }, true);
     }
     select.addEventListener('change', draw);

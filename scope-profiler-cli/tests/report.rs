@@ -57,7 +57,7 @@ fn chromium() -> Option<PathBuf> {
 
 /// Runs headless Chromium on `page` with `args`; returns stdout and stderr.
 /// The flags keep it off the network (it hangs without them here).
-fn run_chromium(chromium: &Path, page: &Path, args: &[String]) -> (String, String) {
+fn run_chromium(chromium: &Path, page: &Path, hash: &str, args: &[String]) -> (String, String) {
     let profile = temp_dir(&format!(
         "chromium-{}",
         page.file_stem().unwrap().to_string_lossy()
@@ -79,7 +79,7 @@ fn run_chromium(chromium: &Path, page: &Path, args: &[String]) -> (String, Strin
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
-        .arg(format!("file://{}", page.display()))
+        .arg(format!("file://{}{hash}", page.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -152,7 +152,14 @@ impl Rendered {
 /// error and logged nothing, keeps a screenshot, returns the DOM.
 fn render(chromium: &Path, page: &Path) -> Rendered {
     let name = page.file_stem().unwrap().to_string_lossy().into_owned();
-    let (dom, log) = run_chromium(chromium, page, &["--dump-dom".to_owned()]);
+    render_at(chromium, page, &name, "")
+}
+
+/// [`render`] of `page` with the URL fragment `hash`; the screenshot is
+/// `name`.png.
+fn render_at(chromium: &Path, page: &Path, name: &str, hash: &str) -> Rendered {
+    let name = name.to_owned();
+    let (dom, log) = run_chromium(chromium, page, hash, &["--dump-dom".to_owned()]);
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(
         console.is_empty(),
@@ -172,6 +179,7 @@ fn render(chromium: &Path, page: &Path) -> Rendered {
     run_chromium(
         chromium,
         page,
+        hash,
         &[
             format!("--screenshot={}", png.display()),
             "--window-size=1400,2800".to_owned(),
@@ -283,6 +291,20 @@ fn reports_render_in_chromium() {
     // with the top levels open.
     check_run_page(&r, 3, 2 * 10);
     assert!(r.dom.contains("worker-0") && r.dom.contains("worker-1"));
+    // Zoomed in (`#zoom=`, fractions of the session), a finer level is drawn.
+    let zoomed = render_at(
+        &chromium,
+        &page("one-run"),
+        "one-run-zoomed",
+        "#zoom=0.4,0.42",
+    );
+    let (coarse, fine) = (
+        r.number("timeline-chart", "data-level"),
+        zoomed.number("timeline-chart", "data-level"),
+    );
+    assert!(fine > coarse, "level {coarse} at full view, {fine} zoomed");
+    assert!(zoomed.attr("timeline-chart", "data-view").is_some());
+    assert!(zoomed.number("timeline-chart", "data-cells") > 0);
 
     // Threads and async tasks: 8 concurrent tasks on each of two threads.
     let tasks = dir.join("threads-and-tasks.h5");
