@@ -206,11 +206,15 @@
       if (m.depth[i] > maxDepth) maxDepth = m.depth[i];
     }
     var toolbar = el('div', { class: 'toolbar' }), reset = el('button', { text: 'Reset zoom' });
-    var hint = el('span', { class: 'hint', text: 'click a frame to zoom into it' });
+    var hint = el('span', { class: 'hint', text: 'click a frame to zoom into it' +
+      (run.aggregate ? '; an aggregate file: its regions side by side, their nesting is not recorded' : '') });
     toolbar.appendChild(reset); toolbar.appendChild(hint); container.appendChild(toolbar);
     var div = el('div', { class: 'chart', id: container.id + '-chart' });
-    div.style.height = Math.min(720, Math.max(160, (maxDepth + 1) * 22 + 40)) + 'px';
+    var height = Math.min(720, Math.max(160, (maxDepth + 1) * 22 + 40));
+    div.style.height = height + 'px';
     container.appendChild(div);
+    // Rows of about 22 px however shallow the tree.
+    var rows = Math.max(maxDepth + 1, Math.floor((height - 32) / 22));
     var c = chart(div), view = [0, total];
     function items() {
       var data = [], min = (view[1] - view[0]) / 3000;
@@ -232,7 +236,7 @@
             '<br>' + num(t.calls[i]) + ' calls';
         } },
         xAxis: { type: 'value', min: view[0], max: view[1], show: false },
-        yAxis: { type: 'value', min: 0, max: maxDepth + 1, inverse: true, show: false },
+        yAxis: { type: 'value', min: 0, max: rows, inverse: true, show: false },
         series: [{
           type: 'custom', data: items(), encode: { x: [0, 1], y: 2 },
           renderItem: function (params, api) {
@@ -374,21 +378,23 @@
     var select = el('select', { 'aria-label': 'region' });
     hs.forEach(function (h, k) { select.appendChild(el('option', { value: k, text: run.names[h[0]] })); });
     container.appendChild(el('div', { class: 'toolbar' }, [el('span', { text: 'Region ' }), select,
-      el('span', { class: 'hint', text: 'calls per duration (log scale), ' + run.bins_per_octave + ' bins per doubling' })]));
+      el('span', { class: 'hint', text: 'calls per duration, ' + run.bins_per_octave + ' bins per doubling' })]));
     var div = el('div', { class: 'chart', id: 'histogram-chart' });
     div.style.height = '300px';
     container.appendChild(div);
     var c = chart(div), per = run.bins_per_octave;
     function draw() {
       var h = hs[+select.value], first = h[1], counts = h[2], cats = [];
+      var log = Math.max.apply(null, counts) > 100;
       for (var k = 0; k < counts.length; k++) cats.push(dur(Math.pow(2, (first + k) / per)));
       c.setOption({
         animation: false, grid: { left: 60, right: 20, top: 20, bottom: 40 },
         tooltip: { trigger: 'axis' },
         xAxis: { type: 'category', data: cats, name: 'duration ≥', nameLocation: 'middle', nameGap: 26 },
-        // Log scale: a few slow calls among millions stay visible.
-        yAxis: { type: 'log', name: 'calls', min: 1, logBase: 10 },
-        series: [{ type: 'bar', data: Array.prototype.map.call(counts, function (n) { return n > 0 ? n : '-'; }), itemStyle: { color: color(h[0]) }, barCategoryGap: '8%', barMaxWidth: 48 }]
+        // A log scale once counts pass 100: a few slow calls among millions
+        // stay visible (a log axis from 1 would draw a single call as nothing).
+        yAxis: log ? { type: 'log', name: 'calls (log)', min: 1, logBase: 10 } : { type: 'value', name: 'calls', minInterval: 1 },
+        series: [{ type: 'bar', data: Array.prototype.map.call(counts, function (n) { return n > 0 || !log ? n : '-'; }), itemStyle: { color: color(h[0]) }, barCategoryGap: '8%', barMaxWidth: 48 }]
       }, true);
     }
     select.addEventListener('change', draw);

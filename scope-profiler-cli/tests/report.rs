@@ -291,12 +291,13 @@ fn reports_render_in_chromium() {
     // with the top levels open.
     check_run_page(&r, 3, 2 * 10);
     assert!(r.dom.contains("worker-0") && r.dom.contains("worker-1"));
-    // Zoomed in (`#zoom=`, fractions of the session), a finer level is drawn.
+    // Zoomed in (`#zoom=`, fractions of the session) on the first 2%, where
+    // the first call starts, a finer level is drawn.
     let zoomed = render_at(
         &chromium,
         &page("one-run"),
         "one-run-zoomed",
-        "#zoom=0.4,0.42",
+        "#zoom=0,0.02",
     );
     let (coarse, fine) = (
         r.number("timeline-chart", "data-level"),
