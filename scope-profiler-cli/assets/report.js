@@ -187,6 +187,9 @@
       clearTimeout(timer);
       timer = setTimeout(function () { query = search.value.trim(); render(); }, 120);
     });
+    // `#search=TEXT` opens the page with the search box filled.
+    var hs = /search=([^&]*)/.exec(location.hash);
+    if (hs) { search.value = decodeURIComponent(hs[1]); query = search.value.trim(); }
     expand.addEventListener('click', function () { open.fill(1); render(); });
     collapse.addEventListener('click', function () { open.fill(0); m.roots.forEach(function (r) { open[r] = 1; }); render(); });
     render();

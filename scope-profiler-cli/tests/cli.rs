@@ -78,6 +78,7 @@ fn every_command_has_help() {
         &["export", "--help"],
         &["diff", "--help"],
         &["check", "--help"],
+        &["report", "--help"],
     ] {
         let out = ok(args);
         assert!(out.contains("Usage"), "{args:?}: {out}");

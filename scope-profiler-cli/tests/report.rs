@@ -306,6 +306,10 @@ fn reports_render_in_chromium() {
     assert!(fine > coarse, "level {coarse} at full view, {fine} zoomed");
     assert!(zoomed.attr("timeline-chart", "data-view").is_some());
     assert!(zoomed.number("timeline-chart", "data-cells") > 0);
+    // The search box (`#search=`): the matches and the paths to them.
+    let found = render_at(&chromium, &page("one-run"), "one-run-search", "#search=upd");
+    assert_eq!(found.number("tree-table", "data-rows"), 2, "step > update");
+    assert!(found.dom.contains("<tr data-node=\"") && found.dom.contains("class=\"match\""));
 
     // Threads and async tasks: 8 concurrent tasks on each of two threads.
     let tasks = dir.join("threads-and-tasks.h5");
@@ -411,11 +415,13 @@ fn reports_render_in_chromium() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no_such_key"));
 
     // Files the Python package wrote: schema 3 with threads, one with
-    // captured source and tags, an aggregate file (no timeline).
+    // captured source and tags, an aggregate file (no timeline); and the C
+    // API's schema 2 (no parent ids: nesting from time containment).
     for (name, rows) in [
         ("python_schema3.h5", 3),
         ("python_features.h5", 2),
         ("python_aggregate.h5", 1),
+        ("c_schema2.h5", 1),
     ] {
         let file = Path::new(REFERENCE).join(name);
         if !file.exists() {
@@ -467,5 +473,52 @@ fn a_large_file_gives_a_bounded_page() {
         .expect("calls_kept");
     assert!(kept < 600_000, "{kept}");
     assert!(html.contains("calls drawn one by one"), "the note says so");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A session that recorded nothing gives a page that says so; a missing
+/// input or an output that cannot be written is exit 2 naming it.
+#[test]
+fn an_empty_session_and_bad_paths() {
+    let dir = temp_dir("report-empty");
+    let empty = dir.join("empty.h5");
+    {
+        let _g = serial();
+        let run = sp::setup(Options::new().file_path(&empty).verbose(false)).expect("setup");
+        run.finalize().expect("finalize");
+    }
+    let page = dir.join("empty.html");
+    report(&[&empty], &page, &[]);
+    if let Some(chromium) = chromium() {
+        let r = render(&chromium, &page);
+        assert_eq!(r.number("tree-table", "data-rows"), 0);
+        assert!(r.dom.contains("No calls."));
+    }
+    let missing = dir.join("missing.h5");
+    let out = scope_prof(&[
+        "report",
+        missing.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("missing.h5") && !err.contains("panicked"),
+        "{err}"
+    );
+    let unwritable = dir.join("no/such/dir/r.html");
+    let out = scope_prof(&[
+        "report",
+        empty.to_str().unwrap(),
+        "-o",
+        unwritable.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("r.html"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
