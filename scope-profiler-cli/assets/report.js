@@ -218,14 +218,17 @@
     container.appendChild(div);
     // Rows of about 22 px however shallow the tree.
     var rows = Math.max(maxDepth + 1, Math.floor((height - 32) / 22));
-    var c = chart(div), view = [0, total];
+    var c = chart(div), view = [0, total], drawnFrames = 0;
     function items() {
       var data = [], min = (view[1] - view[0]) / 3000;
+      drawnFrames = 0;
       for (var i = 0; i < m.n; i++) {
         var a = x0[i], b = a + t.total[i];
         if (b <= view[0] || a >= view[1] || t.total[i] < min) continue;
         data.push([a, b, m.depth[i], i]);
       }
+      drawnFrames = data.length;
+      div.setAttribute('data-drawn', drawnFrames);
       return data;
     }
     function draw() {
@@ -244,6 +247,9 @@
           type: 'custom', data: items(), encode: { x: [0, 1], y: 2 },
           renderItem: function (params, api) {
             var a = api.coord([api.value(0), api.value(2)]), b = api.coord([api.value(1), api.value(2) + 1]);
+            // Clipped to the plot, so a zoomed-out ancestor keeps its label in view.
+            var left = Math.max(a[0], params.coordSys.x), right = Math.min(b[0], params.coordSys.x + params.coordSys.width);
+            a = [left, a[1]]; b = [right, b[1]];
             var w = Math.max(b[0] - a[0] - 1, 0.5), h = b[1] - a[1] - 1, i = api.value(3);
             var name = m.names[t.region[i]] || '?';
             return { type: 'rect', shape: { x: a[0], y: a[1], width: w, height: h },
@@ -253,14 +259,23 @@
         }]
       }, { replaceMerge: ['series'] });
     }
-    c.on('click', function (p) {
-      var i = p.value[3];
+    // A click zooms to the frame (its descendants fill the width); a click
+    // on the frame zoomed to zooms out.
+    function zoomTo(i) {
       view = (view[0] === x0[i] && view[1] === x0[i] + t.total[i]) ? [0, total] : [x0[i], x0[i] + t.total[i]];
       draw();
-    });
-    reset.addEventListener('click', function () { view = [0, total]; draw(); });
+      div.setAttribute('data-zoom', view[0] === 0 && view[1] === total ? '' : m.names[t.region[i]]);
+    }
+    c.on('click', function (p) { zoomTo(p.value[3]); });
+    reset.addEventListener('click', function () { view = [0, total]; draw(); div.setAttribute('data-zoom', ''); });
     draw();
     div.setAttribute('data-frames', m.n);
+    // `#flame=NAME` opens the flame graph zoomed to the first frame of NAME.
+    var fz = /flame=([^&]*)/.exec(location.hash);
+    if (fz) {
+      var want = decodeURIComponent(fz[1]);
+      for (var k = 0; k < m.n; k++) if (m.names[t.region[k]] === want) { zoomTo(k); break; }
+    }
   }
 
   // --------------------------------------------------------------- timeline

@@ -306,6 +306,17 @@ fn reports_render_in_chromium() {
     assert!(fine > coarse, "level {coarse} at full view, {fine} zoomed");
     assert!(zoomed.attr("timeline-chart", "data-view").is_some());
     assert!(zoomed.number("timeline-chart", "data-cells") > 0);
+    // The flame graph zoomed to `update` (`#flame=`, what a click does):
+    // its frames and their descendants only.
+    let flame = render_at(
+        &chromium,
+        &page("one-run"),
+        "one-run-flame",
+        "#flame=update",
+    );
+    let id = "flame-panel-chart";
+    assert_eq!(flame.attr(id, "data-zoom").as_deref(), Some("update"));
+    assert!(flame.number(id, "data-drawn") < r.number(id, "data-drawn"));
     // The search box (`#search=`): the matches and the paths to them.
     let found = render_at(&chromium, &page("one-run"), "one-run-search", "#search=upd");
     assert_eq!(found.number("tree-table", "data-rows"), 2, "step > update");
