@@ -16,7 +16,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use integration_tests::{prerequisite_missing, serial, temp_dir};
-use scope_profiler::{self as sp, Compression, MetaValue, Options};
+use scope_profiler::{
+    self as sp, Compression, MetaValue, Options, Profile, RegionRow, SummaryStatistics,
+};
 
 const REFERENCE: &str = "/work/shared/reference";
 
@@ -530,6 +532,70 @@ fn an_empty_session_and_bad_paths() {
     assert!(
         err.contains("cannot write") && err.contains("r.html"),
         "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The worst case for the page's size: 1M calls of random lengths and
+/// regions back to back, which no bucket merges. The cells stop at the
+/// budget: the page stays under 16 MB (the budget's 450k cells are about
+/// 12.6 MB of base64).
+#[test]
+fn random_calls_fill_the_budget_and_no_more() {
+    let dir = temp_dir("report-random");
+    let path = dir.join("random.h5");
+    let mut profile = Profile::default();
+    let regions = 8u32;
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut calls: Vec<Vec<(i64, i64)>> = vec![Vec::new(); regions as usize];
+    let mut t = 1_000_000i64;
+    for _ in 0..1_000_000 {
+        let d = 10 + (next() % 5_000) as i64;
+        calls[(next() % u64::from(regions)) as usize].push((t, d));
+        t += d + (next() % 50) as i64;
+    }
+    for (id, c) in calls.iter().enumerate() {
+        profile.region_names.push(format!("r{id}"));
+        let mut row = RegionRow::default();
+        row.region_id = id as u32;
+        row.event_offset = profile.events.len() as u64;
+        row.event_count = c.len() as u64;
+        row.exclusive_total = c.iter().map(|x| x.1).sum();
+        row.stats = SummaryStatistics::from_calls(c);
+        for (i, &(start, d)) in c.iter().enumerate() {
+            let e = &mut profile.events;
+            e.start_ns.push(start);
+            e.durations.push(d);
+            e.call_ids.push((row.event_offset as usize + i) as i64);
+            e.parent_ids.push(-1);
+            e.thread_ids.push(0);
+        }
+        profile.rows.push(row);
+    }
+    sp::write_profile(&profile, &path, Compression::None).expect("write");
+    let out = dir.join("random.html");
+    report(&[&path], &out, &[]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    let number = |key: &str| {
+        html.split(&format!("\"{key}\":"))
+            .nth(1)
+            .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no {key}"))
+    };
+    assert_eq!(number("calls"), 1_000_000);
+    assert!(number("calls_kept") < 1_000_000);
+    assert!(html.len() < 16 << 20, "{} bytes", html.len());
+    eprintln!(
+        "random.html: {} bytes, {} of 1M calls kept one by one",
+        html.len(),
+        number("calls_kept")
     );
     std::fs::remove_dir_all(&dir).ok();
 }
