@@ -301,7 +301,10 @@
       tl.calls_kept.toLocaleString('en-US') + ' of ' + tl.calls.toLocaleString('en-US') + ' calls kept individually.' })]);
     container.appendChild(hint);
     var div = el('div', { class: 'chart', id: 'timeline-chart' });
-    div.style.height = Math.min(760, Math.max(180, nTracks * 18 + 90)) + 'px';
+    // At most SHOWN tracks at once; more scroll with a slider on the right
+    // (only the tracks in view are drawn).
+    var SHOWN = 40, shown = Math.min(nTracks, SHOWN), rows = [0, shown - 1];
+    div.style.height = Math.max(180, shown * 18 + 90) + 'px';
     container.appendChild(div);
     var c = chart(div), span = tl.span, drawn = 0;
     function lowerBound(arr, from, to, x) {
@@ -320,19 +323,20 @@
       var px = (b - a) / Math.max(200, div.clientWidth - 150), L = 0;
       for (var l = 0; l < widths.length; l++) if (widths[l] >= px) L = l;
       var out = [];
-      for (var track = 0; track < nTracks; track++) {
+      for (var track = Math.max(0, rows[0]); track <= Math.min(nTracks - 1, rows[1]); track++) {
         if (L < levels.length) collect(levels[L], track, a, b, 1, out);
         for (var k = 0; k <= L && k < classes.length; k++) collect(classes[k], track, a, b, 0, out);
       }
       drawn = out.length;
       div.setAttribute('data-cells', drawn);
       div.setAttribute('data-level', L);
+      div.setAttribute('data-shown', Math.max(0, rows[0]) + '-' + Math.min(nTracks - 1, rows[1]));
       return out;
     }
     var view = [0, span], t0 = performance.now();
     c.setOption({
       animation: false,
-      grid: { left: 140, right: 24, top: 10, bottom: 60 },
+      grid: { left: 140, right: nTracks > SHOWN ? 30 : 24, top: 10, bottom: 60 },
       tooltip: { formatter: function (p) {
         var v = p.value, name = run.names[v[3]] || '?';
         if (v[6] === 0) return name + '<br>start +' + dur(v[0]) + '<br>duration ' + dur(v[1] - v[0]);
@@ -343,7 +347,9 @@
       yAxis: { type: 'category', data: labels, inverse: true, axisTick: { show: false },
         axisLabel: { interval: 0, width: 130, overflow: 'truncate' } },
       dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'none' },
-        { type: 'slider', xAxisIndex: 0, filterMode: 'none', height: 18, bottom: 12, labelFormatter: function (v) { return dur(v); } }],
+        { type: 'slider', xAxisIndex: 0, filterMode: 'none', height: 18, bottom: 12, labelFormatter: function (v) { return dur(v); } }]
+        .concat(nTracks > SHOWN ? [{ type: 'slider', yAxisIndex: 0, filterMode: 'none', width: 14, right: 4,
+          startValue: 0, endValue: SHOWN - 1, zoomLock: true, showDetail: false }] : []),
       series: [{
         type: 'custom', data: cellsIn(0, span), encode: { x: [0, 1], y: 2 }, progressive: 0,
         renderItem: function (params, api) {
@@ -360,9 +366,10 @@
     div.setAttribute('data-draw-ms', Math.round(performance.now() - t0));
     var pending = false;
     c.on('datazoom', function () {
-      var opt = c.getOption().dataZoom[0], a = opt.startValue, b = opt.endValue;
+      var zooms = c.getOption().dataZoom, opt = zooms[0], a = opt.startValue, b = opt.endValue;
       if (a == null || b == null) { a = span * opt.start / 100; b = span * opt.end / 100; }
       view = [a, b];
+      if (zooms[2]) rows = [zooms[2].startValue, zooms[2].endValue];
       if (pending) return;
       pending = true;
       requestAnimationFrame(function () {

@@ -324,6 +324,21 @@ fn reports_render_in_chromium() {
     assert_eq!(found.number("tree-table", "data-rows"), 2, "step > update");
     assert!(found.dom.contains("<tr data-node=\"") && found.dom.contains("class=\"match\""));
 
+    // 12 threads, about 70 tracks: 40 at a time, a slider for the rest.
+    let many = dir.join("many-threads.h5");
+    {
+        let _g = serial();
+        threaded_run(&many, 12, 120, Options::new());
+    }
+    report(&[&many], &page("many-threads"), &[]);
+    let r = render(&chromium, &page("many-threads"));
+    let tracks = r.number("timeline-chart", "data-tracks");
+    assert!(tracks > 40, "{tracks} tracks");
+    assert_eq!(
+        r.attr("timeline-chart", "data-shown").as_deref(),
+        Some("0-39")
+    );
+
     // Threads and async tasks: 8 concurrent tasks on each of two threads.
     let tasks = dir.join("threads-and-tasks.h5");
     {
