@@ -101,10 +101,15 @@ pub(crate) fn write_diff(
         )?;
     }
     if rows.len() > MAX_ROWS {
+        let hidden = &rows[MAX_ROWS..];
+        let regressions = hidden
+            .iter()
+            .filter(|(s, _)| *s == Status::Regression)
+            .count();
         writeln!(
             out,
-            "\n… {} more regions, none of them a regression past the threshold.",
-            rows.len() - MAX_ROWS
+            "\n… {} more regions ({regressions} of them regressions past the threshold).",
+            hidden.len()
         )?;
     }
     Ok(())
@@ -157,5 +162,22 @@ mod tests {
         assert!(lines[3].contains("`faster`"), "{text}");
         assert!(text.contains("threshold: ±5%"), "{text}");
         assert!(text.contains("1 regressions, 1 improvements, 1 new, 0 gone, 1 unchanged"));
+    }
+
+    #[test]
+    fn a_long_table_is_cut_and_says_what_it_left_out() {
+        let rows: Vec<DiffRow> = (0..70)
+            .map(|i| row(&format!("r{i}"), Some(100), Some(200 + i)))
+            .collect();
+        let mut out = Vec::new();
+        let files = (Path::new("a.h5"), Path::new("b.h5"));
+        write_diff(&mut out, files, &rows, Metric::Total, 5.0, None).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().filter(|l| l.starts_with("| 🔴")).count(), 60);
+        assert!(
+            text.contains("… 10 more regions (10 of them regressions"),
+            "{text}"
+        );
+        assert!(text.contains("| 🔴 | `r69` |"), "largest change first");
     }
 }
