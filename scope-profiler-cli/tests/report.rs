@@ -195,6 +195,61 @@ fn render_at(chromium: &Path, page: &Path, name: &str, hash: &str) -> Rendered {
     Rendered { name, dom }
 }
 
+/// A copy of `page` named `name`.html with `script` run once the report is
+/// ready: the test's own input, kept out of the report itself.
+fn with_script(page: &Path, name: &str, script: &str) -> PathBuf {
+    let html = std::fs::read_to_string(page).expect("read the page");
+    let out = page.with_file_name(format!("{name}.html"));
+    // The page's own closing tag is the last one (ECharts' source holds one).
+    let at = html.rfind("</body>").expect("</body>");
+    let page = format!(
+        "{}<script>\n{script}\n</script>\n{}",
+        &html[..at],
+        &html[at..]
+    );
+    std::fs::write(&out, page).expect("write");
+    out
+}
+
+/// Mouse input dispatched as the browser would (`MouseEvent`, `WheelEvent`
+/// on ECharts' canvases, a click on a table header); each outcome is an
+/// attribute of `<body>`.
+const INPUT_SCRIPT: &str = r#"
+(function () {
+  var body = document.body;
+  function at(el, x, y, type, extra) {
+    var r = el.getBoundingClientRect(), o = { bubbles: true, cancelable: true, clientX: r.left + x, clientY: r.top + y };
+    for (var k in extra || {}) o[k] = extra[k];
+    var ev = type === 'wheel' ? new WheelEvent(type, o) : new MouseEvent(type, o);
+    // Chromium's own wheel events carry the legacy wheelDelta, which
+    // zrender reads; a constructed one does not.
+    if (type === 'wheel') Object.defineProperty(ev, 'wheelDelta', { value: -o.deltaY * 2 });
+    el.dispatchEvent(ev);
+  }
+  // Flame graph: the rightmost frame at depth 1.
+  var fdiv = document.getElementById('flame-panel-chart'), fc = echarts.getInstanceByDom(fdiv);
+  var frames = fc.getOption().series[0].data.filter(function (d) { return d[2] === 1; });
+  frames.sort(function (a, b) { return b[0] - a[0]; });
+  var p = fc.convertToPixel({ seriesIndex: 0 }, [(frames[0][0] + frames[0][1]) / 2, 1.5]);
+  var canvas = fdiv.querySelector('canvas');
+  at(canvas, p[0], p[1], 'mousemove'); at(canvas, p[0], p[1], 'mousedown');
+  at(canvas, p[0], p[1], 'mouseup'); at(canvas, p[0], p[1], 'click');
+  body.setAttribute('data-clicked', fdiv.getAttribute('data-zoom') || 'nothing');
+  // Timeline: wheel up over the plot's middle.
+  var tdiv = document.getElementById('timeline-chart'), before = +tdiv.getAttribute('data-level');
+  var tcanvas = tdiv.querySelector('canvas'), tr = tcanvas.getBoundingClientRect();
+  for (var i = 0; i < 12; i++) at(tcanvas, tr.width / 2, 40, 'wheel', { deltaY: -300, deltaMode: 0 });
+  setTimeout(function () {
+    var after = +tdiv.getAttribute('data-level');
+    body.setAttribute('data-wheeled', after > before ? 'finer' : 'level ' + before + ' -> ' + after);
+  }, 500);
+  // Table: click the Calls header.
+  var th = document.querySelector('#tree-table th[data-key=calls]');
+  th.click();
+  body.setAttribute('data-sorted', th.className === 'sorted' ? 'calls' : 'not sorted');
+})();
+"#;
+
 /// Checks of a one-run page: the tree's rows, the flame graph, timeline
 /// and histogram canvases, the tracks and cells drawn.
 fn check_run_page(page: &Rendered, tree_rows: u64, tracks: u64) {
@@ -323,6 +378,19 @@ fn reports_render_in_chromium() {
     let found = render_at(&chromium, &page("one-run"), "one-run-search", "#search=upd");
     assert_eq!(found.number("tree-table", "data-rows"), 2, "step > update");
     assert!(found.dom.contains("<tr data-node=\"") && found.dom.contains("class=\"match\""));
+    // Real input through ECharts: a click on the rightmost frame of depth 1
+    // (update) zooms the flame graph to it; wheel turns over the timeline
+    // zoom it in; a click on a column header sorts the table by it.
+    let input = with_script(&page("one-run"), "one-run-input", INPUT_SCRIPT);
+    let r = render(&chromium, &input);
+    let body = r
+        .dom
+        .find("<body")
+        .map(|i| &r.dom[i..i + 400])
+        .unwrap_or("");
+    assert!(r.dom.contains("data-clicked=\"update\""), "{body}");
+    assert!(r.dom.contains("data-wheeled=\"finer\""), "{body}");
+    assert!(r.dom.contains("data-sorted=\"calls\""), "{body}");
 
     // 12 threads, about 70 tracks: 40 at a time, a slider for the rest.
     let many = dir.join("many-threads.h5");

@@ -379,6 +379,8 @@ fn level(
 /// The first level at which a call of `dur` ns is drawn individually
 /// (`widths.len()`: never).
 fn class_of(dur: f64, widths: &[f64]) -> usize {
+    // A call shorter than the clock's resolution (0 ns) is drawn as 1 ns.
+    let dur = dur.max(1.0);
     widths
         .iter()
         .position(|&w| dur >= w)
@@ -498,5 +500,9 @@ mod tests {
             "a small file goes down to its shortest call"
         );
         assert_eq!(classes.last().map(Cells::len), Some(2));
+        // A 0 ns call is drawn individually once buckets are under 1 ns.
+        let zero = [(0, 0, 0), (10, 1, 0)];
+        let (classes, _) = pyramid(&[track(&zero)], &widths, 0, 100_000);
+        assert_eq!(classes.iter().map(Cells::len).sum::<usize>(), 2);
     }
 }
