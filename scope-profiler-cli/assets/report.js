@@ -570,7 +570,9 @@
     var top = cmp.regions.filter(function (r) { return r.stats[order[0]]; })
       .sort(function (a, b) { return b.stats[order[0]][1] - a.stats[order[0]][1]; }).slice(0, 8);
     var series = [{ name: 'session', times: order.map(function (i) { return runs[i].session_ns; }) }];
-    top.forEach(function (r) { series.push({ name: r.name, times: order.map(function (i) { return r.stats[i] ? r.stats[i][1] : null; }) }); });
+    // A region's time per lane (total / the run's threads, or ranks): the
+    // wall time it takes when its work is spread over them.
+    top.forEach(function (r) { series.push({ name: r.name, times: order.map(function (i) { return r.stats[i] ? r.stats[i][1] / runs[i].lanes : null; }) }); });
     var xs = order.map(function (i) { return values[i]; });
     var grid = el('div', { class: 'charts3' });
     container.appendChild(grid);
@@ -581,15 +583,15 @@
       });
       if (extra) ser.push(extra);
       c.setOption({
-        animation: false, title: { text: title, textStyle: { fontSize: 13 } },
+        animation: false, title: { text: title, left: 'center', textStyle: { fontSize: 13 } },
         legend: { type: 'scroll', bottom: 0 }, tooltip: { trigger: 'axis' },
-        grid: { left: 64, right: 20, top: 36, bottom: 56 },
+        grid: { left: 64, right: 20, top: 56, bottom: 56 },
         xAxis: numeric ? { type: 'value', name: cmp.scaling_key, min: 'dataMin', max: 'dataMax' } : { type: 'category', data: xs.map(String) },
         yAxis: { type: yType || 'value', name: yName, axisLabel: yName === 'time' ? { formatter: function (v) { return dur(v); } } : {} },
         series: ser
       });
     }
-    lineChart('scaling-time', 'Time per region', 'time', function (s, k) { return s.times[k]; }, null, 'log');
+    lineChart('scaling-time', 'Time per region (per thread or rank) and session', 'time', function (s, k) { return s.times[k]; }, null, 'log');
     lineChart('scaling-speedup', 'Speedup against ' + cmp.scaling_key + ' = ' + xs[0], 'speedup',
       function (s, k) { return s.times[0] && s.times[k] ? s.times[0] / s.times[k] : null; },
       numeric ? { name: 'ideal', type: 'line', lineStyle: { type: 'dashed', color: '#999' }, itemStyle: { color: '#999' }, symbol: 'none',

@@ -92,7 +92,14 @@ pub(crate) fn compare_json(
     let mut runs = Vec::new();
     let mut per_run = Vec::new();
     for (path, reader) in files {
-        runs.push(run::run_json(path, reader, false)?);
+        let mut run = run::run_json(path, reader, false)?;
+        // The lanes the run's work is spread over: its threads (every
+        // rank's), or its ranks when the file has no thread table.
+        let lanes = (reader.threads().len() as u64)
+            .max(run::ranks(reader))
+            .max(1);
+        run["lanes"] = serde_json::json!(lanes);
+        runs.push(run);
         per_run.push(stats::region_stats(reader)?);
     }
     // Regions in the base's order, then those new in later runs.
