@@ -176,7 +176,9 @@ pub(crate) fn build(reader: &ProfileReader) -> Result<Timeline, Failure> {
         let mut depth_calls: Vec<Vec<Call>> = Vec::new();
         for &src in sources {
             let mut stack: Vec<i64> = Vec::new();
-            for c in &calls[src] {
+            // Taken, so each source lane is freed once its calls are placed:
+            // the peak is the calls plus the largest lane, not twice the calls.
+            for c in &std::mem::take(&mut calls[src]) {
                 while stack.last().is_some_and(|&end| end <= c.start) {
                     stack.pop();
                 }
