@@ -9,4 +9,4 @@ if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo not found: install Rust first (https://rustup.rs), then run this again." >&2
     exit 1
 fi
-exec "$(dirname "$0")/need-packages.sh" libhdf5-dev pkg-config python3-venv
+exec "$(dirname "$0")/need-packages.sh" libhdf5-dev pkg-config python3-venv chromium

@@ -3,9 +3,11 @@
 //!
 //! Commands: `inspect` (the call tree), `export` (Chrome trace, speedscope,
 //! folded stacks, flamegraph SVG, JSON statistics), `diff` and `check` (a
-//! CI regression budget). Exit codes: 0 success, 1 a `check` regression,
+//! CI regression budget; text, markdown or JSON), `report` (one HTML page). Exit codes: 0 success, 1 a `check` regression,
 //! 2 an unreadable input or any other error.
 
+mod markdown;
+mod report;
 mod stats;
 mod text;
 mod units;
@@ -38,6 +40,10 @@ enum Command {
     Diff(DiffArgs),
     /// Fail (exit code 1) when a region of NEW regressed past the budget.
     Check(CheckArgs),
+    /// Write one self-contained HTML page (no network needed to view it):
+    /// header, call tree, flame graph, timeline, duration histograms; with
+    /// several files, what changed and scaling charts.
+    Report(report::ReportArgs),
 }
 
 /// Ordering of the regions.
@@ -144,6 +150,17 @@ pub(crate) enum Metric {
     Mean,
 }
 
+/// Output of `diff` and `check`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum Format {
+    /// A table for the terminal.
+    Text,
+    /// A Markdown table for a pull-request comment, regressions first.
+    Markdown,
+    /// JSON: one object per region (and, for check, the verdict).
+    Json,
+}
+
 #[derive(clap::Args, Debug)]
 struct DiffArgs {
     /// Baseline profile.
@@ -155,8 +172,15 @@ struct DiffArgs {
     /// Statistic to order by.
     #[arg(long, value_enum, default_value_t = Metric::Total)]
     metric: Metric,
-    /// Print JSON instead of text.
-    #[arg(long)]
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Change in percent past which a region counts as a regression (or,
+    /// downwards, an improvement) in the markdown and JSON output.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    threshold: f64,
+    /// Same as `--format json`.
+    #[arg(long, hide = true, conflicts_with = "format")]
     json: bool,
 }
 
@@ -177,6 +201,9 @@ struct CheckArgs {
     /// Statistic to compare.
     #[arg(long, value_enum, default_value_t = Metric::Total)]
     metric: Metric,
+    /// Output format (the exit code is the same in every format).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
 }
 
 /// An error for the user: the message, exit code 2.
@@ -206,42 +233,101 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Inspect(args) => inspect(args).map(|()| ExitCode::SUCCESS),
         Command::Export(args) => export_cmd(args).map(|()| ExitCode::SUCCESS),
-        Command::Diff(args) => {
-            let (base, new) = (open(&args.base)?, open(&args.new)?);
-            let rows = stats::diff(&stats::region_stats(&base)?, &stats::region_stats(&new)?);
-            let mut out = std::io::stdout().lock();
-            if args.json {
-                let json = stats::diff_json(&rows);
-                writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
-            } else {
-                text::print_diff(&mut out, &args.base, &args.new, &rows, args.metric)?;
-            }
-            Ok(ExitCode::SUCCESS)
+        Command::Report(args) => report::report(&args).map(|()| ExitCode::SUCCESS),
+        Command::Diff(args) => diff_cmd(args).map(|()| ExitCode::SUCCESS),
+        Command::Check(args) => check_cmd(args),
+    }
+}
+
+fn diff_cmd(args: DiffArgs) -> Result<(), Failure> {
+    let (base, new) = (open(&args.base)?, open(&args.new)?);
+    let rows = stats::diff(&stats::region_stats(&base)?, &stats::region_stats(&new)?);
+    let mut out = std::io::stdout().lock();
+    let format = if args.json { Format::Json } else { args.format };
+    match format {
+        Format::Json => {
+            let json = stats::diff_json(&rows, args.metric, args.threshold);
+            writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
         }
-        Command::Check(args) => {
-            let (base, new) = (open(&args.base)?, open(&args.new)?);
-            let rows = stats::diff(&stats::region_stats(&base)?, &stats::region_stats(&new)?);
-            let failures = stats::check(&rows, args.metric, args.max_regression, args.fail_on_new);
-            let mut out = std::io::stdout().lock();
+        Format::Markdown => markdown::write_diff(
+            &mut out,
+            (&args.base, &args.new),
+            &rows,
+            args.metric,
+            args.threshold,
+            None,
+        )?,
+        Format::Text => text::print_diff(&mut out, &args.base, &args.new, &rows, args.metric)?,
+    }
+    Ok(())
+}
+
+fn check_cmd(args: CheckArgs) -> Result<ExitCode, Failure> {
+    let (base, new) = (open(&args.base)?, open(&args.new)?);
+    let rows = stats::diff(&stats::region_stats(&base)?, &stats::region_stats(&new)?);
+    let failures = stats::check(&rows, args.metric, args.max_regression, args.fail_on_new);
+    let pass = failures.is_empty();
+    let code = if pass {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    let mut out = std::io::stdout().lock();
+    let budget = format!(
+        "+{}% ({})",
+        args.max_regression,
+        stats::metric_name(args.metric)
+    );
+    match args.format {
+        Format::Json => {
+            let json = serde_json::json!({
+                "base": args.base.display().to_string(),
+                "new": args.new.display().to_string(),
+                "metric": stats::metric_name(args.metric),
+                "max_regression_pct": args.max_regression,
+                "fail_on_new": args.fail_on_new,
+                "pass": pass,
+                "violations": failures,
+                "regions": stats::diff_json(&rows, args.metric, args.max_regression),
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        }
+        Format::Markdown => {
+            let verdict = if pass {
+                format!("### ✅ Regression check: PASS (budget {budget})")
+            } else {
+                format!(
+                    "### ❌ Regression check: FAIL (budget {budget})\n\nOver budget: {}",
+                    failures
+                        .iter()
+                        .map(|f| format!("`{}`", f.replace('`', "'")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            markdown::write_diff(
+                &mut out,
+                (&args.base, &args.new),
+                &rows,
+                args.metric,
+                args.max_regression,
+                Some(&verdict),
+            )?;
+        }
+        Format::Text => {
             writeln!(out, "Baseline: {}", args.base.display())?;
             writeln!(out, "Candidate: {}", args.new.display())?;
-            writeln!(
-                out,
-                "Regression budget: +{}% ({})",
-                args.max_regression,
-                stats::metric_name(args.metric)
-            )?;
+            writeln!(out, "Regression budget: {budget}")?;
             text::print_diff(&mut out, &args.base, &args.new, &rows, args.metric)?;
-            if failures.is_empty() {
+            if pass {
                 writeln!(out, "Regression check: PASS")?;
-                Ok(ExitCode::SUCCESS)
             } else {
                 writeln!(out, "Regression check: FAIL")?;
                 writeln!(out, "Budget violations: {}", failures.join(", "))?;
-                Ok(ExitCode::from(1))
             }
         }
     }
+    Ok(code)
 }
 
 /// Opens a profile; the error names the file and what is wrong.

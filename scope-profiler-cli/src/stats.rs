@@ -427,7 +427,43 @@ pub(crate) fn check(
         .collect()
 }
 
-pub(crate) fn diff_json(rows: &[DiffRow]) -> Value {
+/// What happened to a region between the two files, `threshold` in percent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Status {
+    Regression,
+    New,
+    Improvement,
+    Gone,
+    Unchanged,
+}
+
+impl Status {
+    pub(crate) fn of(row: &DiffRow, metric: Metric, threshold: f64) -> Status {
+        match (&row.base, &row.new) {
+            (None, _) => Status::New,
+            (_, None) => Status::Gone,
+            _ => match change_pct(row, metric) {
+                Some(p) if p > threshold => Status::Regression,
+                Some(p) if p < -threshold => Status::Improvement,
+                _ => Status::Unchanged,
+            },
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Status::Regression => "regression",
+            Status::New => "new",
+            Status::Improvement => "improvement",
+            Status::Gone => "gone",
+            Status::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// The diff as JSON, one object per region; `status` says what `threshold`
+/// (percent of `metric`) makes of its change.
+pub(crate) fn diff_json(rows: &[DiffRow], metric: Metric, threshold: f64) -> Value {
     let stat = |s: &Option<Stat>| match s {
         Some(s) => {
             json!({"calls": s.calls, "total_ns": s.total, "own_ns": s.own, "mean_ns": s.mean})
@@ -444,6 +480,7 @@ pub(crate) fn diff_json(rows: &[DiffRow]) -> Value {
                     "total_pct": change_pct(r, Metric::Total),
                     "own_pct": change_pct(r, Metric::Own),
                     "mean_pct": change_pct(r, Metric::Mean),
+                    "status": Status::of(r, metric, threshold).name(),
                 })
             })
             .collect(),

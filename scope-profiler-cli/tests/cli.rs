@@ -78,6 +78,7 @@ fn every_command_has_help() {
         &["export", "--help"],
         &["diff", "--help"],
         &["check", "--help"],
+        &["report", "--help"],
     ] {
         let out = ok(args);
         assert!(out.contains("Usage"), "{args:?}: {out}");
@@ -693,4 +694,101 @@ fn json_profiles_inspect_export_and_diff_as_the_hdf5_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.json") && err.contains("at byte"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 28: `diff` and `check` print text, Markdown (a PR comment's table,
+/// regressions first, with the threshold) or JSON; the exit code of
+/// `check` is the same in every format.
+#[test]
+fn diff_and_check_print_text_markdown_and_json() {
+    let dir = temp_dir("cli-formats");
+    let (base, new) = (dir.join("base.h5"), dir.join("new.h5"));
+    synthetic(
+        &base,
+        &[("solve", 100_000), ("io", 50_000), ("setup", 40_000)],
+    );
+    synthetic(
+        &new,
+        &[
+            ("solve", 120_000),
+            ("io", 50_000),
+            ("setup", 20_000),
+            ("extra", 1_000),
+        ],
+    );
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    // Markdown: the summary, the threshold, a table whose first row is the regression.
+    let md = ok(&["diff", b, n, "--format", "markdown", "--threshold", "10"]);
+    assert!(md.contains("threshold: ±10%"), "{md}");
+    assert!(
+        md.contains("1 regressions, 1 improvements, 1 new, 0 gone, 1 unchanged"),
+        "{md}"
+    );
+    let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert!(
+        table[0].contains("| region |") && table[1].starts_with("|---"),
+        "{md}"
+    );
+    assert!(
+        table[2].contains("`solve`") && table[2].contains("+20.0%"),
+        "{md}"
+    );
+    assert!(table[3].contains("`extra`"), "new regions next: {md}");
+    assert!(
+        table[4].contains("`setup`") && table[4].contains("-50.0%"),
+        "{md}"
+    );
+    assert_eq!(table.len(), 2 + 4);
+    // JSON: the old array, with each region's status.
+    let json: Value = serde_json::from_str(&ok(&["diff", b, n, "--format", "json"])).unwrap();
+    let status: BTreeMap<&str, &str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(status["solve"], "regression");
+    assert_eq!(status["setup"], "improvement");
+    assert_eq!(status["io"], "unchanged");
+    assert_eq!(status["extra"], "new");
+    let legacy: Value = serde_json::from_str(&ok(&["diff", b, n, "--json"])).unwrap();
+    assert_eq!(legacy, json);
+    assert!(ok(&["diff", b, n, "--format", "text"]).contains("base: "));
+    // check: same verdict and exit code in every format.
+    for format in ["text", "markdown", "json"] {
+        let out = run(&["check", b, n, "--max-regression", "10", "--format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        match format {
+            "markdown" => {
+                assert!(
+                    text.starts_with("### ❌ Regression check: FAIL (budget +10% (total))"),
+                    "{text}"
+                );
+                assert!(text.contains("Over budget: `solve`"), "{text}");
+                assert!(text.contains("threshold: ±10%"), "{text}");
+            }
+            "json" => {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(v["pass"], false);
+                assert_eq!(v["violations"], serde_json::json!(["solve"]));
+                assert_eq!(v["max_regression_pct"], 10.0);
+                assert_eq!(v["regions"].as_array().unwrap().len(), 4);
+            }
+            _ => assert!(text.contains("Regression check: FAIL"), "{text}"),
+        }
+        let pass = run(&["check", b, n, "--max-regression", "25", "--format", format]);
+        assert_eq!(pass.status.code(), Some(0), "{format}");
+    }
+    let md = ok(&[
+        "check",
+        b,
+        n,
+        "--max-regression",
+        "25",
+        "--format",
+        "markdown",
+    ]);
+    assert!(md.starts_with("### ✅ Regression check: PASS"), "{md}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -1,0 +1,249 @@
+//! The data of one run for the page: header, call tree (as columns, in
+//! pre-order), per-region histograms, captured sources and the timeline.
+
+use std::path::Path;
+
+use scope_profiler::export::{self, Grouping};
+use scope_profiler::{MetaValue, ProfileReader};
+use serde_json::{Map, Value, json};
+
+use super::encode;
+use super::timeline::{self, Timeline};
+use crate::Failure;
+use crate::stats;
+
+/// Every metadata value as JSON (integers and strings).
+pub(crate) fn metadata_json(reader: &ProfileReader) -> Map<String, Value> {
+    reader
+        .metadata()
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                MetaValue::Int(i) => json!(i),
+                MetaValue::Str(s) => json!(s),
+                _ => Value::Null,
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+/// A metadata value by key.
+pub(crate) fn meta<'r>(reader: &'r ProfileReader, key: &str) -> Option<&'r MetaValue> {
+    reader
+        .metadata()
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+}
+
+/// Number of MPI ranks: `mpi_size`, else the distinct ranks of the rows.
+pub(crate) fn ranks(reader: &ProfileReader) -> u64 {
+    if let Some(MetaValue::Int(n)) = meta(reader, "mpi_size") {
+        return (*n).max(1) as u64;
+    }
+    let mut ranks: Vec<u32> = reader.rows().iter().map(|r| r.rank).collect();
+    ranks.extend(reader.aggregates().iter().map(|r| r.rank));
+    ranks.sort_unstable();
+    ranks.dedup();
+    ranks.len().max(1) as u64
+}
+
+/// The run's label: `label` metadata, else the file stem.
+pub(crate) fn label(path: &Path, reader: &ProfileReader) -> String {
+    match meta(reader, "label") {
+        Some(MetaValue::Str(s)) if !s.is_empty() => s.clone(),
+        _ => path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+    }
+}
+
+/// Call tree columns in pre-order: `parent` is the index of the enclosing
+/// node (-1 at the top).
+#[derive(Default)]
+struct TreeColumns {
+    parent: Vec<i64>,
+    region: Vec<u32>,
+    calls: Vec<f64>,
+    total: Vec<f64>,
+    own: Vec<f64>,
+    min: Vec<f64>,
+    max: Vec<f64>,
+    p50: Vec<f64>,
+    p95: Vec<f64>,
+    p99: Vec<f64>,
+}
+
+impl TreeColumns {
+    fn json(&self) -> Value {
+        json!({
+            "parent": self.parent, "region": self.region, "calls": self.calls,
+            "total": self.total, "own": self.own, "min": self.min, "max": self.max,
+            "p50": self.p50, "p95": self.p95, "p99": self.p99,
+        })
+    }
+}
+
+/// The call tree of every lane together, with quantiles; for an aggregate
+/// file, its regions (no quantiles: -1).
+fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
+    let mut cols = TreeColumns::default();
+    if reader.is_aggregate() {
+        let ft = stats::file_tree(reader, Grouping::All)?;
+        for (_, nodes) in &ft.groups {
+            for n in nodes {
+                let id = reader.region_names().iter().position(|r| *r == n.name);
+                cols.parent.push(-1);
+                cols.region.push(id.unwrap_or(0) as u32);
+                cols.calls.push(n.stat.calls as f64);
+                cols.total.push(n.stat.total as f64);
+                cols.own.push(n.stat.own as f64);
+                cols.min.push(n.stat.min as f64);
+                cols.max.push(n.stat.max as f64);
+                cols.p50.push(-1.0);
+                cols.p95.push(-1.0);
+                cols.p99.push(-1.0);
+            }
+        }
+        return Ok((cols, ft.session_ns));
+    }
+    let tree = export::call_tree(reader, Grouping::All)
+        .map_err(|e| Failure(format!("{}: {e}", reader.path().display())))?;
+    let mut stack: Vec<(usize, i64)> = Vec::new();
+    for (root, _) in tree.roots.iter().rev() {
+        for &c in tree.nodes[*root].children.iter().rev() {
+            stack.push((c, -1));
+        }
+    }
+    while let Some((node, parent)) = stack.pop() {
+        let n = &tree.nodes[node];
+        let me = cols.parent.len() as i64;
+        cols.parent.push(parent);
+        cols.region.push(n.region.unwrap_or(0));
+        cols.calls.push(n.num_calls as f64);
+        cols.total.push(n.total as f64);
+        cols.own.push(n.exclusive as f64);
+        cols.min.push(n.minimum as f64);
+        cols.max.push(n.maximum as f64);
+        cols.p50.push(n.quantile(0.5) as f64);
+        cols.p95.push(n.quantile(0.95) as f64);
+        cols.p99.push(n.quantile(0.99) as f64);
+        for &c in n.children.iter().rev() {
+            stack.push((c, me));
+        }
+    }
+    Ok((cols, tree.last_end.saturating_sub(tree.first_start)))
+}
+
+/// Captured source text per region: `[name, file, line, text]`.
+fn sources(reader: &ProfileReader) -> Vec<Value> {
+    let names = reader.region_names();
+    let mut seen = vec![false; names.len()];
+    let mut out = Vec::new();
+    for row in reader.rows() {
+        let id = row.region_id as usize;
+        if row.source_text.is_empty() || seen.get(id).copied().unwrap_or(true) {
+            continue;
+        }
+        seen[id] = true;
+        out.push(json!([
+            names[id],
+            row.source_file,
+            row.source_line,
+            row.source_text
+        ]));
+    }
+    out
+}
+
+fn cells_json(c: &timeline::Cells) -> Value {
+    json!({
+        "offsets": encode::u32s(&c.offsets),
+        "start": encode::f64s(&c.start),
+        "dur": encode::f32s(&c.dur),
+        "region": encode::u32s(&c.region),
+        "count": encode::u32s(&c.count),
+        "busy": encode::u8s(&c.busy),
+    })
+}
+
+fn timeline_json(tl: &Timeline) -> Value {
+    json!({
+        "t0": tl.t0,
+        "span": tl.span,
+        "lanes": tl.lanes.iter().map(|l| json!({"label": l.label, "depths": l.depths})).collect::<Vec<_>>(),
+        "widths": tl.widths,
+        "levels": tl.levels.iter().map(cells_json).collect::<Vec<_>>(),
+        "classes": tl.classes.iter().map(cells_json).collect::<Vec<_>>(),
+        "calls": tl.calls,
+        "calls_kept": tl.calls_kept,
+    })
+}
+
+/// Histograms as `[region, first bin, counts...]`, only the bins from the
+/// first to the last non-empty one.
+fn histograms_json(tl: &Timeline) -> Vec<Value> {
+    tl.histograms
+        .iter()
+        .enumerate()
+        .filter_map(|(region, h)| {
+            let first = h.iter().position(|&c| c > 0)?;
+            let last = h.iter().rposition(|&c| c > 0)?;
+            Some(json!([region, first, &h[first..=last]]))
+        })
+        .collect()
+}
+
+/// Everything the page shows of one run; without `timeline`, no timeline
+/// and no histograms (the runs of a comparison), and no pass over the
+/// events when the file stores its call paths.
+pub(crate) fn run_json(
+    path: &Path,
+    reader: &ProfileReader,
+    timeline: bool,
+) -> Result<Value, Failure> {
+    let (tree, session_ns) = tree(reader)?;
+    let tl = if timeline {
+        timeline::build(reader)?
+    } else {
+        Timeline::default()
+    };
+    let mut notes = stats::recording_notes(reader);
+    if tl.calls > tl.calls_kept && tl.calls > 0 {
+        let finest = tl.widths.last().copied().unwrap_or(0.0);
+        notes.push(format!(
+            "timeline: {} of {} calls drawn one by one; shorter calls than {} are drawn as \
+             buckets of that width (region with the most time, count, fill)",
+            tl.calls_kept,
+            tl.calls,
+            crate::units::duration(finest)
+        ));
+    }
+    let text = |key: &str| match meta(reader, key) {
+        Some(MetaValue::Str(s)) => Value::from(s.clone()),
+        Some(MetaValue::Int(i)) => Value::from(*i),
+        _ => Value::Null,
+    };
+    Ok(json!({
+        "file": path.display().to_string(),
+        "label": label(path, reader),
+        "date": text("timestamp"),
+        "host": text("hostname"),
+        "schema": reader.schema(),
+        "aggregate": reader.is_aggregate(),
+        "events": reader.event_count(),
+        "session_ns": session_ns,
+        "threads": reader.threads().len(),
+        "tasks": reader.tasks().len(),
+        "ranks": ranks(reader),
+        "notes": notes,
+        "metadata": metadata_json(reader),
+        "names": reader.region_names(),
+        "tree": tree.json(),
+        "bins_per_octave": timeline::BINS_PER_OCTAVE,
+        "histograms": histograms_json(&tl),
+        "sources": sources(reader),
+        "timeline": timeline_json(&tl),
+    }))
+}
