@@ -266,9 +266,11 @@ impl Store {
     /// A recycled chunk of `records` records or a new one, counted; waits
     /// for room (`reserve`) only if `wait`.
     fn chunk(&self, records: usize, wait: bool) -> Option<Arc<Chunk>> {
-        if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) || self.dropping() {
+        if self.epoch != fork_epoch() || self.closed.load(Ordering::Relaxed) {
             return None;
         }
+        // A kept chunk first: it is counted already, so it adds no memory
+        // even when calls past the limit are being dropped.
         let recycled = self.take_free(records);
         if let Some(chunk) = recycled {
             // Still counted in `in_memory`. The writer spills the chunk this
@@ -280,6 +282,9 @@ impl Store {
                 self.wake_writer.notify_one();
             }
             return Some(Arc::new(chunk));
+        }
+        if self.dropping() {
+            return None;
         }
         let bytes = records * RECORD_BYTES;
         if wait {
@@ -301,6 +306,14 @@ impl Store {
         }
         self.chunks_made.fetch_add(1, Ordering::Relaxed);
         Some(Arc::new(Chunk::new(records)))
+    }
+
+    /// Whether a kept chunk of `bytes` bytes is there to take: kept chunks
+    /// count against the limit, so one waiting for room takes it instead.
+    fn has_free(&self, bytes: usize) -> bool {
+        lock(&self.free)
+            .iter()
+            .any(|c| c.capacity() * RECORD_BYTES == bytes)
     }
 
     /// A kept chunk of `records` records, if there is one.
@@ -359,7 +372,12 @@ impl Store {
                 && control.worker.is_some()
                 && !control.shutdown
                 && self.stopped.get().is_none()
+                && !self.has_free(bytes)
             {
+                // Asked again each time: a chunk may have become spillable
+                // after the writer last looked (it then sleeps until asked).
+                control.requested = true;
+                self.wake_writer.notify_one();
                 let (c, timeout) = self
                     .space_freed
                     .wait_timeout(control, Duration::from_millis(50))

@@ -654,11 +654,15 @@ mod tests {
     use super::*;
     use crate::options::Compression;
 
+    /// One session at a time among this crate's unit tests.
+    pub(super) static ONE_SESSION: Mutex<()> = Mutex::new(());
+
     /// Chunks are reused, not remapped (issue 25): a session that spills
     /// many times its memory limit makes no new chunk once a limit's worth
     /// circulates between the recording thread and the spill writer.
     #[test]
     fn a_long_spilling_session_reuses_its_chunks() {
+        let _one = lock(&ONE_SESSION);
         let dir = std::env::temp_dir().join(format!("sp-chunk-reuse-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         const LIMIT: usize = 2 << 20;
@@ -693,6 +697,62 @@ mod tests {
         assert!(
             made <= 64 + 8,
             "{made} chunks made for {without_reuse} chunks' worth of calls"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod spill_tests {
+    use super::*;
+    use crate::options::Compression;
+    use tests::ONE_SESSION;
+
+    /// Threads that wait for room while the spill writer keeps the chunks
+    /// it emptied (counted against the limit) take those chunks: four
+    /// threads recording many times a small limit finish, every call kept.
+    /// (A waiting thread once slept while the writer had nothing left to
+    /// do: 200M calls on 4 threads under 64 MiB never ended.)
+    #[test]
+    fn threads_waiting_for_room_take_the_chunks_the_writer_keeps() {
+        let _one = lock(&ONE_SESSION);
+        let dir = std::env::temp_dir().join(format!("sp-wait-room-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let path = dir.join("wait.h5");
+        let worker = std::thread::spawn(move || {
+            let run = crate::setup(
+                Options::new()
+                    .file_path(&path)
+                    .memory_limit(1 << 20)
+                    .compression(Compression::None)
+                    .verbose(false),
+            )
+            .unwrap();
+            std::thread::scope(|s| {
+                for t in 0..4 {
+                    s.spawn(move || {
+                        let outer = crate::region(["a", "b", "c", "d"][t]);
+                        let inner = crate::region("inner");
+                        for _ in 0..250_000 {
+                            let _o = outer.enter();
+                            let _i = inner.enter();
+                        }
+                    });
+                }
+            });
+            let results = run.finalize().unwrap();
+            let _ = done.send(results);
+        });
+        let results = finished
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .expect("4 threads recording 2M calls under 1 MiB did not finish in 300 s");
+        worker.join().unwrap();
+        assert!(results.health().spilled_bytes > 0, "the session spilled");
+        assert!(results.health().dropped.is_empty());
+        assert_eq!(
+            results.statistics_of("inner").unwrap().num_calls(),
+            1_000_000
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
