@@ -373,6 +373,8 @@ fn two_hundred_million_calls_under_a_64_mib_limit() {
     record(THREADS, iterations);
     let recorded = t0.elapsed();
     let rss_recorded = proc_status("VmRSS");
+    let store = &scope_profiler_core::active::active_session().unwrap().store;
+    let (chunks_made, max_chunk) = (store.chunks_made(), store.max_chunk() as u64);
     let t1 = Instant::now();
     let results = sp::finalize().unwrap();
     let finalized = t1.elapsed();
@@ -397,6 +399,16 @@ fn two_hundred_million_calls_under_a_64_mib_limit() {
         "a scratch file was left behind"
     );
 
+    // Chunks are reused, not remapped (issue 25): a limit's worth (chunks
+    // are at most 1/64 of it) and each thread's first, smaller ones.
+    println!(
+        "{chunks_made} chunks made for {} chunks' worth of calls",
+        calls / max_chunk
+    );
+    assert!(
+        chunks_made <= 64 + 16 * THREADS as u64,
+        "{chunks_made} chunks made"
+    );
     check_big_file(&path, THREADS, iterations);
     if let Some(python) = made_reader_python(env!("CARGO_TARGET_TMPDIR")) {
         let t = Instant::now();
