@@ -292,7 +292,14 @@ pub struct ReadmeDoctests;
 /// Caps this process's address space at `bytes` (RLIMIT_AS, Linux), so that
 /// an allocation past it fails (an abort for Rust, an error for C) instead
 /// of eating the machine's memory: the hostile-input tests run their
-/// readers under it.
+/// readers under it. Call it in a child process (the limit is the whole
+/// process's).
+///
+/// ```no_run
+/// integration_tests::limit_address_space(2 << 30).expect("RLIMIT_AS");
+/// let too_much: Result<Vec<u8>, _> = Vec::try_with_capacity(4 << 30);
+/// assert!(too_much.is_err());
+/// ```
 pub fn limit_address_space(bytes: u64) -> Result<(), String> {
     #[cfg(target_os = "linux")]
     {

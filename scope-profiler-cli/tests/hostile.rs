@@ -48,6 +48,9 @@ impl Rng {
     }
 }
 
+/// A file's bytes and what it is.
+type Named = (String, Vec<u8>);
+
 /// A small profile of ours: three nested regions on two threads, one call
 /// with an odd name, tags and metadata.
 fn our_profile() -> Profile {
@@ -86,7 +89,7 @@ fn our_profile() -> Profile {
 /// The files mutated (ours, plain and compressed; the reference files; the
 /// corpus's profiles) and the rest of the corpus, read as it is. Each as
 /// (name, bytes).
-fn seeds(dir: &Path) -> (Vec<(String, Vec<u8>)>, Vec<(String, Vec<u8>)>) {
+fn seeds(dir: &Path) -> (Vec<Named>, Vec<Named>) {
     let mut seeds = Vec::new();
     for (name, compression) in [
         ("ours.h5", Compression::None),
@@ -225,8 +228,8 @@ fn mutate(seed: &[u8], n: u64, fields: &[Vec<usize>; 2]) -> Vec<u8> {
 /// The inputs: every seed and corpus file as is, then `count` mutations
 /// of the seeds in turn.
 struct Inputs {
-    seeds: Vec<(String, Vec<u8>)>,
-    replay: Vec<(String, Vec<u8>)>,
+    seeds: Vec<Named>,
+    replay: Vec<Named>,
     fields: Vec<[Vec<usize>; 2]>,
     seed: u64,
     count: usize,
