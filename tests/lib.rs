@@ -288,3 +288,39 @@ pub fn describe_options(options: &Options) -> String {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// Caps this process's address space at `bytes` (RLIMIT_AS, Linux), so that
+/// an allocation past it fails (an abort for Rust, an error for C) instead
+/// of eating the machine's memory: the hostile-input tests run their
+/// readers under it. Call it in a child process (the limit is the whole
+/// process's).
+///
+/// ```no_run
+/// integration_tests::limit_address_space(2 << 30).expect("RLIMIT_AS");
+/// let too_much: Result<Vec<u8>, _> = Vec::try_with_capacity(4 << 30);
+/// assert!(too_much.is_err());
+/// ```
+pub fn limit_address_space(bytes: u64) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct we pass.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 {
+            return Err(format!("getrlimit: {}", std::io::Error::last_os_error()));
+        }
+        limit.rlim_cur = (bytes as libc::rlim_t).min(limit.rlim_max);
+        // SAFETY: setrlimit reads the struct we pass.
+        if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } != 0 {
+            return Err(format!("setrlimit: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = bytes;
+        Err("no RLIMIT_AS here".into())
+    }
+}

@@ -6,6 +6,7 @@
 //! CI regression budget; text, markdown or JSON), `report` (one HTML page). Exit codes: 0 success, 1 a `check` regression,
 //! 2 an unreadable input or any other error.
 
+mod isolate;
 mod markdown;
 mod report;
 mod stats;
@@ -217,6 +218,10 @@ impl<E: std::fmt::Display> From<E> for Failure {
 }
 
 fn main() -> ExitCode {
+    // Files are read in a watched child process (see isolate.rs).
+    if let Some(code) = isolate::supervise() {
+        return code;
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -335,7 +340,7 @@ pub(crate) fn open(path: &Path) -> Result<ProfileReader, Failure> {
     if let Err(e) = std::fs::metadata(path) {
         return Err(Failure(format!("cannot read {}: {e}", path.display())));
     }
-    ProfileReader::open(path).map_err(|e| {
+    isolate::opening(path, || ProfileReader::open(path)).map_err(|e| {
         Failure(format!(
             "{} is not a readable scope-profiler profile ({e})",
             path.display()

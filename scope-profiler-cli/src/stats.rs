@@ -70,9 +70,10 @@ pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<Fi
             if s.calls == 0 {
                 (s.min, s.max) = (row.minimum, row.maximum);
             }
-            s.calls += row.num_calls;
-            s.total += row.total;
-            s.own += row.exclusive;
+            // A file's values may be anything: sums wrap, never panic.
+            s.calls = s.calls.wrapping_add(row.num_calls);
+            s.total = s.total.wrapping_add(row.total);
+            s.own = s.own.wrapping_add(row.exclusive);
             s.min = s.min.min(row.minimum);
             s.max = s.max.max(row.maximum);
         }
@@ -317,9 +318,9 @@ pub(crate) fn region_stats(reader: &ProfileReader) -> Result<Vec<(String, Stat)>
     let mut add = |id: u32, calls: u64, total: i64, own: i64| {
         if let Some(slot) = stats.get_mut(id as usize) {
             let s = slot.get_or_insert_with(Stat::default);
-            s.calls += calls;
-            s.total += total;
-            s.own += own;
+            s.calls = s.calls.wrapping_add(calls);
+            s.total = s.total.wrapping_add(total);
+            s.own = s.own.wrapping_add(own);
         }
     };
     if reader.is_aggregate() {

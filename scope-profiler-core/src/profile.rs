@@ -139,12 +139,12 @@ impl StatsAccumulator {
                 maximum: duration,
                 first: duration,
                 start_minimum: start,
-                end_maximum: start + duration,
+                end_maximum: start.saturating_add(duration),
                 ..SummaryStatistics::default()
             };
         }
-        self.n += 1;
-        self.sum += duration as i128;
+        self.n = self.n.saturating_add(1);
+        self.sum = self.sum.saturating_add(duration as i128);
         self.sum_sq = self
             .sum_sq
             .saturating_add((duration as i128) * (duration as i128));
@@ -152,7 +152,8 @@ impl StatsAccumulator {
         s.maximum = s.maximum.max(duration);
         s.last = duration;
         s.start_minimum = s.start_minimum.min(start);
-        s.end_maximum = s.end_maximum.max(start + duration);
+        // Saturating: a file's values may be anything.
+        s.end_maximum = s.end_maximum.max(start.saturating_add(duration));
     }
 
     pub fn finish(self) -> SummaryStatistics {
@@ -632,4 +633,18 @@ pub struct ReadIndex {
     pub tasks: Vec<TaskInfo>,
     pub event_count: u64,
     pub call_paths: Option<Vec<CallPath>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_of_a_files_extreme_values_saturate_rather_than_overflow() {
+        // A file's starts and durations may be anything: `start + duration`
+        // overflowed (a panic in debug builds) for a start near i64::MAX.
+        let s = SummaryStatistics::from_calls(&[(i64::MAX - 1, 10), (i64::MIN, -5), (0, i64::MAX)]);
+        assert_eq!(s.end_maximum, i64::MAX);
+        assert_eq!(s.minimum, -5);
+    }
 }

@@ -379,8 +379,17 @@ impl ChunkReader {
                 state.shuffled.resize(self.chunk * 8, 0);
                 let d = &mut state.decompressor;
                 d.reset(true);
+                // The output holds the chunk and nothing more: a stream
+                // that would inflate past it (a deflate bomb) stops there.
                 match d.decompress(&state.raw, &mut state.shuffled, FlushDecompress::Finish) {
                     Ok(Status::StreamEnd) if d.total_out() == self.chunk as u64 * 8 => {}
+                    Ok(_) if d.total_out() == self.chunk as u64 * 8 => {
+                        return Err(format!(
+                            "the chunk at element {first} inflates past its {} bytes",
+                            self.chunk * 8
+                        )
+                        .into());
+                    }
                     _ => return Ok(false),
                 }
                 unshuffle(&state.shuffled, &mut state.values);

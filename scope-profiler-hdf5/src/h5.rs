@@ -29,17 +29,18 @@ use hdf5_sys::h5a::{
 };
 use hdf5_sys::h5d::{
     H5D_alloc_time_t, H5D_fill_time_t, H5D_layout_t, H5Dclose, H5Dcreate2, H5Dget_create_plist,
-    H5Dget_offset, H5Dget_space, H5Dget_type, H5Dopen2, H5Dread, H5Dwrite, H5Dwrite_chunk,
+    H5Dget_offset, H5Dget_space, H5Dget_storage_size, H5Dget_type, H5Dopen2, H5Dread, H5Dwrite,
+    H5Dwrite_chunk,
 };
 use hdf5_sys::h5e::{
     H5E_DEFAULT, H5E_direction_t, H5E_error2_t, H5Eclear2, H5Eset_auto2, H5Ewalk2,
 };
 use hdf5_sys::h5f::{
-    H5F_ACC_RDONLY, H5F_ACC_TRUNC, H5F_scope_t, H5Fclose, H5Fcreate, H5Fflush, H5Fget_vfd_handle,
-    H5Fopen,
+    H5F_ACC_RDONLY, H5F_ACC_TRUNC, H5F_scope_t, H5Fclose, H5Fcreate, H5Fflush, H5Fget_filesize,
+    H5Fget_vfd_handle, H5Fopen,
 };
 use hdf5_sys::h5g::{H5Gclose, H5Gcreate2, H5Gopen2};
-use hdf5_sys::h5i::hid_t;
+use hdf5_sys::h5i::{H5Iget_file_id, hid_t};
 use hdf5_sys::h5l::H5Lexists;
 use hdf5_sys::h5p::{
     H5P_CLS_ATTRIBUTE_CREATE, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS, H5P_CLS_GROUP_CREATE,
@@ -50,13 +51,18 @@ use hdf5_sys::h5p::{
 };
 use hdf5_sys::h5s::{
     H5S_ALL, H5S_class_t, H5S_seloper_t, H5Sclose, H5Screate, H5Screate_simple,
-    H5Sget_simple_extent_npoints, H5Sget_simple_extent_type, H5Sselect_hyperslab,
+    H5Sget_simple_extent_ndims, H5Sget_simple_extent_npoints, H5Sget_simple_extent_type,
+    H5Sselect_hyperslab,
 };
 use hdf5_sys::h5t::{
-    H5T_C_S1, H5T_NATIVE_DOUBLE, H5T_NATIVE_INT8, H5T_NATIVE_INT64, H5T_NATIVE_UINT32,
-    H5T_NATIVE_UINT64, H5T_VARIABLE, H5T_class_t, H5T_cset_t, H5T_str_t, H5Tclose, H5Tcopy,
-    H5Tcreate, H5Tequal, H5Tget_class, H5Tget_cset, H5Tget_size, H5Tinsert, H5Tis_variable_str,
-    H5Tset_cset, H5Tset_size, H5Tset_strpad,
+    H5T_C_S1, H5T_IEEE_F32BE, H5T_IEEE_F32LE, H5T_IEEE_F64BE, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+    H5T_NATIVE_INT8, H5T_NATIVE_INT64, H5T_NATIVE_UINT32, H5T_NATIVE_UINT64, H5T_STD_I8BE,
+    H5T_STD_I8LE, H5T_STD_I16BE, H5T_STD_I16LE, H5T_STD_I32BE, H5T_STD_I32LE, H5T_STD_I64BE,
+    H5T_STD_I64LE, H5T_STD_U8BE, H5T_STD_U8LE, H5T_STD_U16BE, H5T_STD_U16LE, H5T_STD_U32BE,
+    H5T_STD_U32LE, H5T_STD_U64BE, H5T_STD_U64LE, H5T_VARIABLE, H5T_class_t, H5T_cset_t, H5T_str_t,
+    H5Tclose, H5Tcopy, H5Tcreate, H5Tequal, H5Tget_class, H5Tget_cset, H5Tget_member_name,
+    H5Tget_member_offset, H5Tget_member_type, H5Tget_nmembers, H5Tget_size, H5Tinsert,
+    H5Tis_variable_str, H5Tset_cset, H5Tset_size, H5Tset_strpad,
 };
 use hdf5_sys::h5z::{H5Z_FILTER_DEFLATE, H5Z_FILTER_SHUFFLE};
 
@@ -409,6 +415,21 @@ impl Dataspace {
         })
     }
 
+    /// Number of elements of a 1-D dataspace; an error for any other rank.
+    fn len_1d(&self) -> Result<usize> {
+        let rank = locked(|| {
+            // SAFETY: `self.0` is a dataspace this handle owns.
+            let rank = unsafe { H5Sget_simple_extent_ndims(self.0) };
+            check(rank, "count the dimensions of a dataspace")
+        })?;
+        if rank != 1 {
+            return Err(H5Error(format!(
+                "expected a 1-D dataset, found {rank} dimensions"
+            )));
+        }
+        self.len()
+    }
+
     /// Whether the dataspace is scalar.
     fn is_scalar(&self) -> bool {
         // SAFETY: `self.0` is a dataspace this handle owns.
@@ -456,7 +477,7 @@ impl File {
     /// Opens the existing file at `path` for writing, as [`File::create`]
     /// creates one (sec2, no lock, close-on-exec): an MPI rank's turn at the
     /// file the ranks before it wrote.
-    #[cfg(feature = "mpi")]
+    #[cfg(any(test, feature = "mpi"))]
     pub(super) fn open_rw(path: &Path) -> Result<File> {
         let name = c_name(path.as_os_str().as_encoded_bytes())?;
         locked(|| {
@@ -640,7 +661,7 @@ impl Group {
     }
 
     /// Creates a 1-D dataset `name` of `len` elements of `dtype`.
-    fn create_typed(
+    pub(super) fn create_typed(
         &self,
         name: &str,
         dtype: &Datatype,
@@ -852,6 +873,28 @@ impl Dataset {
 }
 
 impl Group {
+    /// Removes the attribute `name` (tests make hostile files with it).
+    #[cfg(test)]
+    pub(super) fn remove_attr(&self, name: &str) -> Result<()> {
+        let c = c_name(name.as_bytes())?;
+        locked(|| {
+            // SAFETY: `self.0` is an open group; `c` is NUL-terminated.
+            let status = unsafe { hdf5_sys::h5a::H5Adelete(self.0, c.as_ptr()) };
+            check(status, format_args!("remove attribute {name}")).map(drop)
+        })
+    }
+
+    /// Removes the link `name` (tests make hostile files with it).
+    #[cfg(test)]
+    pub(super) fn remove(&self, name: &str) -> Result<()> {
+        let c = c_name(name.as_bytes())?;
+        locked(|| {
+            // SAFETY: `self.0` is an open group; `c` is NUL-terminated.
+            let status = unsafe { hdf5_sys::h5l::H5Ldelete(self.0, c.as_ptr(), H5P_DEFAULT) };
+            check(status, format_args!("remove {name}")).map(drop)
+        })
+    }
+
     /// Opens the dataset `name`.
     pub(super) fn dataset(&self, name: &str) -> Result<Dataset> {
         let c = c_name(name.as_bytes())?;
@@ -1058,6 +1101,259 @@ impl Dataset {
     }
 }
 
+/// How many bytes a read may decode per byte a dataset stores: deflate's
+/// best ratio is 1032:1, so every real column fits, and a declared extent
+/// of 10^15 elements in a small file does not.
+const MAX_EXPANSION: u64 = 1100;
+/// Bytes any dataset or attribute may hold whatever it stores (a dataset
+/// never written reads as fill values).
+const SMALL_OBJECT: u64 = 1 << 20;
+/// The largest chunk, in bytes, that a read lets HDF5 or this crate decode
+/// (ours hold 512 KiB, h5py's about 1 MiB): HDF5 allocates whole chunks.
+pub(super) const MAX_CHUNK_BYTES: u64 = 64 << 20;
+
+/// The size in bytes of the file that holds the object `id`.
+/// Call under the lock.
+fn file_size_of(id: hid_t) -> Result<u64> {
+    // SAFETY: `id` is an open object; the returned file id is a new
+    // reference that the handle closes.
+    let file = File::own(unsafe { H5Iget_file_id(id) }, "get an object's file")?;
+    let mut size: hsize_t = 0;
+    // SAFETY: `file.0` is an open file; `size` is a valid out-pointer.
+    let status = unsafe { H5Fget_filesize(file.0, &mut size) };
+    check(status, "get the file's size")?;
+    Ok(size)
+}
+
+/// The standard integer types (every width, sign and byte order) that a
+/// file's integer values may have.
+fn standard_integers() -> [hid_t; 16] {
+    [
+        *H5T_STD_I8LE,
+        *H5T_STD_I8BE,
+        *H5T_STD_I16LE,
+        *H5T_STD_I16BE,
+        *H5T_STD_I32LE,
+        *H5T_STD_I32BE,
+        *H5T_STD_I64LE,
+        *H5T_STD_I64BE,
+        *H5T_STD_U8LE,
+        *H5T_STD_U8BE,
+        *H5T_STD_U16LE,
+        *H5T_STD_U16BE,
+        *H5T_STD_U32LE,
+        *H5T_STD_U32BE,
+        *H5T_STD_U64LE,
+        *H5T_STD_U64BE,
+    ]
+}
+
+/// The IEEE float types a file's float values may have.
+fn standard_floats() -> [hid_t; 4] {
+    [
+        *H5T_IEEE_F32LE,
+        *H5T_IEEE_F32BE,
+        *H5T_IEEE_F64LE,
+        *H5T_IEEE_F64BE,
+    ]
+}
+
+impl Datatype {
+    /// The type's size in bytes.
+    fn size(&self) -> Result<usize> {
+        locked(|| {
+            // SAFETY: `self.0` is a valid type this handle owns.
+            match unsafe { H5Tget_size(self.0) } {
+                0 => Err(failure("get a datatype's size")),
+                n => Ok(n),
+            }
+        })
+    }
+
+    /// Fails unless values of this type (a file's) convert to `memory` by
+    /// a conversion that cannot go wrong: a standard integer or IEEE float
+    /// to a native one of the same class, or a compound of the memory
+    /// compound's size whose members have its names, offsets and sizes
+    /// and are such values (byte order may differ). A corrupt type (a
+    /// member past the compound's end, overlapping members, an integer of
+    /// odd precision) is refused here, before `H5Dread` converts with it:
+    /// HDF5's compound conversion trusts the type (a bit-flipped file
+    /// crashed in `H5T__conv_struct_opt`).
+    fn check_converts_to(&self, memory: &Datatype) -> Result<()> {
+        let (class, want) = (self.class(), memory.class());
+        if class != want {
+            return Err(H5Error(format!(
+                "holds {} values where {} values were expected",
+                class_name(class),
+                class_name(want)
+            )));
+        }
+        let standard = |types: &[hid_t]| {
+            locked(|| {
+                // SAFETY: both are valid type ids.
+                Ok(types.iter().any(|&t| unsafe { H5Tequal(self.0, t) } > 0))
+            })
+        };
+        match class {
+            H5T_class_t::H5T_INTEGER if standard(&standard_integers())? => Ok(()),
+            H5T_class_t::H5T_FLOAT if standard(&standard_floats())? => Ok(()),
+            H5T_class_t::H5T_COMPOUND => self.check_members(memory),
+            _ => Err(H5Error(format!(
+                "holds {} values of a nonstandard type",
+                class_name(class)
+            ))),
+        }
+    }
+
+    /// [`Self::check_converts_to`] for two compounds.
+    fn check_members(&self, memory: &Datatype) -> Result<()> {
+        let size = self.size()?;
+        let members = |t: &Datatype| {
+            locked(|| {
+                // SAFETY: `t.0` is a valid compound type.
+                check(
+                    unsafe { H5Tget_nmembers(t.0) },
+                    "count a compound's members",
+                )
+            })
+        };
+        let n = members(self)?;
+        if size != memory.size()? || n != members(memory)? {
+            return Err(H5Error(format!(
+                "holds compound values of {size} bytes and {n} members, not the expected layout"
+            )));
+        }
+        for i in 0..n as c_uint {
+            let member = |t: &Datatype| {
+                locked(|| {
+                    // SAFETY: `t.0` is a valid compound type and `i` is below
+                    // its member count; the name is freed once, below.
+                    let (name, offset, id) = unsafe {
+                        (
+                            H5Tget_member_name(t.0, i),
+                            H5Tget_member_offset(t.0, i),
+                            H5Tget_member_type(t.0, i),
+                        )
+                    };
+                    // SAFETY: `name` is null or a NUL-terminated string the
+                    // library allocated for the caller.
+                    let text = unsafe {
+                        let text = c_text(name);
+                        if !name.is_null() {
+                            H5free_memory(name.cast());
+                        }
+                        text
+                    };
+                    Ok((text, offset, Datatype::own(id, "get a member's type")?))
+                })
+            };
+            let (name, offset, stored) = member(self)?;
+            let (want, want_offset, wanted) = member(memory)?;
+            let stored_size = stored.size()?;
+            if name != want
+                || offset != want_offset
+                || stored_size != wanted.size()?
+                || offset.checked_add(stored_size).is_none_or(|end| end > size)
+            {
+                return Err(H5Error(format!(
+                    "compound member {i} is {name:?} at byte {offset}, expected {want:?} at byte {want_offset}"
+                )));
+            }
+            stored
+                .check_converts_to(&wanted)
+                .map_err(|e| H5Error(format!("compound member {name:?} {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// A datatype class's name, for messages.
+fn class_name(class: H5T_class_t) -> &'static str {
+    match class {
+        H5T_class_t::H5T_INTEGER => "integer",
+        H5T_class_t::H5T_FLOAT => "float",
+        H5T_class_t::H5T_STRING => "string",
+        H5T_class_t::H5T_COMPOUND => "compound",
+        H5T_class_t::H5T_ENUM => "enum",
+        H5T_class_t::H5T_VLEN => "variable-length",
+        H5T_class_t::H5T_ARRAY => "array",
+        H5T_class_t::H5T_OPAQUE => "opaque",
+        H5T_class_t::H5T_REFERENCE => "reference",
+        H5T_class_t::H5T_BITFIELD => "bitfield",
+        H5T_class_t::H5T_TIME => "time",
+        _ => "unknown",
+    }
+}
+
+impl Dataset {
+    /// The number of elements of a 1-D dataset read `memory_size` bytes an
+    /// element, checked against what its file can hold: the values a read
+    /// decodes may not exceed [`MAX_EXPANSION`] times the bytes the
+    /// dataset stores (or the file's size, if smaller) plus
+    /// [`SMALL_OBJECT`], nor its chunks [`MAX_CHUNK_BYTES`]; so no read
+    /// allocates more than a small multiple of the file's own size.
+    pub(super) fn checked_len(&self, memory_size: usize) -> Result<usize> {
+        let n = self.space()?.len_1d()?;
+        let element = self.file_type()?.size()?.max(memory_size);
+        let bound = locked(|| {
+            // SAFETY: `self.0` is an open dataset; 0 means "none stored".
+            let stored = unsafe { H5Dget_storage_size(self.0) };
+            let file = file_size_of(self.0)?;
+            Ok(stored
+                .min(file)
+                .saturating_mul(MAX_EXPANSION)
+                .saturating_add(SMALL_OBJECT))
+        })?;
+        if (n as u64).saturating_mul(element as u64) > bound {
+            return Err(H5Error(format!(
+                "the dataset declares {n} elements of {element} bytes, more than its file holds"
+            )));
+        }
+        self.check_chunk(element)?;
+        Ok(n)
+    }
+
+    /// The number of elements of a 1-D dataset whose values are read as
+    /// `T`s ([`Self::checked_len`]), after checking that its type converts
+    /// to `T` safely.
+    pub(super) fn checked_len_of<T: H5Type>(&self) -> Result<usize> {
+        self.file_type()?.check_converts_to(&T::datatype()?)?;
+        self.checked_len(size_of::<T>())
+    }
+
+    /// Fails if the dataset is chunked in chunks of more than
+    /// [`MAX_CHUNK_BYTES`] (`element` bytes an element).
+    fn check_chunk(&self, element: usize) -> Result<()> {
+        locked(|| {
+            // SAFETY: `self.0` is an open dataset; the property list is a
+            // copy this handle owns.
+            let plist = PropertyList::own(
+                unsafe { H5Dget_create_plist(self.0) },
+                "get a dataset's creation properties",
+            )?;
+            // SAFETY: `plist.0` is a valid dataset creation property list.
+            if unsafe { H5Pget_layout(plist.0) } != H5D_layout_t::H5D_CHUNKED {
+                return Ok(());
+            }
+            let mut dims = [0 as hsize_t; 32];
+            // SAFETY: as above; `dims` has room for the 32 dimensions asked
+            // (HDF5's most).
+            let rank = unsafe { H5Pget_chunk(plist.0, 32, dims.as_mut_ptr()) };
+            let rank = check(rank, "get a dataset's chunk shape")?;
+            let bytes = dims[..(rank as usize).min(32)]
+                .iter()
+                .try_fold(element as u64, |b, &d| b.checked_mul(d));
+            match bytes {
+                Some(bytes) if bytes <= MAX_CHUNK_BYTES => Ok(()),
+                _ => Err(H5Error(format!(
+                    "the dataset has chunks of {:?} elements, larger than {MAX_CHUNK_BYTES} bytes",
+                    &dims[..(rank as usize).min(32)]
+                ))),
+            }
+        })
+    }
+}
+
 impl Dataset {
     /// Writes `values` to elements `offset..offset + values.len()` of a 1-D
     /// dataset of `T`s.
@@ -1164,7 +1460,8 @@ impl Dataset {
     /// compound member by member, by name).
     pub(super) fn read<T: H5Type>(&self) -> Result<Vec<T>> {
         let dtype = T::datatype()?;
-        let mut values = vec![T::default(); self.space()?.len()?];
+        let n = self.checked_len_of::<T>()?;
+        let mut values = vec![T::default(); n];
         // SAFETY: `values` holds one initialized `T` per element of the
         // dataset, laid out as `dtype` says (the `H5Type` contract).
         unsafe {
@@ -1177,11 +1474,6 @@ impl Dataset {
             )
         }?;
         Ok(values)
-    }
-
-    /// Number of elements of a 1-D dataset.
-    pub(super) fn len(&self) -> Result<usize> {
-        self.space()?.len()
     }
 
     /// Elements `offset..offset + values.len()` of a 1-D dataset, converted
@@ -1296,6 +1588,13 @@ impl Dataset {
             if size == 0 || address == HADDR_UNDEF {
                 return Ok(None);
             }
+            // A deflated chunk is at most a little larger than the chunk
+            // (itself at most MAX_CHUNK_BYTES); a corrupt index may say more.
+            if size > MAX_CHUNK_BYTES + MAX_CHUNK_BYTES / 64 || size > file_size_of(self.0)? {
+                return Err(H5Error(format!(
+                    "the chunk at element {first} claims {size} stored bytes"
+                )));
+            }
             buf.clear();
             buf.resize(size as usize, 0);
             // SAFETY: as above; `buf` holds the chunk's stored size, which
@@ -1317,7 +1616,7 @@ impl Dataset {
     /// Every element of a string dataset (variable-length or fixed, ASCII
     /// or UTF-8).
     pub(super) fn read_strings(&self) -> Result<Vec<String>> {
-        let n = self.space()?.len()?;
+        let n = self.checked_len(size_of::<*mut c_char>())?;
         read_strings(&self.file_type()?, n, |memory, buffer| {
             // SAFETY: `read_strings` passes a writable, initialized buffer
             // for `n` elements, the whole dataset, of the memory type
@@ -1392,6 +1691,7 @@ impl Attribute {
     pub(super) fn read_i64(&self) -> Result<i64> {
         self.expect_scalar()?;
         let dtype = i64::datatype()?;
+        self.file_type()?.check_converts_to(&dtype)?;
         let mut value = 0i64;
         locked(|| {
             // SAFETY: the attribute has one element; `value` is one native
@@ -1405,6 +1705,13 @@ impl Attribute {
     /// The value of a scalar string attribute.
     pub(super) fn read_string(&self) -> Result<String> {
         self.expect_scalar()?;
+        let width = self.file_type()?.size()? as u64;
+        let file = locked(|| file_size_of(self.0))?;
+        if width > file.saturating_add(SMALL_OBJECT) {
+            return Err(H5Error(format!(
+                "the string attribute declares {width} bytes, more than its file holds"
+            )));
+        }
         let mut values = read_strings(&self.file_type()?, 1, |memory, buffer| {
             // SAFETY: `read_strings` passes a buffer for one element, the
             // whole (scalar) attribute, of the memory type `memory`.

@@ -40,6 +40,8 @@ use scope_profiler_core::{
 
 mod chunks;
 mod h5;
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod read;

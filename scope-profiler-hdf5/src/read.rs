@@ -49,6 +49,14 @@ fn read_file(path: &Path) -> Result<Profile> {
     let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
     let mut raw = read_events(&root.group(schema::EVENTS)?)?;
     let rows = read_index(&root.group(schema::INDEX)?, &mut raw)?;
+    let names = region_names.len();
+    if let Some(row) = rows.iter().find(|r| r.region_id as usize >= names) {
+        return Err(format!(
+            "rank_region_index names region {} of {names}",
+            row.region_id
+        )
+        .into());
+    }
     Ok({
         let mut made = Profile::default();
         made.metadata = read_metadata(&root)?;
@@ -163,6 +171,7 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
     let details = RowDetails::read(group, n)?;
     let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
     let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
+    check_rows(&offsets, &counts, raw.events.start_ns.len() as u64)?;
     let mut rows = Vec::with_capacity(n);
     for (i, source_file) in source_files.into_iter().enumerate() {
         rows.push({
@@ -329,7 +338,10 @@ pub(super) fn read_tasks(root: &Group) -> Result<Vec<TaskInfo>> {
 
 /// A whole dataset in one read.
 pub(super) fn read_column<T: H5Type>(group: &Group, name: &str) -> Result<Vec<T>> {
-    group.dataset(name)?.read::<T>()
+    group
+        .dataset(name)?
+        .read::<T>()
+        .map_err(|e| format!("{name}: {e}").into())
 }
 
 /// A dataset that must have `len` values.
@@ -361,7 +373,38 @@ pub(super) fn read_or_fill<T: H5Type>(
 
 /// A dataset of strings (variable-length or fixed, ASCII or UTF-8).
 pub(super) fn read_strings(group: &Group, name: &str) -> Result<Vec<String>> {
-    group.dataset(name)?.read_strings()
+    group
+        .dataset(name)?
+        .read_strings()
+        .map_err(|e| format!("{name}: {e}").into())
+}
+
+/// Fails unless every row's events (`offsets[i]..+counts[i]`) lie within
+/// the `total` events and no two rows share an event.
+pub(super) fn check_rows(offsets: &[u64], counts: &[u64], total: u64) -> Result<()> {
+    for (i, (&offset, &count)) in offsets.iter().zip(counts).enumerate() {
+        if offset.checked_add(count).is_none_or(|end| end > total) {
+            return Err(format!(
+                "rank_region_index row {i} claims events {offset}..+{count} of {total}"
+            )
+            .into());
+        }
+    }
+    let mut order: Vec<usize> = (0..offsets.len().min(counts.len()))
+        .filter(|&i| counts[i] > 0)
+        .collect();
+    order.sort_unstable_by_key(|&i| offsets[i]);
+    for pair in order.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        if offsets[a] + counts[a] > offsets[b] {
+            return Err(format!(
+                "rank_region_index rows {a} and {b} overlap (events {}..+{} and {}..+{})",
+                offsets[a], counts[a], offsets[b], counts[b]
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Fails unless a column has the length its table implies.

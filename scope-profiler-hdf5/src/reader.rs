@@ -6,8 +6,8 @@ use std::path::Path;
 use super::chunks::ChunkReader;
 use super::h5::{Dataset, File, Group, Result};
 use super::read::{
-    RowDetails, check_len, check_schema, read_column, read_metadata, read_optional, read_or_fill,
-    read_sized, read_strings, read_strings_or, read_tasks, read_threads,
+    RowDetails, check_len, check_rows, check_schema, read_column, read_metadata, read_optional,
+    read_or_fill, read_sized, read_strings, read_strings_or, read_tasks, read_threads,
 };
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
@@ -34,17 +34,28 @@ pub struct Columns {
 struct Column {
     dataset: Dataset,
     chunks: Option<ChunkReader>,
+    /// The number of values, checked when opened.
+    len: usize,
 }
 
 impl Column {
+    /// Opens the column `name`, checked: 1-D integers, no more of them
+    /// than the file can hold, in chunks of a bounded size.
     fn open(group: &Group, name: &str) -> Result<Column> {
         let dataset = group.dataset(name)?;
+        let len = dataset
+            .checked_len_of::<i64>()
+            .map_err(|e| format!("events/{name}: {e}"))?;
         let chunks = ChunkReader::new(&dataset)?;
-        Ok(Column { dataset, chunks })
+        Ok(Column {
+            dataset,
+            chunks,
+            len,
+        })
     }
 
     fn len(&self) -> Result<usize> {
-        self.dataset.len()
+        Ok(self.len)
     }
 
     /// Values `offset..offset + out.len()`.
@@ -376,16 +387,8 @@ fn read_rows(group: &Group, reader: &mut ReadIndex) -> Result<()> {
         check_len("rank_region_index/summary_statistics", s.len(), n)?;
     }
     reader.has_summaries = summaries.is_some();
-    let total = reader.event_count;
+    check_rows(&offsets, &counts, reader.event_count)?;
     for (i, source_file) in source_files.into_iter().enumerate() {
-        let end = offsets[i].checked_add(counts[i]);
-        if end.is_none_or(|end| end > total) {
-            return Err(format!(
-                "rank_region_index row {i} claims events {}..+{} of {total}",
-                offsets[i], counts[i]
-            )
-            .into());
-        }
         reader.rows.push({
             let mut made = RegionRow::default();
             made.region_id = region_ids[i];

@@ -557,7 +557,7 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
                 let lane = lanes.lane(0, p.thread_id, p.task_id);
                 let root = builder.root(grouping.label(lane, lanes.lanes.get(lane as usize)));
                 let r = &mut builder.tree.nodes[root];
-                r.num_calls += p.num_calls;
+                r.num_calls = r.num_calls.wrapping_add(p.num_calls);
                 r.total = r.total.wrapping_add(p.total);
                 root
             }
@@ -572,7 +572,7 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
         if n.num_calls == 0 {
             (n.minimum, n.maximum) = (p.minimum, p.maximum);
         }
-        n.num_calls += p.num_calls;
+        n.num_calls = n.num_calls.wrapping_add(p.num_calls);
         n.total = n.total.wrapping_add(p.total);
         n.exclusive = n.exclusive.wrapping_add(p.exclusive);
         n.minimum = n.minimum.min(p.minimum);

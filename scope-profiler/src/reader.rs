@@ -47,6 +47,36 @@ pub struct EventChunk {
 /// millions of calls is walked in little memory; a JSON profile is parsed
 /// whole (its events held in memory, 48 bytes a call).
 ///
+/// # Untrusted files
+///
+/// What the reader promises for any file, however made (truncated,
+/// bit-flipped, crafted): an [`Error`] naming the file and what is wrong,
+/// never a panic, for everything the reader itself parses and checks.
+/// Every dataset is checked before it is read: one dimension, an element
+/// type that converts safely (standard integers and IEEE floats; the
+/// summary compound's exact member names, offsets and sizes), no more
+/// elements than about 1100 times the bytes it stores (deflate's best
+/// ratio) plus 1 MiB, chunks of at most 64 MiB, and a compressed chunk
+/// that inflates past its chunk is an error; so no read allocates more
+/// than a small multiple of the file's size. Index rows must lie within
+/// the events without overlapping, and name regions of the file; call
+/// paths name earlier parents only. Ids inside the events (call, parent,
+/// thread and task ids) are not indexes: any values are read as they are
+/// (an export nests calls by matching parent ids against open calls, so
+/// forward, self or cyclic parents give a flatter tree, not a loop).
+/// Sums of durations wrap or saturate rather than overflow. A JSON
+/// profile is parsed by a strict, depth-bounded parser; a `.json.gz` is
+/// inflated up to 64 times its size plus 64 MiB, no further.
+///
+/// What it cannot promise: the HDF5 C library parses the file's own
+/// structures (superblock, object headers, B-trees, heaps) before any of
+/// these checks, and has crashed (SIGSEGV in its attribute and datatype
+/// code) and looped forever on corrupt files. No caller can prevent that in
+/// its process; `scope-prof` reads each file in a child process and turns
+/// such a crash, or an opening that does not finish, into exit code 2 and
+/// one line naming the file. A program that opens files it does not trust
+/// should do the same.
+///
 /// ```
 /// use scope_profiler::{self as sp, Options, ProfileReader};
 /// # let dir = std::env::temp_dir().join(format!("sp-reader-doc-{}", std::process::id()));

@@ -303,4 +303,128 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, Error::Env { .. }), "{err}");
     }
+
+    /// Hostile values (issue 26): every variable given empty, NUL, control
+    /// and replacement characters, a megabyte, and seeded random strings
+    /// gives `Ok` or an `Error::Env`/`Error::Config` naming it, never a
+    /// panic; a value is never truncated or altered silently.
+    #[test]
+    fn any_string_in_any_variable_is_ok_or_an_error_naming_it() {
+        let all = [
+            CONFIG,
+            OUTPUT,
+            RECURSIVE,
+            TRACE_ALL,
+            ENABLE_TAGS,
+            DISABLE,
+            AUTO_FINALIZE,
+        ];
+        let mut values: Vec<String> = [
+            "",
+            " ",
+            "\0",
+            "a\0b",
+            "\u{fffd}",
+            "1\n",
+            "true\0",
+            ",,,",
+            "x.h5\0.json",
+            "..",
+            "/",
+            "\u{202e}gnp.h5",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        values.push("y".repeat(1 << 20));
+        values.push(format!("{}.h5", "d/".repeat(1 << 18)));
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200 {
+            let len = (state % 40) as usize;
+            let s: String = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    char::from_u32((state % 0x11_0000) as u32).unwrap_or('\u{fffd}')
+                })
+                .collect();
+            values.push(s);
+        }
+        for variable in all {
+            for value in &values {
+                match Options::new().with_env(env(&[(variable, value)])) {
+                    Ok(_) => {}
+                    Err(Error::Env {
+                        variable: v,
+                        value: got,
+                        ..
+                    }) => {
+                        assert_eq!(v, variable);
+                        assert_eq!(&got, value, "the value is reported whole");
+                    }
+                    Err(Error::Config { path, .. }) => {
+                        assert_eq!(variable, CONFIG);
+                        assert_eq!(path, Path::new(value));
+                    }
+                    Err(e) => panic!("{variable}={value:?}: {e}"),
+                }
+            }
+        }
+        // A tag list keeps every tag whole, NUL and megabyte ones too.
+        let long = "t".repeat(1 << 20);
+        let tags = format!("a\0b, {long} ,,\u{2400}");
+        let o = Options::new()
+            .with_env(env(&[(ENABLE_TAGS, &tags)]))
+            .unwrap();
+        assert_eq!(o.get_enable_tags(), ["a\0b", long.as_str(), "\u{2400}"]);
+    }
+
+    /// A TOML file of any bytes: `Ok` or an `Error::Config` naming it.
+    #[cfg(feature = "toml")]
+    #[test]
+    fn any_bytes_as_a_toml_file_are_ok_or_an_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("sp-toml-bytes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.toml");
+        let mut inputs: Vec<Vec<u8>> = vec![
+            vec![0xff, 0xfe, 0x00],
+            b"[profiling]\nlabel = \"\0\"\n".to_vec(),
+            b"[profiling]\nfile_path = \"a\\u0000b.h5\"\n".to_vec(),
+            b"[profiling]\nbuffer_limit = 99999999999999999999999\n".to_vec(),
+            b"[profiling]\nbuffer_limit = -1\n".to_vec(),
+            b"[profiling]\nhdf5_compression_level = 1e308\n".to_vec(),
+            b"[profiling]\nenable_tags = [[[[[]]]]]\n".to_vec(),
+            format!("[profiling]\nlabel = \"{}\"\n", "x".repeat(1 << 20)).into_bytes(),
+            "[".repeat(100_000).into_bytes(),
+            "a = [".repeat(50_000).into_bytes(),
+            "[profiling]\n".repeat(3).into_bytes(),
+        ];
+        let base = b"[profiling]\nfile_path = \"run.h5\"\nlabel = \"x\"\nbuffer_limit = 1000\n\
+                     enable_tags = [\"a\"]\n[profiling.hdf5]\ncompression = \"gzip\"\n";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..300 {
+            let mut b = base.to_vec();
+            for _ in 0..1 + state % 4 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let at = (state % b.len() as u64) as usize;
+                b[at] = (state >> 32) as u8;
+            }
+            inputs.push(b);
+        }
+        for bytes in &inputs {
+            std::fs::write(&path, bytes).unwrap();
+            match Options::from_toml(&path) {
+                Ok(_) => {}
+                Err(Error::Config { path: p, message }) => {
+                    assert_eq!(p, path);
+                    assert!(!message.is_empty());
+                }
+                Err(e) => panic!("{:?}: {e}", String::from_utf8_lossy(bytes)),
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -71,12 +71,31 @@ fn load(path: &Path) -> Result<Vec<u8>, Error> {
     #[cfg(feature = "hdf5")]
     {
         use std::io::Read;
+        let cap = gunzip_cap(bytes.len());
         let mut text = Vec::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
+            .take(cap + 1)
             .read_to_end(&mut text)
             .map_err(|e| Error::json(path, format!("cannot gunzip: {e}")))?;
+        if text.len() as u64 > cap {
+            return Err(Error::json(
+                path,
+                format!(
+                    "gzip-compressed to less than 1/64 of its size: it inflates past {cap} bytes \
+                     (a deflate bomb?); gunzip it first if it is a real profile"
+                ),
+            ));
+        }
         Ok(text)
     }
+}
+
+/// At most how many bytes a gzipped JSON profile of `len` bytes inflates
+/// to: JSON profiles compress 5 to 20 times; 64 times plus 64 MiB leaves
+/// room for any real one and stops a deflate bomb (1000 times) early.
+#[cfg(feature = "hdf5")]
+fn gunzip_cap(len: usize) -> u64 {
+    (len as u64).saturating_mul(64).saturating_add(64 << 20)
 }
 
 /// A row being read: its fields and columns.
@@ -621,6 +640,35 @@ mod tests {
             }
         }
         assert!(parse(&good).is_ok());
+    }
+
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn a_gzip_bomb_stops_at_its_cap() {
+        // Before: 100 MiB of zeros in a 100 KiB .json.gz were all inflated
+        // into memory (any size: a few MB of gzip could hold gigabytes).
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("sp-gzip-bomb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bomb.json.gz");
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(b"{\"regions\": [").unwrap();
+        let spaces = vec![b' '; 1 << 20];
+        for _ in 0..100 {
+            z.write_all(&spaces).unwrap();
+        }
+        z.write_all(b"]}").unwrap();
+        std::fs::write(&path, z.finish().unwrap()).unwrap();
+        let err = read(&path).unwrap_err().to_string();
+        assert!(err.contains("inflates past"), "{err}");
+        assert!(err.contains("bomb.json.gz"), "{err}");
+        // A real profile gzipped is read as before.
+        let plain = doc(r#"{"name": "a", "rank": 0, "start_times_ns": [1], "end_times_ns": [2]}"#);
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(plain.as_bytes()).unwrap();
+        std::fs::write(&path, z.finish().unwrap()).unwrap();
+        assert_eq!(read(&path).unwrap().1.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
