@@ -23,7 +23,7 @@ use crate::sync::Lifecycle;
 /// A session's communicator: a duplicate of the application's, shared by
 /// the clones of its `Options`.
 #[derive(Clone)]
-pub(crate) struct Comm {
+pub struct Comm {
     inner: Arc<Handle>,
     rank: i32,
     size: i32,
@@ -46,7 +46,7 @@ unsafe impl Sync for Handle {}
 
 /// A session's communicator while the lifecycle lock is held: the only way
 /// to make MPI calls on it.
-pub(crate) struct Serialized<'a> {
+pub struct Serialized<'a> {
     comm: &'a Comm,
     _lifecycle: &'a Lifecycle,
 }
@@ -79,7 +79,7 @@ impl Comm {
     }
 
     /// The communicator for MPI calls while `lifecycle` is held.
-    pub(crate) fn serialized<'a>(&'a self, lifecycle: &'a Lifecycle) -> Serialized<'a> {
+    pub fn serialized<'a>(&'a self, lifecycle: &'a Lifecycle) -> Serialized<'a> {
         Serialized {
             comm: self,
             _lifecycle: lifecycle,
@@ -89,19 +89,19 @@ impl Comm {
 
 impl Serialized<'_> {
     /// This process's rank.
-    pub(crate) fn rank(&self) -> u32 {
+    pub fn rank(&self) -> u32 {
         self.comm.rank()
     }
 
     /// Number of ranks.
-    pub(crate) fn size(&self) -> u32 {
+    pub fn size(&self) -> u32 {
         self.comm.size()
     }
 
     /// The rsmpi communicator (for the MPI-IO file driver, whose MPI calls
     /// happen while this `Serialized` is borrowed).
     #[cfg(feature = "mpio")]
-    pub(crate) fn raw(&self) -> &SimpleCommunicator {
+    pub fn raw(&self) -> &SimpleCommunicator {
         &self.comm.inner.0
     }
 
@@ -112,7 +112,7 @@ impl Serialized<'_> {
     /// Collective: `local` on every rank if it is `Ok` on every rank; else
     /// on every rank the same `Err`, [`Error::Rank`] of the lowest rank that
     /// failed (an `Error::Rank` it holds keeps the rank it names).
-    pub(crate) fn agree<T>(&self, local: Result<T, Error>) -> Result<T, Error> {
+    pub fn agree<T>(&self, local: Result<T, Error>) -> Result<T, Error> {
         let me = self.comm.rank as u64;
         let failing = [if local.is_err() { me } else { u64::MAX }];
         let mut lowest = [u64::MAX];
@@ -146,7 +146,7 @@ impl Serialized<'_> {
 
     /// Collective: the element-wise sum of `values` over the ranks before
     /// this one (zeros on rank 0), and over all ranks.
-    pub(crate) fn offsets(&self, values: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    pub fn offsets(&self, values: &[u64]) -> (Vec<u64>, Vec<u64>) {
         let mut before = vec![0u64; values.len()];
         self.world()
             .exclusive_scan_into(values, &mut before[..], SystemOperation::sum());
@@ -162,7 +162,7 @@ impl Serialized<'_> {
 
     /// Collective: the element-wise maximum of `values` over all ranks.
     #[cfg(feature = "mpio")]
-    pub(crate) fn max(&self, values: &[u64]) -> Vec<u64> {
+    pub fn max(&self, values: &[u64]) -> Vec<u64> {
         let mut out = vec![0u64; values.len()];
         self.world()
             .all_reduce_into(values, &mut out[..], SystemOperation::max());
@@ -170,7 +170,7 @@ impl Serialized<'_> {
     }
 
     /// Collective: every rank's `bytes`, in rank order.
-    pub(crate) fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
+    pub fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
         let len = bytes.len() as u64;
         let mut lens = vec![0u64; self.comm.size as usize];
         self.world().all_gather_into(&len, &mut lens[..]);
@@ -197,7 +197,7 @@ impl Serialized<'_> {
 
     /// Collective: `root`'s `bytes` on every rank (`bytes` of the others
     /// is ignored).
-    pub(crate) fn broadcast(&self, root: u32, bytes: Vec<u8>) -> Vec<u8> {
+    pub fn broadcast(&self, root: u32, bytes: Vec<u8>) -> Vec<u8> {
         let process = self.world().process_at_rank(root as i32);
         let mut len = [bytes.len() as u64];
         process.broadcast_into(&mut len[..]);
@@ -211,12 +211,12 @@ impl Serialized<'_> {
     }
 
     /// Sends `bytes` to rank `to` (matched by [`Serialized::receive`]).
-    pub(crate) fn send(&self, to: u32, bytes: &[u8]) {
+    pub fn send(&self, to: u32, bytes: &[u8]) {
         self.world().process_at_rank(to as i32).send(bytes);
     }
 
     /// The next message from rank `from`.
-    pub(crate) fn receive(&self, from: u32) -> Vec<u8> {
+    pub fn receive(&self, from: u32) -> Vec<u8> {
         self.world()
             .process_at_rank(from as i32)
             .receive_vec::<u8>()
@@ -226,7 +226,7 @@ impl Serialized<'_> {
 
 /// `strings` as one message: each one's byte length (8 bytes, little
 /// endian), then its bytes.
-pub(crate) fn encode_strings<S: AsRef<str>>(strings: &[S]) -> Vec<u8> {
+pub fn encode_strings<S: AsRef<str>>(strings: &[S]) -> Vec<u8> {
     let mut out = Vec::new();
     for s in strings {
         let s = s.as_ref().as_bytes();
@@ -238,7 +238,7 @@ pub(crate) fn encode_strings<S: AsRef<str>>(strings: &[S]) -> Vec<u8> {
 
 /// The strings of a message [`encode_strings`] made (a truncated tail is
 /// dropped).
-pub(crate) fn decode_strings(mut bytes: &[u8]) -> Vec<String> {
+pub fn decode_strings(mut bytes: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
     while bytes.len() >= 8 {
         let (len, rest) = bytes.split_at(8);

@@ -238,7 +238,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-pub(crate) use crate::platform::{hostname, platform, uname};
+pub use crate::platform::{hostname, platform, uname};
 
 /// The user name, as Python's `getpass.getuser()` finds it: `LOGNAME`,
 /// `USER`, `LNAME` or `USERNAME`, else the password database.

@@ -124,9 +124,9 @@ pub struct Options {
     pub(crate) chunk_size: Option<usize>,
     /// The session's communicator: `finalize` is collective.
     #[cfg(feature = "mpi")]
-    pub(crate) mpi: Option<crate::comm::Comm>,
+    pub mpi: Option<crate::comm::Comm>,
     #[cfg(feature = "mpi")]
-    pub(crate) mpi_output: MpiOutput,
+    pub mpi_output: MpiOutput,
 }
 
 impl Default for Options {

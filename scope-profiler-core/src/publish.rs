@@ -45,7 +45,7 @@ where
 /// of an MPI session), then published with [`Staged::publish`]; removed if
 /// dropped unpublished.
 #[cfg(feature = "mpi")]
-pub(crate) struct Staged {
+pub struct Staged {
     temp: TempFile,
     dir: PathBuf,
     target: PathBuf,
@@ -54,7 +54,7 @@ pub(crate) struct Staged {
 #[cfg(feature = "mpi")]
 impl Staged {
     /// Reserves a new empty temporary sibling of `path`.
-    pub(crate) fn reserve(path: &Path) -> Result<Staged, Error> {
+    pub fn reserve(path: &Path) -> Result<Staged, Error> {
         let (dir, name) = split_target(path)?;
         let temp = TempFile::reserve(&dir, &name).map_err(|e| Error::io(path, e))?;
         Ok(Staged {
@@ -65,13 +65,13 @@ impl Staged {
     }
 
     /// Where the temporary file is.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         self.temp.path()
     }
 
     /// Makes the (closed) file durable and renames it over the target, as
     /// [`publish_atomically`] does.
-    pub(crate) fn publish(self) -> Result<(), Error> {
+    pub fn publish(self) -> Result<(), Error> {
         let path = &self.target;
         sync_file(self.temp.path()).map_err(|e| Error::io(path, e))?;
         self.temp.rename_to(path).map_err(|e| Error::io(path, e))?;

@@ -287,7 +287,7 @@ impl RankWriter {
     /// file, its `rows` index rows (`row(i)`, with their file's region id,
     /// rank and offset), and its thread and task rows; closes the file
     /// (collectively, for a parallel one).
-    pub(crate) fn finish<'a>(
+    pub fn finish<'a>(
         mut self,
         rows: usize,
         row: &dyn Fn(usize) -> IndexRow<'a>,
@@ -352,7 +352,7 @@ impl RankWriter {
     /// Gives up this rank's part after a failure, but takes part in what
     /// stays collective (the remaining rounds of a parallel file, the
     /// close).
-    pub(crate) fn abandon(mut self) {
+    pub fn abandon(mut self) {
         if let Some(rounds) = &mut self.rounds {
             rounds.staged.iter_mut().for_each(Vec::clear);
         }

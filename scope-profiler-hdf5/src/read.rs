@@ -161,6 +161,33 @@ struct RawEvents {
 /// `/rank_region_index` as rows; decodes the starts of `raw` row by row and
 /// hands the events back decoded.
 fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
+    let index = read_index_rows(group, raw.events.start_ns.len() as u64)?;
+    let mut rows = index.rows;
+    decode_starts(&rows, raw)?;
+    if !index.has_summaries {
+        for row in rows.iter_mut() {
+            row.stats = SummaryStatistics::from_calls(&row_calls(row, &raw.events));
+        }
+    }
+    Ok(rows)
+}
+
+/// The rows of a columnar `/rank_region_index`, as both readers take them
+/// (`read_profile` and `ProfileReader`'s index).
+pub(super) struct IndexRows {
+    /// The rows, with their statistics from `summary_statistics` (default
+    /// when the file has none).
+    pub rows: Vec<RegionRow>,
+    /// Whether the file has `summary_statistics`.
+    pub has_summaries: bool,
+    /// Each row's tags as stored (JSON).
+    pub tags: Vec<String>,
+}
+
+/// Reads the rows of a columnar index: every column checked against the
+/// row count, and every row's events against `event_count` (within them,
+/// not overlapping).
+pub(super) fn read_index_rows(group: &Group, event_count: u64) -> Result<IndexRows> {
     let region_ids: Vec<u32> = read_column(group, "region_ids")?;
     let n = region_ids.len();
     let ranks: Vec<u32> = read_sized(group, "ranks", n)?;
@@ -171,7 +198,10 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
     let details = RowDetails::read(group, n)?;
     let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
     let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
-    check_rows(&offsets, &counts, raw.events.start_ns.len() as u64)?;
+    if let Some(s) = &summaries {
+        check_len("rank_region_index/summary_statistics", s.len(), n)?;
+    }
+    check_rows(&offsets, &counts, event_count)?;
     let mut rows = Vec::with_capacity(n);
     for (i, source_file) in source_files.into_iter().enumerate() {
         rows.push({
@@ -183,16 +213,18 @@ fn read_index(group: &Group, raw: &mut RawEvents) -> Result<Vec<RegionRow>> {
             made.source_file = source_file;
             made.source_line = source_lines[i];
             made.exclusive_total = exclusive_totals[i];
-            made.stats = SummaryStatistics::default();
+            made.stats = summaries.as_ref().map(|s| s[i].into()).unwrap_or_default();
             made.tags = details.tags(i)?;
             made.source_text = details.source_texts[i].clone();
             made.event_metadata = details.event_metadata(i)?;
             made
         });
     }
-    decode_starts(&rows, raw)?;
-    fill_stats(&mut rows, summaries, &raw.events)?;
-    Ok(rows)
+    Ok(IndexRows {
+        rows,
+        has_summaries: summaries.is_some(),
+        tags: details.tags,
+    })
 }
 
 /// Turns each row's `start_deltas` back into absolute starts (a wrapping
@@ -214,33 +246,6 @@ fn decode_starts(rows: &[RegionRow], raw: &mut RawEvents) -> Result<()> {
         }
     }
     raw.delta_encoded = false;
-    Ok(())
-}
-
-/// Row statistics from `summary_statistics`, or computed from the events
-/// when the file has none.
-fn fill_stats(
-    rows: &mut [RegionRow],
-    summaries: Option<Vec<SummaryRecord>>,
-    events: &Events,
-) -> Result<()> {
-    match summaries {
-        Some(records) => {
-            check_len(
-                "rank_region_index/summary_statistics",
-                records.len(),
-                rows.len(),
-            )?;
-            for (row, record) in rows.iter_mut().zip(records) {
-                row.stats = record.into();
-            }
-        }
-        None => {
-            for row in rows.iter_mut() {
-                row.stats = SummaryStatistics::from_calls(&row_calls(row, events));
-            }
-        }
-    }
     Ok(())
 }
 

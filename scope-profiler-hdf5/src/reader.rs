@@ -6,10 +6,10 @@ use std::path::Path;
 use super::chunks::ChunkReader;
 use super::h5::{Dataset, File, Group, Result};
 use super::read::{
-    RowDetails, check_len, check_rows, check_schema, read_column, read_metadata, read_optional,
-    read_or_fill, read_sized, read_strings, read_strings_or, read_tasks, read_threads,
+    check_len, check_schema, read_column, read_index_rows, read_metadata, read_or_fill, read_sized,
+    read_strings, read_tasks, read_threads,
 };
-use super::schema::{self, SummaryRecord};
+use super::schema;
 use crate::error::Error;
 use crate::histogram;
 use crate::profile::{AggregateRow, CallPath, Events, ReadIndex, RegionRow};
@@ -373,39 +373,10 @@ fn open_columns(group: &Group) -> Result<Columns> {
 
 /// The rows of a columnar index, checked against the event count.
 fn read_rows(group: &Group, reader: &mut ReadIndex) -> Result<()> {
-    let region_ids: Vec<u32> = read_column(group, "region_ids")?;
-    let n = region_ids.len();
-    let ranks: Vec<u32> = read_sized(group, "ranks", n)?;
-    let offsets: Vec<u64> = read_sized(group, "event_offsets", n)?;
-    let counts: Vec<u64> = read_sized(group, "event_counts", n)?;
-    let source_lines = read_or_fill(group, "source_lines", n, -1i64)?;
-    let source_files = read_strings_or(group, "source_files", n, "")?;
-    let details = RowDetails::read(group, n)?;
-    let exclusive_totals = read_or_fill(group, "exclusive_totals", n, -1i64)?;
-    let summaries = read_optional::<SummaryRecord>(group, "summary_statistics")?;
-    if let Some(s) = &summaries {
-        check_len("rank_region_index/summary_statistics", s.len(), n)?;
-    }
-    reader.has_summaries = summaries.is_some();
-    check_rows(&offsets, &counts, reader.event_count)?;
-    for (i, source_file) in source_files.into_iter().enumerate() {
-        reader.rows.push({
-            let mut made = RegionRow::default();
-            made.region_id = region_ids[i];
-            made.rank = ranks[i];
-            made.event_offset = offsets[i];
-            made.event_count = counts[i];
-            made.source_file = source_file;
-            made.source_line = source_lines[i];
-            made.exclusive_total = exclusive_totals[i];
-            made.stats = summaries.as_ref().map(|s| s[i].into()).unwrap_or_default();
-            made.tags = details.tags(i)?;
-            made.source_text = details.source_texts[i].clone();
-            made.event_metadata = details.event_metadata(i)?;
-            made
-        });
-    }
-    reader.tags = details.tags;
+    let index = read_index_rows(group, reader.event_count)?;
+    reader.has_summaries = index.has_summaries;
+    reader.rows = index.rows;
+    reader.tags = index.tags;
     Ok(())
 }
 

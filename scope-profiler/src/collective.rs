@@ -41,7 +41,7 @@ pub(crate) enum Writer {
 }
 
 /// The writer `options` ask for: `Parallel` needs the `mpio` feature.
-pub(crate) fn writer(options: &Options) -> Result<Writer, Error> {
+pub fn writer(options: &Options) -> Result<Writer, Error> {
     let parallel = cfg!(feature = "mpio");
     match options.mpi_output {
         MpiOutput::Direct => Ok(Writer::Direct),
@@ -474,6 +474,10 @@ fn encode_metadata(metadata: &[(String, MetaValue)]) -> Vec<u8> {
                 fields.push(Cow::Borrowed("s"));
                 fields.push(Cow::Borrowed(s));
             }
+            other => {
+                fields.push(Cow::Borrowed("s"));
+                fields.push(Cow::Owned(other.to_string()));
+            }
         }
     }
     encode_strings(&fields)
@@ -516,7 +520,7 @@ fn set_mpi_metadata(plan: &mut Plan, options: &Options, comm: &Serialized<'_>) {
         .find(|(k, _)| k == "omp_num_threads")
         .and_then(|(_, v)| match v {
             MetaValue::Int(n) => Some(*n),
-            MetaValue::Str(_) => None,
+            _ => None,
         })
         .unwrap_or(1);
     for (key, value) in &mut plan.metadata {

@@ -210,7 +210,7 @@ pub(crate) fn read_exact_at(file: &File, bytes: &mut [u8], offset: u64) -> io::R
 /// by another process of this program): the bytes themselves on Unix, else
 /// read as UTF-8 (lossily).
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub(crate) fn path_from_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
+pub fn path_from_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStringExt;
