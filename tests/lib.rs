@@ -297,8 +297,8 @@ pub struct ReadmeDoctests;
 ///
 /// ```no_run
 /// integration_tests::limit_address_space(2 << 30).expect("RLIMIT_AS");
-/// let too_much: Result<Vec<u8>, _> = Vec::try_with_capacity(4 << 30);
-/// assert!(too_much.is_err());
+/// let mut too_much: Vec<u8> = Vec::new();
+/// assert!(too_much.try_reserve(4 << 30).is_err());
 /// ```
 pub fn limit_address_space(bytes: u64) -> Result<(), String> {
     #[cfg(target_os = "linux")]
