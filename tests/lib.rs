@@ -301,26 +301,13 @@ pub struct ReadmeDoctests;
 /// assert!(too_much.try_reserve(4 << 30).is_err());
 /// ```
 pub fn limit_address_space(bytes: u64) -> Result<(), String> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the struct we pass.
-        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 {
-            return Err(format!("getrlimit: {}", std::io::Error::last_os_error()));
-        }
-        limit.rlim_cur = (bytes as libc::rlim_t).min(limit.rlim_max);
-        // SAFETY: setrlimit reads the struct we pass.
-        if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } != 0 {
-            return Err(format!("setrlimit: {}", std::io::Error::last_os_error()));
-        }
-        Ok(())
+    scope_profiler::limit_address_space(bytes).map_err(|e| format!("RLIMIT_AS: {e}"))?;
+    // The path meant: an allocation past the limit fails.
+    let mut past: Vec<u8> = Vec::new();
+    if past.try_reserve(bytes as usize).is_ok() {
+        return Err(format!(
+            "an allocation of {bytes} bytes succeeded under the limit"
+        ));
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = bytes;
-        Err("no RLIMIT_AS here".into())
-    }
+    Ok(())
 }

@@ -16,6 +16,11 @@
 //! kind of message: HDF5 has looped forever in corrupt files' structures.
 //! Reading the events is not timed (a big file takes long); a hang there
 //! stays possible.
+//!
+//! The child's address space is capped ([`limit_memory`]): 4 GiB plus 64
+//! times the size of the files it has opened, or [`MEMORY`] MiB. HDF5
+//! allocates what a file's metadata says (gigabytes for a few flipped
+//! bits); under the cap that allocation fails and HDF5 reports an error.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -95,7 +100,11 @@ pub(crate) fn supervise() -> Option<ExitCode> {
         (None, signal) => {
             eprintln!(
                 "scope-prof: error: {}",
-                crash_message(reading.as_deref(), signal)
+                crash_message(
+                    reading.as_deref(),
+                    signal,
+                    std::env::var_os(MEMORY).is_some()
+                )
             );
             ExitCode::from(2)
         }
@@ -123,6 +132,9 @@ fn open_timeout() -> Duration {
 /// the status file first, as being opened, then as being read.
 pub(crate) fn opening<T>(path: &Path, open: impl FnOnce() -> T) -> T {
     let status = std::env::var_os(CHILD);
+    if status.is_some() {
+        limit_memory(path);
+    }
     let note = |prefix: &str| {
         if let Some(status) = &status {
             let mut text = prefix.as_bytes().to_vec();
@@ -134,6 +146,39 @@ pub(crate) fn opening<T>(path: &Path, open: impl FnOnce() -> T) -> T {
     let opened = open();
     note(READING);
     opened
+}
+
+/// The environment variable that sets the reading process's memory (its
+/// address space) in MiB; 0: no limit.
+pub(crate) const MEMORY: &str = "SCOPE_PROF_MEMORY_LIMIT";
+
+/// The cap without [`MEMORY`]: this much, plus [`PER_FILE_BYTE`] times the
+/// bytes of every file opened (a report holds ~48 bytes a call; a file
+/// stores a call in 2-10).
+const BASE_LIMIT: u64 = 4 << 30;
+const PER_FILE_BYTE: u64 = 64;
+
+/// In the child: caps the address space for the files opened so far and
+/// `path` (see the module's docs). Where the OS has no such cap, or the
+/// hard limit is lower, the reading goes on (a warning says so once).
+fn limit_memory(path: &Path) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static OPENED_BYTES: AtomicU64 = AtomicU64::new(0);
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let opened = OPENED_BYTES.fetch_add(size, Ordering::Relaxed) + size;
+    let limit = match std::env::var(MEMORY).ok().map(|v| v.trim().parse::<u64>()) {
+        Some(Ok(0)) => return,
+        Some(Ok(mib)) => mib.saturating_mul(1 << 20),
+        _ => BASE_LIMIT.saturating_add(opened.saturating_mul(PER_FILE_BYTE)),
+    };
+    if let Err(e) = scope_profiler::limit_address_space(limit) {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            if e.kind() != std::io::ErrorKind::Unsupported {
+                eprintln!("scope-prof: warning: cannot limit the reading's memory: {e}");
+            }
+        });
+    }
 }
 
 /// A unique path for the child's status file, in the temporary directory.
@@ -159,16 +204,28 @@ fn signal(status: &std::process::ExitStatus) -> Option<i32> {
 }
 
 /// The one line that says the child died by `signal` while reading the
-/// file named `reading` (if it was reading one).
-fn crash_message(reading: Option<&str>, signal: Option<i32>) -> String {
+/// file named `reading` (if it was reading one); `capped`: the user set
+/// the reading's memory ([`MEMORY`]), which may be why.
+fn crash_message(reading: Option<&str>, signal: Option<i32>, capped: bool) -> String {
+    let aborted = signal == Some(6);
     let signal = match signal {
         Some(n) => format!("signal {n}{}", signal_name(n)),
         None => "no exit code".to_owned(),
     };
+    let cause = match aborted || capped {
+        true => {
+            format!("the file is corrupt, or reading it needs more memory than {MEMORY} allows")
+        }
+        false => "the file is corrupt".to_owned(),
+    };
     match reading {
+        Some(file) if !file.is_empty() && aborted => format!(
+            "{file} is not a readable scope-profiler profile (reading it aborted: {signal}; \
+             {cause})"
+        ),
         Some(file) if !file.is_empty() => format!(
             "{file} is not a readable scope-profiler profile (reading it crashed the HDF5 \
-             library: {signal}); the file is corrupt"
+             library: {signal}); {cause}"
         ),
         _ => format!("scope-prof crashed ({signal})"),
     }
@@ -194,13 +251,23 @@ mod tests {
     #[test]
     fn a_crash_names_the_file_being_read_and_the_signal() {
         assert_eq!(
-            crash_message(Some("x.h5"), Some(11)),
+            crash_message(Some("x.h5"), Some(11), false),
             "x.h5 is not a readable scope-profiler profile (reading it crashed the HDF5 \
              library: signal 11, SIGSEGV); the file is corrupt"
         );
         assert_eq!(
-            crash_message(None, Some(6)),
+            crash_message(Some("x.h5"), Some(6), false),
+            "x.h5 is not a readable scope-profiler profile (reading it aborted: signal 6, \
+             SIGABRT; the file is corrupt, or reading it needs more memory than \
+             SCOPE_PROF_MEMORY_LIMIT allows)"
+        );
+        assert_eq!(
+            crash_message(None, Some(6), false),
             "scope-prof crashed (signal 6, SIGABRT)"
         );
+        assert!(crash_message(Some("x.h5"), Some(11), true).ends_with(
+            "SIGSEGV); the file is corrupt, or reading it needs more memory than \
+                 SCOPE_PROF_MEMORY_LIMIT allows"
+        ));
     }
 }

@@ -23,7 +23,16 @@ use scope_profiler::export::{self, Grouping};
 
 /// Inspect, export, diff and check scope-profiler profiles (HDF5 or JSON).
 #[derive(Parser, Debug)]
-#[command(name = "scope-prof", version, about, long_about = None)]
+#[command(
+    name = "scope-prof",
+    version,
+    about,
+    long_about = None,
+    after_help = "Files are read in a watched child process: a file that crashes the HDF5 \
+                  library is exit code 2. Environment: SCOPE_PROF_OPEN_TIMEOUT (seconds an \
+                  opening may take, 60), SCOPE_PROF_MEMORY_LIMIT (MiB of address space for \
+                  the reading; by default 4 GiB + 64 x the files' size; 0: none)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -605,3 +605,39 @@ fn totals_that_overflow_when_summed_do_not_panic() {
     assert!(!stderr.contains("panicked"), "diff: {stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The reading process runs under a memory cap (`SCOPE_PROF_MEMORY_LIMIT`,
+/// MiB; by default 4 GiB plus 64 times the files' size): what HDF5 would
+/// allocate on a corrupt file's word fails instead. A cap too small for
+/// any reading turns a good file into exit code 2 naming it; the default
+/// reads it.
+#[test]
+fn the_reading_process_runs_under_a_memory_cap() {
+    let dir = temp_dir("hostile-memory-cap");
+    let path = dir.join("ours.h5");
+    sp::write_profile(&our_profile(), &path, Compression::None).expect("write our file");
+    let inspect = |limit: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_scope-prof"));
+        command.arg("inspect").arg(&path);
+        if let Some(limit) = limit {
+            command.env("SCOPE_PROF_MEMORY_LIMIT", limit);
+        }
+        command.output().expect("run scope-prof")
+    };
+    for limit in [None, Some("0"), Some("8192")] {
+        let out = inspect(limit);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{limit:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = inspect(Some("4"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+    assert!(stderr.contains("SCOPE_PROF_MEMORY_LIMIT"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

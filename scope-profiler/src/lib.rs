@@ -46,11 +46,12 @@
 // by one path whichever crate holds them.
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
-use scope_profiler_core::{
-    clock, error, fxhash, histogram, json, options, profile, publish, scratch, sync, value,
-};
 #[cfg(feature = "mpi")]
-use scope_profiler_core::{comm, platform};
+use scope_profiler_core::comm;
+use scope_profiler_core::{
+    clock, error, fxhash, histogram, json, options, platform, profile, publish, scratch, sync,
+    value,
+};
 
 // 2. Records, lanes and memory.
 use scope_profiler_core::store;
@@ -89,7 +90,7 @@ pub use profile::{
     AggregateRow, CallPath, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
     RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
-pub use reader::{EventChunk, EventChunks, ProfileReader, read_profile};
+pub use reader::{EventChunk, EventChunks, ProfileReader, limit_address_space, read_profile};
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
 pub use session::{Run, Sampler, SessionGuard, Step};

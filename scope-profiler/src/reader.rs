@@ -7,9 +7,34 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::jsonfile;
+use crate::platform;
 use crate::profile::{
     AggregateRow, CallPath, Events, MetaValue, Profile, ReadIndex, RegionRow, TaskInfo, ThreadInfo,
 };
+
+/// Caps this process's address space at `bytes` (Linux: `RLIMIT_AS`, never
+/// above the hard limit), for a process that reads profiles it does not
+/// trust. [`ProfileReader`] checks every size it reads before allocating,
+/// but the HDF5 C library allocates on the word of a file's metadata (seen:
+/// 2-3 GB for a few flipped bits); under the cap such an allocation fails
+/// and HDF5 returns an error, and a Rust allocation past it aborts instead
+/// of taking the machine's memory. The limit is the whole process's: set
+/// it in a process that only reads (`scope-prof` reads in a child process
+/// under 4 GiB plus 64 times the size of the files it opens).
+///
+/// # Errors
+/// The OS's error; `ErrorKind::Unsupported` where the process's address
+/// space cannot be limited (every OS but Linux, and portable builds).
+///
+/// ```no_run
+/// // In a process that reads files people sent: at most 8 GiB.
+/// scope_profiler::limit_address_space(8 << 30)?;
+/// let reader = scope_profiler::ProfileReader::open("mailed.h5");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn limit_address_space(bytes: u64) -> std::io::Result<()> {
+    platform::limit_address_space(bytes)
+}
 
 /// A run of consecutive events of one row, starts decoded to absolute ns.
 ///

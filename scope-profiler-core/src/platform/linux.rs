@@ -127,6 +127,26 @@ pub fn close_on_exec(fd: i32) -> std::io::Result<()> {
     Ok(())
 }
 
+pub fn limit_address_space(bytes: u64) -> std::io::Result<()> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the rlimit struct `limit` points to.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // rlim_t is u64 on Linux's targets; the hard limit bounds the soft one.
+    #[allow(clippy::unnecessary_cast)]
+    let wanted = bytes.min(limit.rlim_max as u64);
+    limit.rlim_cur = wanted as libc::rlim_t;
+    // SAFETY: setrlimit only reads the rlimit struct `limit` points to.
+    if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub fn free_bytes(dir: &Path) -> Option<u64> {
     let c_dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
     let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();

@@ -110,6 +110,14 @@ pub fn close_on_exec(fd: i32) -> io::Result<()> {
     os::close_on_exec(fd)
 }
 
+/// Caps this process's address space at `bytes` (`RLIMIT_AS`, never above
+/// the hard limit), so that an allocation past it fails instead of taking
+/// the machine's memory; `ErrorKind::Unsupported` where the OS (or this
+/// build) has no such limit.
+pub fn limit_address_space(bytes: u64) -> io::Result<()> {
+    os::limit_address_space(bytes)
+}
+
 /// Bytes free for an unprivileged user in the file system holding `dir`;
 /// `None` where unknown.
 pub fn free_bytes(dir: &Path) -> Option<u64> {

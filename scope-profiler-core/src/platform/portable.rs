@@ -75,6 +75,13 @@ pub(super) fn close_on_exec(_fd: i32) -> std::io::Result<()> {
     Ok(())
 }
 
+pub(super) fn limit_address_space(_bytes: u64) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "this build cannot limit a process's address space (RLIMIT_AS is Linux only here)",
+    ))
+}
+
 pub(super) fn free_bytes(_dir: &Path) -> Option<u64> {
     None
 }
