@@ -12,9 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use integration_tests::{describe_options, made_reader_python, output_ok, serial, temp_dir};
-use scope_profiler::{
-    self as sp, Compression, Error, MetaValue, MetadataDetail, Options, WritePath,
-};
+use scope_profiler::{self as sp, Compression, Error, MetadataDetail, Options, Value, WritePath};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -50,7 +48,7 @@ fn lines(out: &str) -> Vec<String> {
     l
 }
 
-fn meta<'a>(profile: &'a sp::Profile, key: &str) -> Option<&'a MetaValue> {
+fn meta<'a>(profile: &'a sp::Profile, key: &str) -> Option<&'a Value> {
     profile.metadata_value(key)
 }
 
@@ -103,7 +101,7 @@ chunk_size = 1000
     assert_eq!(profile.events.len(), 5000);
     assert_eq!(
         meta(&profile, "label"),
-        Some(&MetaValue::Str("toml-run".into()))
+        Some(&Value::Str("toml-run".into()))
     );
     let h5 = hdf5::File::open(&file).expect("open with hdf5");
     let durations = h5.dataset("events/durations").expect("durations");
@@ -712,14 +710,14 @@ fn minimal_metadata_names_no_host_user_or_directory_and_full_does() {
     }
     assert_eq!(
         meta(&minimal, "metadata_detail"),
-        Some(&MetaValue::Str("minimal".into()))
+        Some(&Value::Str("minimal".into()))
     );
     assert!(meta(&minimal, "platform").is_some() && meta(&minimal, "timestamp").is_some());
     assert_eq!(
         meta(&minimal, "experiment"),
-        Some(&MetaValue::Str("mesh-7".into()))
+        Some(&Value::Str("mesh-7".into()))
     );
-    assert_eq!(meta(&minimal, "cells"), Some(&MetaValue::Int(4096)));
+    assert_eq!(meta(&minimal, "cells"), Some(&Value::Int(4096)));
     // From the crate's directory (the one holding `src/`) on.
     assert_eq!(
         minimal.rows[0].source_file, "elsewhere/src/abs.rs",
@@ -734,8 +732,8 @@ fn minimal_metadata_names_no_host_user_or_directory_and_full_does() {
     }
 
     let full = run_at(MetadataDetail::Full, &dir.join("full.h5"));
-    assert_eq!(meta(&full, "hostname"), Some(&MetaValue::Str(host.clone())));
-    let Some(MetaValue::Str(rustc)) = meta(&full, "rustc_version") else {
+    assert_eq!(meta(&full, "hostname"), Some(&Value::Str(host.clone())));
+    let Some(Value::Str(rustc)) = meta(&full, "rustc_version") else {
         panic!("full has rustc_version: {:?}", full.metadata);
     };
     assert!(rustc.starts_with("rustc "), "{rustc}");
@@ -759,7 +757,7 @@ fn minimal_metadata_names_no_host_user_or_directory_and_full_does() {
     assert_eq!(full.rows[0].source_file, "/opt/elsewhere/src/abs.rs");
     assert_eq!(
         meta(&full, "experiment"),
-        Some(&MetaValue::Str("mesh-7".into()))
+        Some(&Value::Str("mesh-7".into()))
     );
 
     // A user key the run description writes itself: refused at setup.
@@ -777,4 +775,45 @@ fn minimal_metadata_names_no_host_user_or_directory_and_full_does() {
         );
     }
     assert!(!sp::is_active());
+}
+
+/// The run's metadata takes any [`Value`]: through an HDF5 file an
+/// integer, an unsigned integer past `i64::MAX` and a float come back as
+/// themselves (int64, uint64 and float64 attributes), a bool, null or JSON
+/// value as its JSON text; through a JSON profile every kind comes back as
+/// itself.
+#[test]
+fn metadata_values_of_every_kind_come_back_from_both_files() {
+    let _s = serial();
+    let dir = temp_dir("config-meta-kinds");
+    let entries = [
+        ("int", Value::Int(-3)),
+        ("uint", Value::UInt(u64::MAX)),
+        ("float", Value::Float(0.25)),
+        ("text", Value::Str("é \"q\"".into())),
+        ("flag", Value::Bool(true)),
+        ("none", Value::Null),
+        ("list", Value::Json("[1, 2]".into())),
+    ];
+    for file in ["kinds.h5", "kinds.json"] {
+        let path = dir.join(file);
+        let mut options = Options::new().file_path(&path).verbose(false);
+        for (key, value) in &entries {
+            options = options.metadata(*key, value.clone());
+        }
+        let run = sp::setup(options).expect("setup");
+        sp::region("r").run(|| ());
+        run.finalize().expect("finalize");
+        let profile = sp::read_profile(&path).expect("read back");
+        for (key, value) in &entries {
+            let expected = match (file.ends_with(".h5"), value) {
+                (true, Value::Bool(_) | Value::Null | Value::Json(_)) => {
+                    Value::Str(value.to_json())
+                }
+                _ => value.clone(),
+            };
+            assert_eq!(meta(&profile, key), Some(&expected), "{file}: {key}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -870,7 +870,7 @@ fn a_json_profile_reads_back_as_the_hdf5_file_does() {
     assert_eq!(keys(&from_json), keys(&from_h5));
     assert_eq!(
         from_json.metadata_value("case"),
-        Some(&sp::MetaValue::from("json \"quoted\" é"))
+        Some(&sp::Value::from("json \"quoted\" é"))
     );
     for (a, b) in from_json.rows.iter().zip(&from_h5.rows) {
         assert_eq!(

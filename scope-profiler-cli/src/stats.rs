@@ -232,14 +232,7 @@ pub(crate) fn tree_json(
     let metadata: serde_json::Map<String, Value> = reader
         .metadata()
         .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                scope_profiler::MetaValue::Int(i) => json!(i),
-                scope_profiler::MetaValue::Str(s) => json!(s),
-                _ => Value::Null,
-            };
-            (k.clone(), v)
-        })
+        .map(|(k, v)| (k.clone(), value_json(v)))
         .collect();
     let regions: Vec<Value> = region_stats(reader)
         .unwrap_or_default()
@@ -488,19 +481,35 @@ pub(crate) fn diff_json(rows: &[DiffRow], metric: Metric, threshold: f64) -> Val
     )
 }
 
+/// A metadata value as JSON: numbers, strings, booleans and null as
+/// themselves, a list or object kept as JSON text parsed back (its text,
+/// as a string, if it does not parse).
+pub(crate) fn value_json(value: &scope_profiler::Value) -> Value {
+    use scope_profiler::Value as V;
+    match value {
+        V::Int(i) => json!(i),
+        V::UInt(u) => json!(u),
+        V::Float(f) => json!(f),
+        V::Bool(b) => json!(b),
+        V::Str(s) => json!(s),
+        V::Json(raw) => serde_json::from_str(raw).unwrap_or_else(|_| json!(raw)),
+        _ => Value::Null,
+    }
+}
+
 /// What the recording kept out of the file's events, from its metadata,
 /// one sentence each: calls dropped past the limits (in all, when events
 /// stopped, and per region), why spilling stopped, and, for a file with no
 /// calls, traced functions that ran outside any entrypoint (issue 29,
 /// items 6 and 7b). Empty for a file that kept everything.
 pub(crate) fn recording_notes(reader: &ProfileReader) -> Vec<String> {
-    use scope_profiler::MetaValue;
+    use scope_profiler::Value as V;
     let int = |key: &str| match reader.metadata().iter().find(|(k, _)| k == key) {
-        Some((_, MetaValue::Int(v))) => Some(*v),
+        Some((_, V::Int(v))) => Some(*v),
         _ => None,
     };
     let text = |key: &str| match reader.metadata().iter().find(|(k, _)| k == key) {
-        Some((_, MetaValue::Str(v))) => Some(v.clone()),
+        Some((_, V::Str(v))) => Some(v.clone()),
         _ => None,
     };
     let mut notes = Vec::new();

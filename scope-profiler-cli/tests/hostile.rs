@@ -57,7 +57,7 @@ fn our_profile() -> Profile {
     let mut p = Profile::default();
     p.region_names = vec!["main".into(), "solve".into(), "io \u{0} ☃".into()];
     p.metadata
-        .push(("run".into(), sp::MetaValue::Str("hostile".into())));
+        .push(("run".into(), sp::Value::Str("hostile".into())));
     let mut start = 1_000i64;
     for (region, calls) in [(0u32, 40u64), (1, 300), (2, 60)] {
         let mut row = RegionRow::default();

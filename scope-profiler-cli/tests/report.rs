@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use integration_tests::{prerequisite_missing, serial, temp_dir};
 use scope_profiler::{
-    self as sp, Compression, MetaValue, Options, Profile, RegionRow, SummaryStatistics,
+    self as sp, Compression, Options, Profile, RegionRow, SummaryStatistics, Value,
 };
 
 const REFERENCE: &str = "/work/shared/reference";
@@ -452,9 +452,7 @@ fn reports_render_in_chromium() {
         }
     }
     profile.metadata.retain(|(k, _)| k != "mpi_size");
-    profile
-        .metadata
-        .push(("mpi_size".into(), MetaValue::Int(2)));
+    profile.metadata.push(("mpi_size".into(), Value::Int(2)));
     sp::write_profile(&profile, &mpi, Compression::None).expect("write");
     report(&[&mpi], &page("mpi-two-ranks"), &[]);
     let r = render(&chromium, &page("mpi-two-ranks"));

@@ -28,8 +28,8 @@ use crate::lane::{AggTable, Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bum
 use crate::metadata::json_string;
 use crate::placement::{self, DirectRuns, InMemory, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
-    AggregateRow, CallPath, DroppedCalls, MetaValue, RecordingHealth, RegionStatistics,
-    StatsAccumulator, TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, DroppedCalls, RecordingHealth, RegionStatistics, StatsAccumulator,
+    TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
@@ -40,12 +40,13 @@ use crate::sink::{
 use crate::store::Store;
 use crate::summary::{CallPaths, Summary, SummaryBuilder};
 use crate::sync::lock;
+use crate::value::Value;
 use crate::value::{self, CallMetadata};
 
 /// Everything needed to write a session's file: the layout of its rows,
 /// and the cut of every lane, walked when the file is written.
 pub struct Plan {
-    pub metadata: Vec<(String, MetaValue)>,
+    pub metadata: Vec<(String, Value)>,
     pub threads: Vec<ThreadInfo>,
     pub tasks: Vec<TaskInfo>,
     /// The session region id of each index row (regions with calls, in
@@ -842,7 +843,7 @@ pub fn plan(
     store: &Arc<Store>,
     table: &RegionTable,
     span: Span,
-    mut metadata: Vec<(String, MetaValue)>,
+    mut metadata: Vec<(String, Value)>,
     budget: usize,
     dir: PathBuf,
     capture_source: bool,
@@ -978,8 +979,8 @@ fn complete_regions(table: &RegionTable, used: usize) -> Vec<RegionInfo> {
 
 /// The `/metadata` entries that say what a run did not keep: written only
 /// when something was spilled, failed or dropped.
-fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(String, MetaValue)> {
-    let mut out: Vec<(String, MetaValue)> = Vec::new();
+fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = Vec::new();
     if health.spilled_bytes > 0 {
         out.push(("spilled_bytes".into(), (health.spilled_bytes as i64).into()));
     }
@@ -1071,7 +1072,7 @@ fn thread_info(lane: &Lane, conv: &TickConverter, origin_ns: i64) -> ThreadInfo 
 /// The file of an aggregation-mode session: one row per region with calls
 /// (threads summed), in registration order.
 pub struct AggregatePlan {
-    pub metadata: Vec<(String, MetaValue)>,
+    pub metadata: Vec<(String, Value)>,
     /// The region of each row, by name.
     pub names: Vec<&'static str>,
     /// `region_id` is the row's index in `names`.
@@ -1109,7 +1110,7 @@ pub fn plan_aggregate(
     store: &Arc<Store>,
     table: &RegionTable,
     span: Span,
-    metadata: Vec<(String, MetaValue)>,
+    metadata: Vec<(String, Value)>,
 ) -> AggregatePlan {
     let conv = TickConverter::new(span.start, span.end);
     let ns = |ticks: u64| conv.ns(span.start.ticks.wrapping_add(ticks)) - span.start.ns;

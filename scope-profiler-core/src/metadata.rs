@@ -4,7 +4,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::clock::Anchor;
 use crate::options::{MetadataDetail, Options};
-use crate::profile::MetaValue;
+use crate::value::Value;
 
 /// The `/metadata` attributes of a session with `options`, started at
 /// `wall_start` (wall clock) and `start`, ending at `end`; `features` are
@@ -15,13 +15,13 @@ pub fn run_metadata(
     start: Anchor,
     end: Anchor,
     features: &[&str],
-) -> Vec<(String, MetaValue)> {
+) -> Vec<(String, Value)> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
     let omp = std::env::var("OMP_NUM_THREADS")
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(cores);
-    let entries: Vec<(&str, MetaValue)> = vec![
+    let entries: Vec<(&str, Value)> = vec![
         ("label", options.get_label().into()),
         ("timestamp", iso8601(wall_start).into()),
         ("platform", platform().into()),
@@ -39,7 +39,7 @@ pub fn run_metadata(
             env!("CARGO_PKG_VERSION").into(),
         ),
     ];
-    let mut out: Vec<(String, MetaValue)> = entries
+    let mut out: Vec<(String, Value)> = entries
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
@@ -56,11 +56,11 @@ pub fn run_metadata(
 
 /// What [`MetadataDetail::Full`] adds: the Python package's full level
 /// (host, user, directory, environment) and the build.
-fn full_metadata(features: &[&str]) -> Vec<(String, MetaValue)> {
+fn full_metadata(features: &[&str]) -> Vec<(String, Value)> {
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())
         .unwrap_or_default();
-    let mut out: Vec<(String, MetaValue)> = vec![
+    let mut out: Vec<(String, Value)> = vec![
         ("hostname".into(), hostname().into()),
         ("uname".into(), uname().into()),
         ("working_directory".into(), cwd.into()),
@@ -144,13 +144,13 @@ pub fn is_reserved_key(key: &str) -> bool {
 
 /// HDF5 attributes cannot exceed 64 KiB: longer strings are cut, as the
 /// Python package cuts them.
-fn truncate(value: MetaValue) -> MetaValue {
+fn truncate(value: Value) -> Value {
     const MAX_CHARS: usize = 60_000;
     const MARKER: &str = "...[truncated]";
     match value {
-        MetaValue::Str(s) if s.chars().count() > MAX_CHARS => {
+        Value::Str(s) if s.chars().count() > MAX_CHARS => {
             let kept: String = s.chars().take(MAX_CHARS - MARKER.len()).collect();
-            MetaValue::Str(kept + MARKER)
+            Value::Str(kept + MARKER)
         }
         other => other,
     }
@@ -306,7 +306,7 @@ mod tests {
 
     #[test]
     fn long_values_are_cut_as_python_cuts_them() {
-        let MetaValue::Str(cut) = truncate(MetaValue::Str("x".repeat(70_000))) else {
+        let Value::Str(cut) = truncate(Value::Str("x".repeat(70_000))) else {
             panic!("a string stays a string");
         };
         assert_eq!(cut.chars().count(), 60_000);

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::profile::MetaValue;
+use crate::value::Value;
 
 /// How the event columns are compressed in the file.
 ///
@@ -120,7 +120,7 @@ pub struct Options {
     pub(crate) aggregation: bool,
     pub(crate) deactivate: bool,
     pub(crate) metadata_detail: MetadataDetail,
-    pub(crate) user_metadata: Vec<(String, MetaValue)>,
+    pub(crate) user_metadata: Vec<(String, Value)>,
     pub(crate) chunk_size: Option<usize>,
     /// The session's communicator: `finalize` is collective.
     #[cfg(feature = "mpi")]
@@ -603,16 +603,16 @@ impl Options {
     /// [`Error::InvalidOption`](crate::Error::InvalidOption) at `setup`.
     ///
     /// ```
-    /// use scope_profiler::{self as sp, MetaValue, Options};
+    /// use scope_profiler::{self as sp, Value, Options};
     /// let run = sp::setup(Options::new().in_memory().verbose(false)
     ///     .metadata("experiment", "mesh-refinement")
     ///     .metadata("mesh_cells", 4096))?;
     /// let profile = run.finalize()?.into_profile().unwrap();
-    /// assert_eq!(profile.metadata_value("experiment"), Some(&MetaValue::Str("mesh-refinement".into())));
-    /// assert_eq!(profile.metadata_value("mesh_cells"), Some(&MetaValue::Int(4096)));
+    /// assert_eq!(profile.metadata_value("experiment"), Some(&Value::Str("mesh-refinement".into())));
+    /// assert_eq!(profile.metadata_value("mesh_cells"), Some(&Value::Int(4096)));
     /// # Ok::<(), sp::Error>(())
     /// ```
-    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<MetaValue>) -> Self {
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         let key = key.into();
         let value = value.into();
         match self.user_metadata.iter_mut().find(|(k, _)| *k == key) {
@@ -628,7 +628,7 @@ impl Options {
     /// let o = scope_profiler::Options::new().metadata("a", 1).metadata("a", 2);
     /// assert_eq!(o.get_metadata().len(), 1);
     /// ```
-    pub fn get_metadata(&self) -> &[(String, MetaValue)] {
+    pub fn get_metadata(&self) -> &[(String, Value)] {
         &self.user_metadata
     }
 

@@ -5,56 +5,7 @@
 //! Python package's schema 3 (`/region_table`, `/rank_region_index`, `/events`,
 //! `/thread_table`), so a field here is a dataset there.
 
-/// A run metadata value: the file stores it as an int64 or a UTF-8 string
-/// scalar attribute of `/metadata`.
-///
-/// ```
-/// use scope_profiler::MetaValue;
-/// assert_eq!(MetaValue::from(3i64), MetaValue::Int(3));
-/// assert_eq!(MetaValue::from("rust"), MetaValue::Str("rust".into()));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum MetaValue {
-    /// An integer attribute (`H5T_STD_I64LE`).
-    Int(i64),
-    /// A string attribute (variable-length UTF-8).
-    Str(String),
-}
-
-/// The value as text: an integer in decimal, a string as it is.
-///
-/// ```
-/// use scope_profiler::MetaValue;
-/// assert_eq!(MetaValue::from(42).to_string(), "42");
-/// assert_eq!(MetaValue::from("rust").to_string(), "rust");
-/// ```
-impl std::fmt::Display for MetaValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MetaValue::Int(v) => write!(f, "{v}"),
-            MetaValue::Str(s) => f.write_str(s),
-        }
-    }
-}
-
-impl From<i64> for MetaValue {
-    fn from(v: i64) -> Self {
-        MetaValue::Int(v)
-    }
-}
-
-impl From<&str> for MetaValue {
-    fn from(v: &str) -> Self {
-        MetaValue::Str(v.to_owned())
-    }
-}
-
-impl From<String> for MetaValue {
-    fn from(v: String) -> Self {
-        MetaValue::Str(v)
-    }
-}
+use crate::value::Value;
 
 /// Exact per-row statistics over the durations of one (rank, region) row, in
 /// row order: the `summary_statistics` compound of the file.
@@ -351,7 +302,7 @@ pub struct TaskInfo {
 #[non_exhaustive]
 pub struct Profile {
     /// `/metadata` attributes, in the order written.
-    pub metadata: Vec<(String, MetaValue)>,
+    pub metadata: Vec<(String, Value)>,
     /// `/region_table/names`: the regions that recorded at least one call.
     pub region_names: Vec<String>,
     /// `/rank_region_index`, one row per region with calls.
@@ -368,12 +319,12 @@ impl Profile {
     /// A metadata value by key.
     ///
     /// ```
-    /// # use scope_profiler::{Profile, MetaValue};
+    /// # use scope_profiler::{Profile, Value};
     /// let mut p = Profile::default();
-    /// p.metadata.push(("mpi_size".into(), MetaValue::Int(1)));
-    /// assert_eq!(p.metadata_value("mpi_size"), Some(&MetaValue::Int(1)));
+    /// p.metadata.push(("mpi_size".into(), Value::Int(1)));
+    /// assert_eq!(p.metadata_value("mpi_size"), Some(&Value::Int(1)));
     /// ```
-    pub fn metadata_value(&self, key: &str) -> Option<&MetaValue> {
+    pub fn metadata_value(&self, key: &str) -> Option<&Value> {
         self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -628,7 +579,7 @@ pub struct ReadIndex {
     /// Each row's tags as stored: a JSON list.
     pub tags: Vec<String>,
     pub aggregates: Vec<AggregateRow>,
-    pub metadata: Vec<(String, MetaValue)>,
+    pub metadata: Vec<(String, Value)>,
     pub threads: Vec<ThreadInfo>,
     pub tasks: Vec<TaskInfo>,
     pub event_count: u64,

@@ -9,7 +9,11 @@
 //! other than scalars (lists, objects) are kept as their JSON text.
 
 /// One metadata value: what [`call_metadata`](crate::callmeta::call_metadata) attaches to calls
-/// and what the file's `event_metadata` holds per call.
+/// (the file's `event_metadata` column, JSON per call), and what the run's
+/// metadata holds ([`Options::metadata`](crate::options::Options::metadata), the
+/// file's `/metadata` attributes: `Int` an int64 attribute, `UInt` a uint64
+/// one, `Float` a float64 one, `Str` a UTF-8 string; `Bool`, `Null` and
+/// `Json` are stored as their JSON text, a string).
 ///
 /// Every integer type, `f32`/`f64`, `bool`, `&str`, `String` and `char`
 /// convert into it.
@@ -128,6 +132,25 @@ impl Value {
             Value::Float(v) => write_float(out, *v),
             Value::Str(s) => write_json_string(out, s),
             Value::Json(raw) => out.push_str(raw),
+        }
+    }
+}
+
+/// The value as text: a string as it is, anything else as its JSON text
+/// (how a table or a report shows a metadata value).
+///
+/// ```
+/// use scope_profiler::Value;
+/// assert_eq!(Value::from(42).to_string(), "42");
+/// assert_eq!(Value::from("rust").to_string(), "rust");
+/// assert_eq!(Value::from(0.5).to_string(), "0.5");
+/// assert_eq!(Value::from(true).to_string(), "true");
+/// ```
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Str(s) => f.write_str(s),
+            other => f.write_str(&other.to_json()),
         }
     }
 }

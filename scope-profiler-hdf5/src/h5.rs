@@ -59,10 +59,10 @@ use hdf5_sys::h5t::{
     H5T_NATIVE_INT8, H5T_NATIVE_INT64, H5T_NATIVE_UINT32, H5T_NATIVE_UINT64, H5T_STD_I8BE,
     H5T_STD_I8LE, H5T_STD_I16BE, H5T_STD_I16LE, H5T_STD_I32BE, H5T_STD_I32LE, H5T_STD_I64BE,
     H5T_STD_I64LE, H5T_STD_U8BE, H5T_STD_U8LE, H5T_STD_U16BE, H5T_STD_U16LE, H5T_STD_U32BE,
-    H5T_STD_U32LE, H5T_STD_U64BE, H5T_STD_U64LE, H5T_VARIABLE, H5T_class_t, H5T_cset_t, H5T_str_t,
-    H5Tclose, H5Tcopy, H5Tcreate, H5Tequal, H5Tget_class, H5Tget_cset, H5Tget_member_name,
-    H5Tget_member_offset, H5Tget_member_type, H5Tget_nmembers, H5Tget_size, H5Tinsert,
-    H5Tis_variable_str, H5Tset_cset, H5Tset_size, H5Tset_strpad,
+    H5T_STD_U32LE, H5T_STD_U64BE, H5T_STD_U64LE, H5T_VARIABLE, H5T_class_t, H5T_cset_t, H5T_sign_t,
+    H5T_str_t, H5Tclose, H5Tcopy, H5Tcreate, H5Tequal, H5Tget_class, H5Tget_cset,
+    H5Tget_member_name, H5Tget_member_offset, H5Tget_member_type, H5Tget_nmembers, H5Tget_sign,
+    H5Tget_size, H5Tinsert, H5Tis_variable_str, H5Tset_cset, H5Tset_size, H5Tset_strpad,
 };
 use hdf5_sys::h5z::{H5Z_FILTER_DEFLATE, H5Z_FILTER_SHUFFLE};
 
@@ -355,6 +355,15 @@ impl Datatype {
             }
             Ok(compound)
         })
+    }
+
+    /// Whether the type is an unsigned integer of 8 bytes (whose values
+    /// an int64 cannot all hold).
+    fn is_unsigned_64(&self) -> Result<bool> {
+        // SAFETY: `self.0` is a valid type id; H5Tget_sign returns
+        // H5T_SGN_ERROR for a type without a sign, which is "no" here.
+        let sign = locked(|| Ok(unsafe { H5Tget_sign(self.0) }))?;
+        Ok(sign == H5T_sign_t::H5T_SGN_NONE && self.size()? == 8)
     }
 
     /// The type's class (integer, string, ...).
@@ -931,8 +940,14 @@ impl Group {
 
     /// A scalar int64 attribute.
     pub(super) fn write_attr_i64(&self, name: &str, value: i64) -> Result<()> {
-        let dtype = i64::datatype()?;
-        // SAFETY: `value` is one native int64, the layout of `dtype`.
+        self.write_attr_scalar(name, value)
+    }
+
+    /// A scalar attribute of `T`'s native type (int64, uint64, float64...).
+    pub(super) fn write_attr_scalar<T: H5Type>(&self, name: &str, value: T) -> Result<()> {
+        let dtype = T::datatype()?;
+        // SAFETY: `value` is one `T`, whose layout `dtype` describes (the
+        // contract of the unsafe trait `H5Type`).
         self.write_attr(name, &dtype, |attr| unsafe {
             H5Awrite(attr.0, dtype.0, (&raw const value).cast())
         })
@@ -1680,8 +1695,11 @@ impl Attribute {
         if !self.space()?.is_scalar() {
             return Ok(None);
         }
-        Ok(Some(match self.file_type()?.class() {
+        let file_type = self.file_type()?;
+        Ok(Some(match file_type.class() {
+            H5T_class_t::H5T_INTEGER if file_type.is_unsigned_64()? => ScalarKind::Unsigned,
             H5T_class_t::H5T_INTEGER => ScalarKind::Integer,
+            H5T_class_t::H5T_FLOAT => ScalarKind::Float,
             H5T_class_t::H5T_STRING => ScalarKind::String,
             _ => ScalarKind::Other,
         }))
@@ -1689,15 +1707,22 @@ impl Attribute {
 
     /// The value of a scalar integer attribute, as int64.
     pub(super) fn read_i64(&self) -> Result<i64> {
+        self.read_scalar()
+    }
+
+    /// The value of a scalar numeric attribute, converted by HDF5 to `T`
+    /// (a standard integer or float type of the same class).
+    pub(super) fn read_scalar<T: H5Type>(&self) -> Result<T> {
         self.expect_scalar()?;
-        let dtype = i64::datatype()?;
+        let dtype = T::datatype()?;
         self.file_type()?.check_converts_to(&dtype)?;
-        let mut value = 0i64;
+        let mut value = T::default();
         locked(|| {
-            // SAFETY: the attribute has one element; `value` is one native
-            // int64, the layout of `dtype`.
+            // SAFETY: the attribute has one element (checked scalar);
+            // `value` is one `T`, whose layout `dtype` describes (the
+            // contract of the unsafe trait `H5Type`).
             let status = unsafe { H5Aread(self.0, dtype.0, (&raw mut value).cast()) };
-            check(status, "read an integer attribute").map(drop)
+            check(status, "read a numeric attribute").map(drop)
         })?;
         Ok(value)
     }
@@ -1733,11 +1758,15 @@ impl Attribute {
 /// What a scalar attribute holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ScalarKind {
-    /// An integer of any width and sign.
+    /// An integer of any width and sign but unsigned 64-bit.
     Integer,
+    /// An unsigned 64-bit integer.
+    Unsigned,
+    /// A float.
+    Float,
     /// A string of any kind.
     String,
-    /// Anything else (a float, a compound, ...).
+    /// Anything else (a compound, an enum, ...).
     Other,
 }
 

@@ -24,8 +24,9 @@ use super::write::{
 };
 use crate::error::Error;
 use crate::options::Compression;
-use crate::profile::{MetaValue, SummaryStatistics, TaskInfo, ThreadInfo};
+use crate::profile::{SummaryStatistics, TaskInfo, ThreadInfo};
 use crate::sink::{EventSink, EventSlice, IndexRow};
+use crate::value::Value;
 
 /// The event columns, in the file's order.
 const EVENT_COLUMNS: [&str; 6] = [
@@ -68,7 +69,7 @@ pub enum Strings {
 /// The whole file's shape: totals over every rank.
 pub struct Layout3<'a> {
     /// Rank 0's run description (with the MPI entries).
-    pub metadata: &'a [(String, MetaValue)],
+    pub metadata: &'a [(String, Value)],
     pub events: usize,
     pub rows: usize,
     pub threads: usize,

@@ -5,9 +5,8 @@ use std::path::Path;
 use super::h5::{Attribute, File, Group, H5Type, Result, ScalarKind};
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
-use crate::profile::{
-    Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
-};
+use crate::profile::{Events, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
+use crate::value::Value;
 
 /// Reads a profile file written by this crate (or a columnar schema-2/3 file
 /// from the Python package) back into a [`Profile`].
@@ -84,7 +83,7 @@ pub(super) fn check_schema(root: &Group) -> Result<()> {
 
 /// `/metadata` attributes in creation order (name order for files whose
 /// writer did not track it).
-pub(super) fn read_metadata(root: &Group) -> Result<Vec<(String, MetaValue)>> {
+pub(super) fn read_metadata(root: &Group) -> Result<Vec<(String, Value)>> {
     if !root.contains(schema::METADATA)? {
         return Ok(Vec::new());
     }
@@ -98,11 +97,14 @@ pub(super) fn read_metadata(root: &Group) -> Result<Vec<(String, MetaValue)>> {
     Ok(metadata)
 }
 
-/// An integer or string scalar attribute; `None` for any other kind.
-fn read_meta_value(attr: &Attribute) -> Result<Option<MetaValue>> {
+/// An integer, float or string scalar attribute; `None` for any other
+/// kind.
+fn read_meta_value(attr: &Attribute) -> Result<Option<Value>> {
     Ok(match attr.scalar_kind()? {
-        Some(ScalarKind::Integer) => Some(MetaValue::Int(attr.read_i64()?)),
-        Some(ScalarKind::String) => Some(MetaValue::Str(attr.read_string()?)),
+        Some(ScalarKind::Integer) => Some(Value::Int(attr.read_i64()?)),
+        Some(ScalarKind::Unsigned) => Some(Value::from(attr.read_scalar::<u64>()?)),
+        Some(ScalarKind::Float) => Some(Value::Float(attr.read_scalar::<f64>()?)),
+        Some(ScalarKind::String) => Some(Value::Str(attr.read_string()?)),
         Some(ScalarKind::Other) | None => None,
     })
 }

@@ -13,11 +13,11 @@ use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::options::Compression;
 use crate::profile::{
-    AggregateRow, CallPath, Events, MetaValue, Profile, RegionRow, SummaryStatistics, TaskInfo,
-    ThreadInfo,
+    AggregateRow, CallPath, Events, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 use crate::publish::publish_atomically;
 use crate::sink::{EventSink, EventSlice, FileColumns, IndexRow};
+use crate::value::Value;
 
 /// Writes `profile` to `path` in the schema-3 layout, atomically: the file
 /// is built beside `path` and renamed over it only when complete.
@@ -91,7 +91,7 @@ pub fn write_profile(
 /// Everything of a profile but its events and rows: what is known before
 /// the events are assembled.
 pub struct Header<'a> {
-    pub metadata: &'a [(String, MetaValue)],
+    pub metadata: &'a [(String, Value)],
     /// Number of region names, and name `i` for each.
     pub names: usize,
     pub region_name: &'a dyn Fn(usize) -> &'a str,
@@ -356,14 +356,18 @@ pub(super) fn write_root_attrs(root: &Group) -> Result<()> {
     root.write_attr_str(schema::LAYOUT_ATTR, schema::COLUMNAR)
 }
 
-/// `/metadata`: one scalar attribute per entry. The group tracks attribute
-/// creation order, so the reader gives the entries back in this order.
-pub(super) fn write_metadata(root: &Group, metadata: &[(String, MetaValue)]) -> Result<()> {
+/// `/metadata`: one scalar attribute per entry (int64, uint64, float64 or
+/// a UTF-8 string; a bool, null or JSON value as its JSON text). The group
+/// tracks attribute creation order, so the reader gives the entries back
+/// in this order.
+pub(super) fn write_metadata(root: &Group, metadata: &[(String, Value)]) -> Result<()> {
     let group = root.create_group(schema::METADATA, true)?;
     for (key, value) in metadata {
         match value {
-            MetaValue::Int(v) => group.write_attr_i64(key, *v)?,
-            MetaValue::Str(s) => group.write_attr_str(key, s)?,
+            Value::Int(v) => group.write_attr_i64(key, *v)?,
+            Value::UInt(v) => group.write_attr_scalar(key, *v)?,
+            Value::Float(v) => group.write_attr_scalar(key, *v)?,
+            Value::Str(s) => group.write_attr_str(key, s)?,
             other => group.write_attr_str(key, &other.to_string())?,
         }
     }
@@ -591,7 +595,7 @@ fn write_small<S, T: H5Type>(
 pub fn write_aggregate(
     temp: &Path,
     target: &Path,
-    metadata: &[(String, MetaValue)],
+    metadata: &[(String, Value)],
     names: &[&str],
     rows: &[AggregateRow],
 ) -> std::result::Result<(), Error> {

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
 
 use mpi::traits::{Communicator, CommunicatorCollectives};
-use scope_profiler::{self as sp, MetaValue, MpiOutput, Options, Profile};
+use scope_profiler::{self as sp, MpiOutput, Options, Profile, Value};
 
 /// Calls per region that rank `rank` of `size` makes.
 fn expected(rank: usize, size: usize) -> BTreeMap<String, u64> {
@@ -103,10 +103,10 @@ const PARENTS: &[(&str, &str)] = &[("compute", "step"), ("inner", "worker")];
 fn check_file(path: &str, size: usize) -> Result<(), String> {
     let profile = sp::read_profile(path).map_err(|e| e.to_string())?;
     let meta = |key: &str| profile.metadata_value(key).cloned();
-    if meta("mpi_size") != Some(MetaValue::Int(size as i64)) {
+    if meta("mpi_size") != Some(Value::Int(size as i64)) {
         return Err(format!("mpi_size {:?}, expected {size}", meta("mpi_size")));
     }
-    if meta("num_nodes") != Some(MetaValue::Int(1)) {
+    if meta("num_nodes") != Some(Value::Int(1)) {
         return Err(format!("num_nodes {:?}", meta("num_nodes")));
     }
     // Exact counts per (rank, region).

@@ -21,10 +21,10 @@ use crate::fxhash::FxHasher;
 use crate::hdf5::Widths;
 use crate::hdf5::{self, Layout3, Part, Strings};
 use crate::options::{MpiOutput, Options};
-use crate::profile::MetaValue;
 use crate::publish::Staged;
 use crate::sink::IndexRow;
 use crate::summary::Summary;
+use crate::value::Value;
 
 /// Fault injection for the failure tests: the rank this variable names
 /// fails its part of the write (after the file was created), as a full
@@ -68,7 +68,7 @@ impl Totals<'_> {
     /// The file's layout with rank 0's `metadata`.
     fn layout<'m>(
         &self,
-        metadata: &'m [(String, MetaValue)],
+        metadata: &'m [(String, Value)],
         strings: Strings,
         names: Option<usize>,
     ) -> Layout3<'m> {
@@ -461,19 +461,29 @@ fn stored_len(s: &str) -> usize {
 
 /// Rank 0's metadata as one message.
 #[cfg(feature = "mpio")]
-fn encode_metadata(metadata: &[(String, MetaValue)]) -> Vec<u8> {
+fn encode_metadata(metadata: &[(String, Value)]) -> Vec<u8> {
     let mut fields: Vec<Cow<'_, str>> = Vec::new();
     for (key, value) in metadata {
         fields.push(Cow::Borrowed(key));
         match value {
-            MetaValue::Int(v) => {
+            Value::Int(v) => {
                 fields.push(Cow::Borrowed("i"));
                 fields.push(Cow::Owned(v.to_string()));
             }
-            MetaValue::Str(s) => {
+            Value::UInt(v) => {
+                fields.push(Cow::Borrowed("u"));
+                fields.push(Cow::Owned(v.to_string()));
+            }
+            Value::Float(v) => {
+                // Rust's shortest round-trip digits: parsed back exactly.
+                fields.push(Cow::Borrowed("f"));
+                fields.push(Cow::Owned(v.to_string()));
+            }
+            Value::Str(s) => {
                 fields.push(Cow::Borrowed("s"));
                 fields.push(Cow::Borrowed(s));
             }
+            // As the serial writer stores them: their JSON text.
             other => {
                 fields.push(Cow::Borrowed("s"));
                 fields.push(Cow::Owned(other.to_string()));
@@ -485,14 +495,16 @@ fn encode_metadata(metadata: &[(String, MetaValue)]) -> Vec<u8> {
 
 /// The metadata [`encode_metadata`] made.
 #[cfg(feature = "mpio")]
-fn decode_metadata(bytes: &[u8]) -> Vec<(String, MetaValue)> {
+fn decode_metadata(bytes: &[u8]) -> Vec<(String, Value)> {
     let fields = decode_strings(bytes);
     fields
         .chunks_exact(3)
         .map(|f| {
             let value = match f[1].as_str() {
-                "i" => MetaValue::Int(f[2].parse().unwrap_or(0)),
-                _ => MetaValue::Str(f[2].clone()),
+                "i" => Value::Int(f[2].parse().unwrap_or(0)),
+                "u" => Value::UInt(f[2].parse().unwrap_or(0)),
+                "f" => Value::Float(f[2].parse().unwrap_or(f64::NAN)),
+                _ => Value::Str(f[2].clone()),
             };
             (f[0].clone(), value)
         })
@@ -519,22 +531,45 @@ fn set_mpi_metadata(plan: &mut Plan, options: &Options, comm: &Serialized<'_>) {
         .iter()
         .find(|(k, _)| k == "omp_num_threads")
         .and_then(|(_, v)| match v {
-            MetaValue::Int(n) => Some(*n),
+            Value::Int(n) => Some(*n),
             _ => None,
         })
         .unwrap_or(1);
     for (key, value) in &mut plan.metadata {
         match key.as_str() {
-            "mpi_size" => *value = MetaValue::Int(size),
-            "num_nodes" => *value = MetaValue::Int(distinct.len() as i64),
-            "total_cores" => *value = MetaValue::Int(size * omp),
+            "mpi_size" => *value = Value::Int(size),
+            "num_nodes" => *value = Value::Int(distinct.len() as i64),
+            "total_cores" => *value = Value::Int(size * omp),
             _ => {}
         }
     }
     if options.get_metadata_detail() == crate::options::MetadataDetail::Full {
         plan.metadata.push((
             "rank_hostnames".to_owned(),
-            MetaValue::Str(crate::sink::tags_json(&hosts)),
+            Value::Str(crate::sink::tags_json(&hosts)),
         ));
+    }
+}
+
+#[cfg(all(test, feature = "mpio"))]
+mod tests {
+    use super::*;
+
+    /// Rank 0's metadata crosses to the other ranks as the serial writer
+    /// stores it: integers, unsigned integers and floats as themselves,
+    /// strings as they are, anything else as its JSON text.
+    #[test]
+    fn metadata_crosses_ranks_as_the_file_stores_it() {
+        let metadata = vec![
+            ("i".to_owned(), Value::Int(-3)),
+            ("u".to_owned(), Value::UInt(u64::MAX)),
+            ("f".to_owned(), Value::Float(0.1)),
+            ("s".to_owned(), Value::Str("a\u{0}b".into())),
+            ("b".to_owned(), Value::Bool(true)),
+        ];
+        let back = decode_metadata(&encode_metadata(&metadata));
+        let mut want = metadata.clone();
+        want[4].1 = Value::Str("true".into());
+        assert_eq!(back, want);
     }
 }

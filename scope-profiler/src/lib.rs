@@ -87,7 +87,7 @@ pub use error::Error;
 pub use options::MpiOutput;
 pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
 pub use profile::{
-    AggregateRow, CallPath, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
+    AggregateRow, CallPath, DroppedCalls, Events, Profile, RecordingHealth, RegionRow,
     RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 pub use reader::{EventChunk, EventChunks, ProfileReader, limit_address_space, read_profile};

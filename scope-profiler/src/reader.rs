@@ -9,8 +9,9 @@ use crate::error::Error;
 use crate::jsonfile;
 use crate::platform;
 use crate::profile::{
-    AggregateRow, CallPath, Events, MetaValue, Profile, ReadIndex, RegionRow, TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, Events, Profile, ReadIndex, RegionRow, TaskInfo, ThreadInfo,
 };
+use crate::value::Value;
 
 /// Caps this process's address space at `bytes` (Linux: `RLIMIT_AS`, never
 /// above the hard limit), for a process that reads profiles it does not
@@ -441,7 +442,7 @@ impl ProfileReader {
     /// for (key, value) in reader.metadata() { println!("{key} = {value:?}"); }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
-    pub fn metadata(&self) -> &[(String, MetaValue)] {
+    pub fn metadata(&self) -> &[(String, Value)] {
         &self.index.metadata
     }
 

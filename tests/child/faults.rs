@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use scope_profiler::{self as sp, Compression, MetaValue, OnSpillFailure, Options};
+use scope_profiler::{self as sp, Compression, OnSpillFailure, Options, Value};
 
 use crate::{Outcome, check_file, ensure, file_counts, record, say, set_fsize_soft_limit};
 
@@ -106,7 +106,7 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
     let meta = |key: &str| profile.metadata_value(key).cloned();
     let total: u64 = dropped.values().sum();
     ensure(
-        meta("dropped_calls") == Some(MetaValue::Int(total as i64)),
+        meta("dropped_calls") == Some(Value::Int(total as i64)),
         || {
             format!(
                 "metadata dropped_calls is {:?}, expected {total}",

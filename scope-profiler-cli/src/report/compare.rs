@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use scope_profiler::{MetaValue, ProfileReader};
+use scope_profiler::{self as sp, ProfileReader};
 use serde_json::{Value, json};
 
 use super::run;
@@ -25,8 +25,10 @@ const AUTO_KEYS: [&str; 5] = [
 /// `mpi_size`, the thread table's length and the ranks of the file.
 fn key_value(path: &std::path::Path, reader: &ProfileReader, key: &str) -> Option<Value> {
     match (key, run::meta(reader, key)) {
-        (_, Some(MetaValue::Int(i))) => Some(json!(i)),
-        (_, Some(MetaValue::Str(s))) => Some(match s.trim().parse::<f64>() {
+        (_, Some(sp::Value::Int(i))) => Some(json!(i)),
+        (_, Some(sp::Value::UInt(u))) => Some(json!(u)),
+        (_, Some(sp::Value::Float(f))) if f.is_finite() => Some(json!(f)),
+        (_, Some(sp::Value::Str(s))) => Some(match s.trim().parse::<f64>() {
             Ok(v) if v.is_finite() => json!(v),
             _ => json!(s),
         }),

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use scope_profiler::export::{self, Grouping};
-use scope_profiler::{MetaValue, ProfileReader};
+use scope_profiler::{self as sp, ProfileReader};
 use serde_json::{Map, Value, json};
 
 use super::encode;
@@ -12,24 +12,17 @@ use super::timeline::{self, Timeline};
 use crate::Failure;
 use crate::stats;
 
-/// Every metadata value as JSON (integers and strings).
+/// Every metadata value as JSON.
 pub(crate) fn metadata_json(reader: &ProfileReader) -> Map<String, Value> {
     reader
         .metadata()
         .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                MetaValue::Int(i) => json!(i),
-                MetaValue::Str(s) => json!(s),
-                _ => Value::Null,
-            };
-            (k.clone(), v)
-        })
+        .map(|(k, v)| (k.clone(), crate::stats::value_json(v)))
         .collect()
 }
 
 /// A metadata value by key.
-pub(crate) fn meta<'r>(reader: &'r ProfileReader, key: &str) -> Option<&'r MetaValue> {
+pub(crate) fn meta<'r>(reader: &'r ProfileReader, key: &str) -> Option<&'r sp::Value> {
     reader
         .metadata()
         .iter()
@@ -39,7 +32,7 @@ pub(crate) fn meta<'r>(reader: &'r ProfileReader, key: &str) -> Option<&'r MetaV
 
 /// Number of MPI ranks: `mpi_size`, else the distinct ranks of the rows.
 pub(crate) fn ranks(reader: &ProfileReader) -> u64 {
-    if let Some(MetaValue::Int(n)) = meta(reader, "mpi_size") {
+    if let Some(sp::Value::Int(n)) = meta(reader, "mpi_size") {
         return (*n).max(1) as u64;
     }
     let mut ranks: Vec<u32> = reader.rows().iter().map(|r| r.rank).collect();
@@ -52,7 +45,7 @@ pub(crate) fn ranks(reader: &ProfileReader) -> u64 {
 /// The run's label: `label` metadata, else the file stem.
 pub(crate) fn label(path: &Path, reader: &ProfileReader) -> String {
     match meta(reader, "label") {
-        Some(MetaValue::Str(s)) if !s.is_empty() => s.clone(),
+        Some(sp::Value::Str(s)) if !s.is_empty() => s.clone(),
         _ => path
             .file_stem()
             .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
@@ -221,9 +214,8 @@ pub(crate) fn run_json(
         ));
     }
     let text = |key: &str| match meta(reader, key) {
-        Some(MetaValue::Str(s)) => Value::from(s.clone()),
-        Some(MetaValue::Int(i)) => Value::from(*i),
-        _ => Value::Null,
+        Some(v) => crate::stats::value_json(v),
+        None => Value::Null,
     };
     Ok(json!({
         "file": path.display().to_string(),

@@ -8,11 +8,11 @@ use std::path::Path;
 
 use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::error::Error;
-use crate::json::{self, JsonError, Number, Parser};
+use crate::json::{self, JsonError, Parser};
 use crate::profile::{
-    AggregateRow, Events, MetaValue, Profile, ReadIndex, RegionRow, StatsAccumulator, TaskInfo,
-    ThreadInfo,
+    AggregateRow, Events, Profile, ReadIndex, RegionRow, StatsAccumulator, TaskInfo, ThreadInfo,
 };
+use crate::value::Value;
 use crate::{sink, value};
 
 /// Reads the JSON profile at `path`: its index, every event (rows back to
@@ -246,17 +246,26 @@ fn lane_table(
     p.object(|p, _rank| p.array(&mut item))
 }
 
-/// A metadata value: integers and strings as themselves, booleans as 0/1,
-/// anything else (floats, lists, null) as its JSON text.
-fn meta_value(p: &mut Parser<'_>) -> json::Result<MetaValue> {
+/// A metadata value: strings, booleans, integers, floats and null as
+/// themselves, lists and objects as their JSON text ([`Value::Json`]).
+fn meta_value(p: &mut Parser<'_>) -> json::Result<Value> {
     Ok(match p.peek() {
-        Some(b'"') => MetaValue::Str(p.string()?.into_owned()),
-        Some(b't' | b'f') => MetaValue::Int(p.bool()? as i64),
-        Some(b'-' | b'0'..=b'9' | b'N' | b'I') => match p.number()? {
-            Number::Int(v) => MetaValue::Int(v),
-            Number::Float(v) => MetaValue::Str(v.to_string()),
+        Some(b'"') => Value::Str(p.string()?.into_owned()),
+        Some(b't' | b'f') => Value::Bool(p.bool()?),
+        Some(b'-' | b'0'..=b'9' | b'N' | b'I') => {
+            // The number's text: an integer past i64::MAX stays exact.
+            let raw = p.raw()?;
+            match (raw.parse::<i64>(), raw.parse::<u64>(), raw.parse::<f64>()) {
+                (Ok(v), _, _) => Value::Int(v),
+                (_, Ok(v), _) => Value::UInt(v),
+                (_, _, Ok(v)) => Value::Float(v),
+                _ => Value::Json(raw.to_owned()),
+            }
+        }
+        _ => match p.raw()? {
+            "null" => Value::Null,
+            raw => Value::Json(raw.to_owned()),
         },
-        _ => MetaValue::Str(p.raw()?.to_owned()),
     })
 }
 
@@ -560,11 +569,9 @@ mod tests {
         assert_eq!(index.rows[0].stats.total, 25);
         assert_eq!(index.rows[0].tags, ["io"]);
         assert_eq!(index.aggregates[0].num_calls, 3);
-        assert_eq!(index.metadata[0], ("a".into(), MetaValue::Int(1)));
-        assert_eq!(
-            index.metadata[3],
-            ("d".into(), MetaValue::Str("[1]".into()))
-        );
+        assert_eq!(index.metadata[0], ("a".into(), Value::Int(1)));
+        assert_eq!(index.metadata[2], ("c".into(), Value::Float(1.5)));
+        assert_eq!(index.metadata[3], ("d".into(), Value::Json("[1]".into())));
     }
 
     /// Malformed documents are errors that say what is wrong, never panics.

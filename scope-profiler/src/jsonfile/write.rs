@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::error::Error;
 use crate::json::{push_int, push_string};
-use crate::profile::{AggregateRow, MetaValue, Profile, SummaryStatistics, TaskInfo, ThreadInfo};
+use crate::profile::{AggregateRow, Profile, SummaryStatistics, TaskInfo, ThreadInfo};
 use crate::scratch;
 use crate::sink::{EventSink, EventSlice, IndexRow};
+use crate::value::Value;
 
 /// Bytes of column text a row holds in memory before it spills.
 const SPILL_BYTES: usize = 4 << 20;
@@ -37,7 +38,7 @@ const COLUMNS: [&str; 6] = [
 
 /// What the document holds besides the rows.
 pub(crate) struct Document<'a> {
-    pub metadata: &'a [(String, MetaValue)],
+    pub metadata: &'a [(String, Value)],
     pub threads: &'a [ThreadInfo],
     pub tasks: &'a [TaskInfo],
 }
@@ -337,11 +338,7 @@ fn prelude(doc: &Document<'_>, ranks: i64, events: bool) -> Vec<u8> {
         }
         push_string(&mut buf, key);
         buf.extend_from_slice(b": ");
-        match value {
-            MetaValue::Int(v) => push_int(&mut buf, *v),
-            MetaValue::Str(s) => push_string(&mut buf, s),
-            other => push_string(&mut buf, &other.to_string()),
-        }
+        buf.extend_from_slice(value.to_json().as_bytes());
     }
     buf.extend_from_slice(b"},\n\"regions\": [\n");
     buf
