@@ -432,6 +432,51 @@ fn two_hundred_million_calls_under_a_64_mib_limit() {
     );
 }
 
+/// Chunks are reused, not remapped (issue 25): 50M calls on 4 threads under
+/// a 16 MiB limit (about 1200 MB of records, 75 limits' worth) map one
+/// limit's worth of chunks (each at most 1/64 of it) and each thread's
+/// first, smaller ones, however long the session; every call is kept.
+#[test]
+#[ignore = "50M calls in release (seconds): CI runs it with --ignored"]
+fn fifty_million_calls_under_a_16_mib_limit_map_a_limits_worth_of_chunks() {
+    let _s = serial();
+    const THREADS: usize = 4;
+    const LIMIT: u64 = 16 * MIB;
+    let iterations = 50_000_000 / (THREADS as u64 * CALLS_PER_ITERATION);
+    let calls = iterations * THREADS as u64 * CALLS_PER_ITERATION;
+    let dir = temp_dir("scale-50m");
+    let path = dir.join("reuse.h5");
+    sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .memory_limit(LIMIT as usize),
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    record(THREADS, iterations);
+    let recorded = t0.elapsed();
+    let store = &scope_profiler_core::active::active_session().unwrap().store;
+    let (chunks_made, max_chunk) = (store.chunks_made(), store.max_chunk() as u64);
+    let results = sp::finalize().unwrap();
+    let kept: u64 = results.statistics().iter().map(|s| s.num_calls()).sum();
+    let worth = calls / max_chunk;
+    println!(
+        "{calls} calls on {THREADS} threads under {} MiB in {recorded:?}: {chunks_made} chunks \
+         made for {worth} chunks' worth of calls; {} bytes spilled",
+        LIMIT / MIB,
+        results.health().spilled_bytes
+    );
+    assert_eq!(kept, calls, "every call is in the file");
+    assert!(results.health().spilled_bytes > 0, "the session spilled");
+    assert!(worth > 64 * 40, "{worth} chunks' worth of calls");
+    assert!(
+        chunks_made <= 64 + 16 * THREADS as u64,
+        "{chunks_made} chunks made for {worth} chunks' worth of calls"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Per thread name, the calls in start order as (region name, parent
 /// position in that order): the structure a file must keep.
 fn structure(p: &Profile) -> HashMap<String, Vec<(String, Option<u32>)>> {
