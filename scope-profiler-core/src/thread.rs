@@ -16,9 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
+use crate::counters::{self, CounterSet};
 use crate::lane::{
-    AggEntry, AggTable, KeyedEntry, Lane, MetaEntry, MetaScope, Segment, TaskRecord,
+    AggEntry, AggTable, CounterTable, KeyedEntry, Lane, MetaEntry, MetaScope, Segment, TaskRecord,
 };
+use crate::platform::PerfGroup;
 use crate::record::{Chunk, Record};
 use crate::store::Store;
 use crate::sync::lock;
@@ -40,7 +42,9 @@ struct Open {
 ///
 /// Invariant (kept by every function of [`Cold`] that changes what the
 /// pointers refer to): while `stack_cap > 0`, `stack` points to `stack_cap`
-/// initialized `Open`s owned by this thread's `Cold`; while `cap > 0`,
+/// initialized `Open`s owned by this thread's `Cold`, and likewise to
+/// `stack_len` of them while `stack_len > 0` (`stack_cap` is 0 in a session
+/// that counts, `stack_len` never is while armed); while `cap > 0`,
 /// `chunk` points to the chunk `Cold` holds, which has `cap` slots of which
 /// `len` are pushed. `Cold` zeroes both capacities before it touches those
 /// allocations (so a re-entrant call, from an instrumented allocator say,
@@ -57,6 +61,9 @@ struct Hot {
     stack: Cell<*mut Open>,
     depth: Cell<usize>,
     stack_cap: Cell<usize>,
+    /// The stack's length (`stack_cap` is 0 while the session counts: every
+    /// enter and exit then takes the slow path, which counts).
+    stack_len: Cell<usize>,
     chunk: Cell<*const Chunk>,
     len: Cell<usize>,
     cap: Cell<usize>,
@@ -77,6 +84,7 @@ impl Hot {
             stack: Cell::new(std::ptr::null_mut()),
             depth: Cell::new(0),
             stack_cap: Cell::new(0),
+            stack_len: Cell::new(0),
             chunk: Cell::new(std::ptr::null()),
             len: Cell::new(0),
             cap: Cell::new(0),
@@ -160,6 +168,7 @@ impl Hot {
     /// Makes the fast paths divert to `Cold` until re-armed.
     fn disarm(&self) {
         self.stack_cap.set(0);
+        self.stack_len.set(0);
         self.cap.set(0);
         self.agg_len.set(0);
         self.kids_len.set(0);
@@ -186,6 +195,142 @@ struct Cold {
     /// children's time per depth (see `Hot`).
     agg: Option<Arc<AggTable>>,
     kids: Vec<u64>,
+    /// The current recorder's counter state (a task's while one is polled).
+    counts: RecCounts,
+    /// The thread's counting in a session that counts (see `counters`).
+    counting: Option<Box<Counting>>,
+}
+
+/// A recorder's counters (see `crate::counters`): the values its open calls
+/// started at, and how its counters relate to the thread's.
+#[derive(Default)]
+struct RecCounts {
+    /// Per open call (by depth), `2 * width` values: the counters at its
+    /// enter, then the summed inclusive deltas of its ended children.
+    snaps: Vec<u64>,
+    /// While `active`, the base (the recorder's value is the thread's raw
+    /// count minus it); else the value it was left at.
+    val: Vec<u64>,
+    active: bool,
+    /// A frame's ended depth-0 calls' inclusive deltas (for the call
+    /// around it when it ends).
+    root: Vec<u64>,
+}
+
+impl RecCounts {
+    /// The thread's own recorder: active, its values the raw counts.
+    fn own() -> RecCounts {
+        RecCounts {
+            active: true,
+            ..RecCounts::default()
+        }
+    }
+
+    fn fit(&mut self, width: usize) {
+        if self.val.len() != width {
+            self.val = vec![0; width];
+            self.root = vec![0; width];
+        }
+    }
+
+    /// Stops following the thread's counts: values kept (a task swapped out).
+    fn freeze(&mut self, raw: &[u64]) {
+        if self.active {
+            for (v, r) in self.val.iter_mut().zip(raw) {
+                *v = r.wrapping_sub(*v);
+            }
+            self.active = false;
+        }
+    }
+
+    /// Follows the thread's counts from the value it was left at.
+    fn thaw(&mut self, raw: &[u64]) {
+        if !self.active {
+            for (v, r) in self.val.iter_mut().zip(raw) {
+                *v = r.wrapping_sub(*v);
+            }
+            self.active = true;
+        }
+    }
+
+    /// The recorder's values now, from the thread's `raw` counts.
+    fn values(&self, raw: &[u64], out: &mut [u64]) {
+        for ((o, r), v) in out.iter_mut().zip(raw).zip(&self.val) {
+            *o = if self.active { r.wrapping_sub(*v) } else { *v };
+        }
+    }
+}
+
+/// A thread's counting in a session that counts: the counters, the perf
+/// group (opened on the thread's first call), the per-region totals.
+struct Counting {
+    generation: u32,
+    set: Arc<CounterSet>,
+    perf: Option<PerfGroup>,
+    store: Arc<Store>,
+    /// This thread's slot in `store.counter_tables`.
+    slot: usize,
+    table: Arc<CounterTable>,
+    /// Scratch: raw counts, values, deltas, own deltas.
+    raw: Vec<u64>,
+    now: Vec<u64>,
+    delta: Vec<u64>,
+    own: Vec<u64>,
+}
+
+impl Counting {
+    fn new(generation: u32, set: &Arc<CounterSet>, store: &Arc<Store>) -> Counting {
+        let width = set.width();
+        // A perf group that cannot be opened here (setup opened one on its
+        // own thread) leaves this thread's perf counts at 0.
+        let perf = set.open_perf().ok().flatten();
+        let table = Arc::new(CounterTable::grown(width, 64, None));
+        let slot = {
+            let mut tables = lock(&store.counter_tables);
+            tables.push(Arc::clone(&table));
+            tables.len() - 1
+        };
+        counters::set_tracking(set.allocations);
+        Counting {
+            generation,
+            set: Arc::clone(set),
+            perf,
+            store: Arc::clone(store),
+            slot,
+            table,
+            raw: vec![0; width],
+            now: vec![0; width],
+            delta: vec![0; width],
+            own: vec![0; width],
+        }
+    }
+
+    /// Reads the thread's raw counts into `self.raw`.
+    fn read(&mut self) {
+        let mut at = 0;
+        if self.set.allocations {
+            self.raw[..4].copy_from_slice(&counters::alloc_counts());
+            at = 4;
+        }
+        if let Some(perf) = &self.perf {
+            perf.read(&mut self.raw[at..]);
+        }
+    }
+
+    /// Adds one call of `region` (`self.delta`, `self.own`) to the totals.
+    fn add(&mut self, region: usize) {
+        if !self.table.add(region, &self.delta, &self.own) {
+            let width = self.set.width();
+            let grown = Arc::new(CounterTable::grown(
+                width,
+                (region + 1).next_power_of_two().max(64),
+                Some(&self.table),
+            ));
+            lock(&self.store.counter_tables)[self.slot] = Arc::clone(&grown);
+            self.table = grown;
+            self.table.add(region, &self.delta, &self.own);
+        }
+    }
 }
 
 /// A task: its number and its first thread's lane index.
@@ -228,6 +373,13 @@ thread_local! {
             spare: None,
             agg: None,
             kids: Vec::new(),
+            counts: RecCounts {
+                snaps: Vec::new(),
+                val: Vec::new(),
+                active: true,
+                root: Vec::new(),
+            },
+            counting: None,
         })
     };
 }
@@ -237,6 +389,8 @@ impl Cold {
     /// then re-arms them from what `Cold` owns. `None` if the recorder is
     /// busy (re-entered) or gone (thread exit).
     fn with<R>(f: impl FnOnce(&mut Cold, &Hot) -> R) -> Option<R> {
+        // The recorder's own allocations are never counted.
+        let _quiet = counters::suspend();
         COLD.try_with(|cold| {
             let mut cold = cold.try_borrow_mut().ok()?;
             HOT.with(|hot| {
@@ -253,7 +407,12 @@ impl Cold {
     /// Points the hot half at this recorder's stack and chunk.
     fn arm(&mut self, hot: &Hot) {
         hot.stack.set(self.stack.as_mut_ptr());
-        hot.stack_cap.set(self.stack.len());
+        // A session that counts takes the slow paths, which count: the
+        // fast ones stay as they are without counters.
+        let counting = self.store.as_ref().is_some_and(|s| s.counters().is_some());
+        hot.stack_cap
+            .set(if counting { 0 } else { self.stack.len() });
+        hot.stack_len.set(self.stack.len());
         match &self.chunk {
             Some(chunk) => {
                 hot.chunk.set(Arc::as_ptr(chunk));
@@ -327,10 +486,92 @@ impl Cold {
             self.agg = Some(table);
             self.kids = vec![0; 64];
         }
+        self.counts = RecCounts::own();
+        self.counting = None;
+        counters::set_tracking(false);
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;
+        self.ensure_counting(generation);
         true
+    }
+
+    /// Makes this thread's counting state for session `generation` if the
+    /// current recorder's store counts and it has none for it.
+    fn ensure_counting(&mut self, generation: u32) -> bool {
+        let Some(store) = self.store.as_ref() else {
+            return false;
+        };
+        let Some(set) = store.counters() else {
+            return false;
+        };
+        if self
+            .counting
+            .as_ref()
+            .is_none_or(|c| c.generation != generation)
+        {
+            self.counting = Some(Box::new(Counting::new(generation, set, store)));
+        }
+        self.counts.fit(set.width());
+        true
+    }
+
+    /// Counting: the call just pushed at depth `depth` starts at the
+    /// current recorder's counts now.
+    fn count_enter(&mut self, hot: &Hot, depth: usize) {
+        let generation = hot.generation.get();
+        if !self.ensure_counting(generation) {
+            return;
+        }
+        let Some(c) = self.counting.as_deref_mut() else {
+            return;
+        };
+        let width = c.set.width();
+        c.read();
+        self.counts.values(&c.raw, &mut c.now);
+        let need = (depth + 1) * 2 * width;
+        if self.counts.snaps.len() < need {
+            self.counts.snaps.resize(need.next_power_of_two(), 0);
+        }
+        let snap = &mut self.counts.snaps[depth * 2 * width..(depth + 1) * 2 * width];
+        snap[..width].copy_from_slice(&c.now);
+        snap[width..].fill(0);
+    }
+
+    /// Counting: the call at depth `depth` of `region` ends now: its
+    /// deltas go to the region's totals and to its parent's children.
+    fn count_exit(&mut self, hot: &Hot, depth: usize, region: u32) {
+        let generation = hot.generation.get();
+        let frame = self.task.is_some_and(|t| t.frame);
+        if !self.ensure_counting(generation) {
+            return;
+        }
+        let Some(c) = self.counting.as_deref_mut() else {
+            return;
+        };
+        let width = c.set.width();
+        let Some(snap) = self
+            .counts
+            .snaps
+            .get(depth * 2 * width..(depth + 1) * 2 * width)
+        else {
+            return;
+        };
+        c.read();
+        self.counts.values(&c.raw, &mut c.now);
+        for i in 0..width {
+            c.delta[i] = c.now[i].wrapping_sub(snap[i]);
+            c.own[i] = c.delta[i].wrapping_sub(snap[width + i]);
+        }
+        c.add(region as usize);
+        let parent = match depth.checked_sub(1) {
+            Some(up) => &mut self.counts.snaps[up * 2 * width + width..(up + 1) * 2 * width],
+            None if frame => &mut self.counts.root[..],
+            None => return,
+        };
+        for (p, d) in parent.iter_mut().zip(&c.delta) {
+            *p = p.wrapping_add(*d);
+        }
     }
 
     /// Makes room for one more open call.
@@ -394,6 +635,7 @@ impl Cold {
                     id: None,
                     depth: 0,
                     len: 0,
+                    counts: RecCounts::default(),
                     record: TaskRecord::default(),
                     root: 0,
                 })
@@ -465,6 +707,7 @@ impl Cold {
 
     /// Swaps the task's recorder with the thread's (twice: back).
     fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
+        self.swap_counts(task);
         std::mem::swap(&mut self.lane, &mut task.lane);
         std::mem::swap(&mut self.store, &mut task.store);
         std::mem::swap(&mut self.chunk, &mut task.chunk);
@@ -475,6 +718,66 @@ impl Cold {
         hot.len.set(task.len);
         hot.generation.set(task.generation);
         (task.depth, task.len, task.generation) = (depth, len, generation);
+    }
+
+    /// Counting: the recorder swapped out stops following the thread's
+    /// counts (unless the one swapped in is a frame: a frame's calls are
+    /// the enclosing call's callees, counted in it too), the one swapped in
+    /// follows them from where it was left.
+    fn swap_counts(&mut self, task: &mut TaskState) {
+        let incoming_frame = task.id.is_some_and(|t| t.frame);
+        let generation = task.generation;
+        let store_counts = task
+            .store
+            .as_ref()
+            .or(self.store.as_ref())
+            .is_some_and(|s| s.counters().is_some());
+        if store_counts || self.counting.is_some() {
+            // The thread counts for the session of whichever side counts.
+            if self
+                .counting
+                .as_ref()
+                .is_none_or(|c| c.generation != generation)
+            {
+                if let Some(store) = task.store.clone().filter(|s| s.counters().is_some()) {
+                    if let Some(set) = store.counters() {
+                        self.counting = Some(Box::new(Counting::new(generation, set, &store)));
+                    }
+                }
+            }
+        }
+        if let Some(c) = self.counting.as_deref_mut() {
+            let width = c.set.width();
+            self.counts.fit(width);
+            task.counts.fit(width);
+            c.read();
+            if !incoming_frame {
+                self.counts.freeze(&c.raw);
+            }
+            task.counts.thaw(&c.raw);
+        }
+        std::mem::swap(&mut self.counts, &mut task.counts);
+    }
+
+    /// Counting: a frame's ended depth-0 calls (`root`) are children of
+    /// the innermost call open here.
+    fn count_frame_root(&mut self, hot: &Hot, root: &[u64]) {
+        let Some(c) = self.counting.as_deref() else {
+            return;
+        };
+        let width = c.set.width();
+        let Some(up) = hot.depth.get().checked_sub(1) else {
+            return;
+        };
+        if let Some(kids) = self
+            .counts
+            .snaps
+            .get_mut(up * 2 * width + width..(up + 1) * 2 * width)
+        {
+            for (k, r) in kids.iter_mut().zip(root) {
+                *k = k.wrapping_add(*r);
+            }
+        }
     }
 
     /// Appends a completed task's block of records (its depth-0 call last)
@@ -613,6 +916,9 @@ impl Cold {
             return;
         };
         hot.depth.set(depth - 1);
+        if self.counting.is_some() {
+            self.count_exit(hot, depth - 1, open.region);
+        }
         let record = Record {
             start: open.start,
             end,
@@ -669,6 +975,9 @@ fn enter_slow(region: u32, generation: u32) -> u64 {
         let depth = hot.depth.get();
         let seq = hot.seq.get() + 1;
         hot.seq.set(seq);
+        if cold.counting.is_some() {
+            cold.count_enter(hot, depth);
+        }
         cold.stack[depth] = Open {
             start: ticks(),
             seq,
@@ -764,6 +1073,7 @@ pub(crate) struct TaskState {
     id: Option<TaskId>,
     depth: usize,
     len: usize,
+    counts: RecCounts,
     /// The task, its end set when it completes.
     pub record: TaskRecord,
     /// The sequence number of the task's own call (depth 0) while it is
@@ -867,6 +1177,7 @@ pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R 
 /// a task with a lane of its own gives it its record; else its block goes
 /// to this thread's tasks lane, and its private chunk back to the store.
 pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
+    let _quiet = counters::suspend();
     task.record.end = end;
     let frame = task.id.is_some_and(|id| id.frame);
     if let Some(id) = task.id {
@@ -892,6 +1203,7 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
         if kept && frame {
             // A frame's calls go under what is open around it now.
             if hot.generation.get() == generation {
+                cold.count_frame_root(hot, &task.counts.root);
                 cold.append_nested(hot, records);
             }
         } else if kept {
@@ -907,6 +1219,9 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
             only.clear();
             task.chunk = Some(chunk);
             (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
+            task.counts.active = false;
+            task.counts.val.fill(0);
+            task.counts.root.fill(0);
             let _ = Cold::with(|cold, _| cold.spare = Some(task));
         }
         _ => {
@@ -933,11 +1248,11 @@ pub fn open_calls(generation: u32) -> (usize, Option<u32>) {
         if hot.generation.get() != generation {
             return (0, None);
         }
-        let depth = hot.depth.get().min(hot.stack_cap.get());
+        let depth = hot.depth.get().min(hot.stack_len.get());
         if depth == 0 {
             return (0, None);
         }
-        // SAFETY: `0 < depth <= stack_cap`: slot 0 is initialized and inside
+        // SAFETY: `0 < depth <= stack_len`: slot 0 is initialized and inside
         // the live stack buffer, which only this thread touches.
         let bottom = unsafe { hot.stack.get().read() };
         (depth, Some(bottom.region))
@@ -1098,6 +1413,7 @@ mod tests {
             disk: 0,
             on_failure: crate::options::OnSpillFailure::KeepInMemory,
             aggregate: false,
+            counters: None,
         };
         let filter = TagFilter::new(&options);
         let session = Arc::new(Session::new(

@@ -47,7 +47,8 @@
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
 use scope_profiler_core::{
-    clock, error, fxhash, histogram, json, options, profile, publish, scratch, sync, value,
+    clock, counters, error, fxhash, histogram, json, options, profile, publish, scratch, sync,
+    value,
 };
 #[cfg(feature = "mpi")]
 use scope_profiler_core::{comm, platform};
@@ -81,13 +82,14 @@ mod results;
 mod session;
 
 pub use callmeta::{CallMetadataScope, annotate, call_metadata};
+pub use counters::CountingAllocator;
 pub use error::Error;
 #[cfg(feature = "mpi")]
 pub use options::MpiOutput;
 pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
 pub use profile::{
-    AggregateRow, CallPath, DroppedCalls, Events, MetaValue, Profile, RecordingHealth, RegionRow,
-    RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, DroppedCalls, Events, MetaValue, Profile, RecordingHealth,
+    RegionCounters, RegionRow, RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 pub use reader::{EventChunk, EventChunks, ProfileReader, read_profile};
 pub use region::{AsyncCall, Region};
