@@ -386,3 +386,38 @@ fn unknown_perf_events_are_refused_at_setup() {
     let err = sp::setup(perf_options(&["cycels"])).unwrap_err();
     assert!(err.to_string().contains("cycels"), "{err}");
 }
+
+/// Many calls: chunk changes, and a deeper stack, go through the
+/// recorder's slow path between calls of the lean one; the counts stay exact.
+#[test]
+fn counts_stay_exact_over_many_calls_and_depths() {
+    let _s = serial();
+    sp::setup(counting()).unwrap();
+    const N: u64 = 5000;
+    sp::region("loop_outer").run(|| {
+        for i in 0..N {
+            sp::region("loop_inner").run(|| {
+                drop(black_box(Box::new(i)));
+                if i % 1000 == 0 {
+                    // 70 levels: past the first stack's 64 slots.
+                    fn deep(n: u32) {
+                        if n > 0 {
+                            sp::region("deep").run(|| deep(n - 1));
+                        }
+                    }
+                    deep(70);
+                }
+            });
+        }
+    });
+    let results = sp::finalize().unwrap();
+    let inner = results.counters_of("loop_inner").unwrap();
+    assert_eq!(inner.calls, N);
+    assert_eq!(incl(inner), [N, 8 * N, N, 8 * N]);
+    assert_eq!(own(inner), incl(inner));
+    let outer = results.counters_of("loop_outer").unwrap();
+    assert_eq!(incl(outer), [N, 8 * N, N, 8 * N]);
+    assert_eq!(own(outer), [0; 4]);
+    let deep = results.counters_of("deep").unwrap();
+    assert_eq!((deep.calls, incl(deep)), (5 * 70, [0; 4]));
+}

@@ -163,6 +163,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
 
 /// The calling thread's running allocation counts (allocations, bytes,
 /// deallocations, bytes), wrapping.
+#[inline]
 pub fn alloc_counts() -> [u64; 4] {
     RUNNING
         .try_with(|r| std::array::from_fn(|i| r.counts[i].get()))

@@ -67,6 +67,19 @@ struct Hot {
     chunk: Cell<*const Chunk>,
     len: Cell<usize>,
     cap: Cell<usize>,
+    /// Allocation counting, the lean path (see [`Hot::enter_counted`]): on
+    /// while the current recorder counts allocations only, in the thread's
+    /// session, and is not a frame (whose depth-0 calls `Cold` hands to
+    /// the call around it). Then `snaps` points to `snap_depths * 8`
+    /// values of `Cold`'s `RecCounts::snaps`, `base` to the 4 values of its
+    /// `RecCounts::val`, `table` to `table_regions` rows of the thread's
+    /// `CounterTable` (9 atomics each).
+    count_fast: Cell<bool>,
+    snaps: Cell<*mut u64>,
+    snap_depths: Cell<usize>,
+    base: Cell<*const u64>,
+    table: Cell<*const AtomicU64>,
+    table_regions: Cell<usize>,
     /// Aggregation mode: the thread's per-region totals.
     agg: Cell<*const AggEntry>,
     agg_len: Cell<usize>,
@@ -88,6 +101,12 @@ impl Hot {
             chunk: Cell::new(std::ptr::null()),
             len: Cell::new(0),
             cap: Cell::new(0),
+            count_fast: Cell::new(false),
+            snaps: Cell::new(std::ptr::null_mut()),
+            snap_depths: Cell::new(0),
+            base: Cell::new(std::ptr::null()),
+            table: Cell::new(std::ptr::null()),
+            table_regions: Cell::new(0),
             agg: Cell::new(std::ptr::null()),
             agg_len: Cell::new(0),
             kids: Cell::new(std::ptr::null_mut()),
@@ -165,8 +184,102 @@ impl Hot {
         true
     }
 
+    /// Allocation counting's lean enter: pushes the call with its counts
+    /// (the recorder's allocation counts now, no children yet); `None` if
+    /// the lean path is off or out of room (then `Cold` does it).
+    #[inline(always)]
+    fn enter_counted(&self, region: u32, generation: u32) -> Option<u64> {
+        let depth = self.depth.get();
+        if !self.count_fast.get()
+            || self.generation.get() != generation
+            || depth >= self.stack_len.get()
+            || depth >= self.snap_depths.get()
+        {
+            return None;
+        }
+        let counts = counters::alloc_counts();
+        let seq = self.seq.get() + 1;
+        // SAFETY: `count_fast`: `base` points to 4 live values, `snaps` to
+        // `snap_depths * 8` and `stack` to `stack_len` live slots of
+        // `Cold`'s, which only this thread touches; `depth` is below both.
+        unsafe {
+            let base = self.base.get();
+            let snap = self.snaps.get().add(depth * 8);
+            for (i, c) in counts.iter().enumerate() {
+                snap.add(i).write(c.wrapping_sub(base.add(i).read()));
+                snap.add(4 + i).write(0);
+            }
+            self.stack.get().add(depth).write(Open {
+                start: ticks(),
+                seq,
+                region,
+            });
+        }
+        self.seq.set(seq);
+        self.depth.set(depth + 1);
+        Some(seq)
+    }
+
+    /// Allocation counting's lean exit of the innermost call `seq` at
+    /// `end`: its record stored, its counts added to its region's totals
+    /// and to its parent's children; `false` if the lean path is off or
+    /// out of room (then `Cold` does it).
+    #[inline(always)]
+    fn exit_counted(&self, seq: u64, end: u64) -> bool {
+        let depth = self.depth.get();
+        if !self.count_fast.get()
+            || depth == 0
+            || depth > self.stack_len.get().min(self.snap_depths.get())
+        {
+            return false;
+        }
+        let d = depth - 1;
+        // SAFETY: `0 < depth <= stack_len`: slot `d` is initialized.
+        let top = unsafe { self.stack.get().add(d).read() };
+        if top.seq != seq || top.region as usize >= self.table_regions.get() {
+            return false;
+        }
+        let record = Record {
+            start: top.start,
+            end,
+            region: top.region,
+            depth: d as u32,
+        };
+        if !self.push_record(record) {
+            return false;
+        }
+        let counts = counters::alloc_counts();
+        // SAFETY: `count_fast`: `base`, `snaps` (slots `d` and `d - 1`,
+        // below `snap_depths`) and the table's row `region` (below
+        // `table_regions`) are live and written by this thread only.
+        unsafe {
+            let base = self.base.get();
+            let snap = self.snaps.get().add(d * 8);
+            let row = self.table.get().add(top.region as usize * 9);
+            let bump = |a: *const AtomicU64, v: u64| {
+                let a = &*a;
+                a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+            };
+            bump(row, 1);
+            for (i, c) in counts.iter().enumerate() {
+                let delta = c
+                    .wrapping_sub(base.add(i).read())
+                    .wrapping_sub(snap.add(i).read());
+                bump(row.add(1 + i), delta);
+                bump(row.add(5 + i), delta.wrapping_sub(snap.add(4 + i).read()));
+                if d > 0 {
+                    let kid = self.snaps.get().add((d - 1) * 8 + 4 + i);
+                    kid.write(kid.read().wrapping_add(delta));
+                }
+            }
+        }
+        self.depth.set(d);
+        true
+    }
+
     /// Makes the fast paths divert to `Cold` until re-armed.
     fn disarm(&self) {
+        self.count_fast.set(false);
         self.stack_cap.set(0);
         self.stack_len.set(0);
         self.cap.set(0);
@@ -413,6 +526,7 @@ impl Cold {
         hot.stack_cap
             .set(if counting { 0 } else { self.stack.len() });
         hot.stack_len.set(self.stack.len());
+        self.arm_counted(hot);
         match &self.chunk {
             Some(chunk) => {
                 hot.chunk.set(Arc::as_ptr(chunk));
@@ -432,6 +546,35 @@ impl Cold {
                 hot.kids_len.set(0);
             }
         }
+    }
+
+    /// Points the lean allocation-counting path at this recorder's counts
+    /// and the thread's table, when it applies (see `Hot::count_fast`).
+    fn arm_counted(&mut self, hot: &Hot) {
+        hot.count_fast.set(false);
+        let Some(c) = self.counting.as_deref() else {
+            return;
+        };
+        let lean = c.set.allocations && c.set.perf.is_empty() && c.set.width() == 4;
+        if !lean
+            || c.generation != hot.generation.get()
+            || self.counts.val.len() != 4
+            || !self.counts.active
+            || self.task.is_some_and(|t| t.frame)
+            || self.agg.is_some()
+        {
+            return;
+        }
+        let need = self.stack.len() * 8;
+        if self.counts.snaps.len() < need {
+            self.counts.snaps.resize(need, 0);
+        }
+        hot.snaps.set(self.counts.snaps.as_mut_ptr());
+        hot.snap_depths.set(self.counts.snaps.len() / 8);
+        hot.base.set(self.counts.val.as_ptr());
+        hot.table.set(c.table.values.as_ptr());
+        hot.table_regions.set(c.table.regions());
+        hot.count_fast.set(true);
     }
 
     /// Aggregation mode: adds `record` to the totals, growing the table or
@@ -964,9 +1107,26 @@ pub(crate) fn enter(region: u32, generation: u32) -> Guard {
     }
 }
 
+/// [`Hot::enter_counted`] out of line, optimized as normal code (the
+/// `#[cold]` slow path that calls it is optimized for size).
+#[inline(never)]
+fn enter_counted(region: u32, generation: u32) -> Option<u64> {
+    HOT.with(|hot| hot.enter_counted(region, generation))
+}
+
+/// [`Hot::exit_counted`] out of line (see [`enter_counted`]).
+#[inline(never)]
+fn exit_counted(seq: u64, end: u64) -> bool {
+    HOT.with(|hot| hot.exit_counted(seq, end))
+}
+
 #[cold]
 #[inline(never)]
 fn enter_slow(region: u32, generation: u32) -> u64 {
+    // A session counting allocations only: the lean path, if it applies.
+    if let Some(seq) = enter_counted(region, generation) {
+        return seq;
+    }
     Cold::with(|cold, hot| {
         if !cold.attach(hot, generation) {
             return 0;
@@ -1049,6 +1209,9 @@ fn exit_unpushed(seq: u64, end: u64) {
 #[cold]
 #[inline(never)]
 fn exit_slow(seq: u64, end: u64) {
+    if exit_counted(seq, end) {
+        return;
+    }
     Cold::with(|cold, hot| {
         let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
         // From the top: a task's stack holds calls of several threads,
