@@ -236,6 +236,7 @@ fn counters_go_to_the_file_in_the_python_packages_layout_and_back() {
     assert_eq!(read.counters, results.counters());
     let reader = sp::ProfileReader::open(&path).unwrap();
     assert_eq!(reader.counters(), results.counters());
+    drop(reader); // the file is written below
     let inner = read
         .counters
         .iter()
@@ -260,9 +261,82 @@ fn counters_go_to_the_file_in_the_python_packages_layout_and_back() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1 3 3000 4");
+        // Its `plot perf_events` command: everything up to the drawing
+        // (which needs matplotlib and maxplotlib, not in the reader's venv),
+        // the canvas replaced by one that keeps the bars.
+        let out = std::process::Command::new(&python)
+            .args(["-c", PLOT_PERF_EVENTS])
+            .arg(&path)
+            .arg("alloc-bytes")
+            .arg(dir.join("plot.png"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Regions in name order: outer, three_vectors.
+        assert_eq!(
+            stdout.lines().last(),
+            Some("[[3064.0, 3000.0]]"),
+            "{stdout}"
+        );
+        // A group written by h5py as the Python package writes it (no
+        // `own_values`), read back by us.
+        let script = "import sys, h5py, numpy as np\n\
+             with h5py.File(sys.argv[1], 'a') as f:\n\
+             \x20   g = f.require_group('rank1').create_group('perf_events').create_group('py region')\n\
+             \x20   g.attrs['calls'] = 7\n\
+             \x20   g.attrs['event_names'] = ['task-clock', 'page-faults']\n\
+             \x20   g.create_dataset('values', data=np.asarray([123, 4], dtype=np.uint64))\n";
+        let out = std::process::Command::new(&python)
+            .args(["-c", script])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let read = sp::read_profile(&path).unwrap();
+        let py = read.counters.iter().find(|c| c.rank == 1).unwrap();
+        assert_eq!(
+            (
+                py.name.as_str(),
+                py.calls,
+                py.get("task-clock"),
+                py.own_of("page-faults")
+            ),
+            ("py region", 7, Some(123), Some(0))
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The Python package's `scope-profiler plot perf_events FILE --metric M
+/// -o OUT`, its canvas and renderer replaced: prints the bars' heights.
+const PLOT_PERF_EVENTS: &str = r#"
+import sys
+import scope_profiler.plotting_scripts as ps
+bars = []
+class Canvas:
+    def __init__(self, *a, **k): pass
+    def bar(self, x, heights, **k): bars.append([float(h) for h in heights])
+    def __getattr__(self, name): return lambda *a, **k: None
+ps._get_canvas = lambda: Canvas
+ps._render = lambda *a, **k: None
+from scope_profiler.__main__ import main
+sys.argv = ["scope-profiler", "plot", "perf_events", sys.argv[1], "--metric", sys.argv[2], "-o", sys.argv[3]]
+try:
+    main()
+except SystemExit as e:
+    if e.code not in (0, None):
+        raise
+print(bars)
+"#;
 
 fn perf_options(events: &[&str]) -> Options {
     Options::new()
