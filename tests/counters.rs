@@ -495,3 +495,58 @@ fn counts_stay_exact_over_many_calls_and_depths() {
     let deep = results.counters_of("deep").unwrap();
     assert_eq!((deep.calls, incl(deep)), (5 * 70, [0; 4]));
 }
+
+/// Aggregation mode counts too, and writes the counters beside the
+/// aggregate rows.
+#[test]
+fn aggregation_mode_counts_and_writes_them() {
+    let _s = serial();
+    let dir = std::env::temp_dir().join(format!("sp-counters-agg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("aggregate.h5");
+    sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .aggregation(true)
+            .track_allocations(true),
+    )
+    .unwrap();
+    for _ in 0..10 {
+        three_vectors();
+    }
+    let results = sp::finalize().unwrap();
+    let c = results.counters_of("three_vectors").unwrap();
+    assert_eq!((c.calls, incl(c)), (10, [30, 30_000, 30, 30_000]));
+    let reader = sp::ProfileReader::open(&path).unwrap();
+    assert!(reader.is_aggregate());
+    assert_eq!(reader.counters(), results.counters());
+    drop(reader);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The TOML keys `track_allocations` and `perf_events`, and the variable
+/// `SCOPE_PROFILER_TRACK_ALLOCATIONS`.
+#[test]
+fn the_configuration_file_and_the_environment_turn_counters_on() {
+    let _s = serial();
+    let dir = std::env::temp_dir().join(format!("sp-counters-toml-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("profiling.toml");
+    std::fs::write(
+        &toml,
+        "[profiling]\ntrack_allocations = true\nperf_events = [\"task-clock\", \"page-faults\"]\n",
+    )
+    .unwrap();
+    let options = Options::from_toml(&toml).unwrap();
+    assert!(options.get_track_allocations());
+    assert_eq!(options.get_perf_events(), ["task-clock", "page-faults"]);
+    // SAFETY: this binary's tests run one at a time (`serial`) and none
+    // reads the environment meanwhile on another thread.
+    unsafe { std::env::set_var("SCOPE_PROFILER_TRACK_ALLOCATIONS", "1") };
+    let from_env = Options::from_env();
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("SCOPE_PROFILER_TRACK_ALLOCATIONS") };
+    assert!(from_env.unwrap().get_track_allocations());
+    std::fs::remove_dir_all(&dir).ok();
+}
