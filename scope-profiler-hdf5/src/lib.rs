@@ -28,6 +28,9 @@
 //!                        thread_ids, [task_ids] (int64)
 //! /thread_table/         when the profile has threads
 //! /task_table/           when the profile has tasks
+//! /rank<N>/perf_events/<region>   when the session counted (allocations, perf
+//!                        events): attrs calls (int64), event_names (UTF-8
+//!                        strings); values u64 (inclusive), own_values u64
 //! ```
 
 #![warn(clippy::undocumented_unsafe_blocks)]
