@@ -188,6 +188,20 @@ fn tokio_handlers_on_two_workers_each_own_exactly_their_allocations() {
         }
     });
     let results = sp::finalize().unwrap();
+    // A session that counts nothing on the same workers: no counters, the
+    // calls recorded as before.
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    runtime.block_on(async {
+        tokio::spawn(handler_a()).await.unwrap();
+    });
+    let plain = sp::finalize().unwrap();
+    assert!(plain.counters().is_empty());
+    assert!(
+        plain
+            .statistics()
+            .iter()
+            .any(|s| s.name().ends_with("handler_a") && s.num_calls() == 1)
+    );
     drop(runtime);
     for (name, size) in [
         ("handler_a", 111u64),

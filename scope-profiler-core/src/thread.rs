@@ -850,7 +850,7 @@ impl Cold {
 
     /// Swaps the task's recorder with the thread's (twice: back).
     fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
-        self.swap_counts(task);
+        self.swap_counts(hot, task);
         std::mem::swap(&mut self.lane, &mut task.lane);
         std::mem::swap(&mut self.store, &mut task.store);
         std::mem::swap(&mut self.chunk, &mut task.chunk);
@@ -867,25 +867,24 @@ impl Cold {
     /// counts (unless the one swapped in is a frame: a frame's calls are
     /// the enclosing call's callees, counted in it too), the one swapped in
     /// follows them from where it was left.
-    fn swap_counts(&mut self, task: &mut TaskState) {
+    fn swap_counts(&mut self, hot: &Hot, task: &mut TaskState) {
         let incoming_frame = task.id.is_some_and(|t| t.frame);
-        let generation = task.generation;
-        let store_counts = task
-            .store
+        let (incoming, current) = (task.generation, hot.generation.get());
+        // The thread's counting of a session neither side belongs to (an
+        // ended one) is let go: no read per poll for nothing.
+        if self
+            .counting
             .as_ref()
-            .or(self.store.as_ref())
-            .is_some_and(|s| s.counters().is_some());
-        if store_counts || self.counting.is_some() {
-            // The thread counts for the session of whichever side counts.
-            if self
-                .counting
-                .as_ref()
-                .is_none_or(|c| c.generation != generation)
-            {
-                if let Some(store) = task.store.clone().filter(|s| s.counters().is_some()) {
-                    if let Some(set) = store.counters() {
-                        self.counting = Some(Box::new(Counting::new(generation, set, &store)));
-                    }
+            .is_some_and(|c| c.generation != incoming && c.generation != current)
+        {
+            self.counting = None;
+            counters::set_tracking(false);
+        }
+        // A thread that polls a counting session's task counts for it.
+        if self.counting.is_none() {
+            if let Some(store) = task.store.clone().filter(|s| s.counters().is_some()) {
+                if let Some(set) = store.counters() {
+                    self.counting = Some(Box::new(Counting::new(incoming, set, &store)));
                 }
             }
         }
