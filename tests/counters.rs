@@ -394,6 +394,7 @@ fn page_faults_of_fresh_pages_are_counted() {
 
 #[test]
 fn a_sleeping_region_counts_its_context_switches_and_a_busy_one_its_task_clock() {
+    const BUSY: usize = 20;
     let _s = serial();
     if !software_events_or_skip(&["task-clock", "context-switches"]) {
         return;
@@ -406,11 +407,11 @@ fn a_sleeping_region_counts_its_context_switches_and_a_busy_one_its_task_clock()
     for _ in 0..20 {
         sp::region("sleep").run(|| std::thread::sleep(std::time::Duration::from_millis(2)));
     }
-    // Five busy regions of 50 ms: on a loaded machine a thread may wait
+    // Twenty busy regions of 5 ms: on a loaded machine a thread may wait
     // for a core, so at least one (not all) must be within 10%, none above.
-    for i in 0..5 {
+    for i in 0..BUSY {
         sp::region(&format!("busy{i}")).run(|| {
-            let until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(5);
             let mut x = 0u64;
             while std::time::Instant::now() < until {
                 x = black_box(x.wrapping_add(1));
@@ -421,7 +422,7 @@ fn a_sleeping_region_counts_its_context_switches_and_a_busy_one_its_task_clock()
     let sleep = results.counters_of("sleep").unwrap();
     assert_eq!(sleep.calls, 20);
     assert!(sleep.get("context-switches").unwrap() >= 20, "{sleep:?}");
-    let ratios: Vec<f64> = (0..5)
+    let ratios: Vec<f64> = (0..BUSY)
         .map(|i| {
             let name = format!("busy{i}");
             let clock = results
@@ -563,4 +564,68 @@ fn the_configuration_file_and_the_environment_turn_counters_on() {
     unsafe { std::env::remove_var("SCOPE_PROFILER_TRACK_ALLOCATIONS") };
     assert!(from_env.unwrap().get_track_allocations());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[profile]
+async fn inner_frame() {
+    let v = black_box(vec![0u8; 700]);
+    tokio::task::yield_now().await;
+    drop(v);
+}
+
+#[profile]
+async fn outer_handler() {
+    let v = black_box(vec![0u8; 300]);
+    // Two frames (futures first polled inside the task), each its own
+    // recorder: their calls are the handler's callees.
+    inner_frame().await;
+    inner_frame().await;
+    drop(v);
+}
+
+/// Instrumented futures polled inside a task (frames) count in the call
+/// around them: its inclusive counts hold theirs, its own do not.
+#[test]
+fn frames_inside_a_task_are_callees_of_the_call_around_them() {
+    let _s = serial();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    // Warm-up, as above.
+    runtime.block_on(async {
+        let warm: Vec<_> = (0..16)
+            .map(|_| {
+                tokio::spawn(async {
+                    for _ in 0..20 {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        tokio::task::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        for h in warm {
+            h.await.unwrap();
+        }
+    });
+    sp::setup(counting()).unwrap();
+    runtime.block_on(async {
+        tokio::spawn(outer_handler()).await.unwrap();
+    });
+    let results = sp::finalize().unwrap();
+    drop(runtime);
+    let find = |name: &str| {
+        results
+            .counters()
+            .iter()
+            .find(|c| c.name.ends_with(name))
+            .unwrap_or_else(|| panic!("{name}: {:?}", results.counters()))
+    };
+    let inner = find("inner_frame");
+    assert_eq!((inner.calls, incl(inner)), (2, [2, 1400, 2, 1400]));
+    assert_eq!(own(inner), incl(inner));
+    let outer = find("outer_handler");
+    assert_eq!(outer.calls, 1);
+    assert_eq!(incl(outer), [3, 1700, 3, 1700]);
+    assert_eq!(own(outer), [1, 300, 1, 300]);
 }

@@ -1213,7 +1213,10 @@ pub fn counter_totals(store: &Store, table: &RegionTable) -> Vec<RegionCounters>
             calls: s[0],
             event_names: set.names.clone(),
             inclusive: s[1..=width].to_vec(),
-            own: s[1 + width..].to_vec(),
+            // Own: inclusive minus the direct children's inclusive.
+            own: (0..width)
+                .map(|i| s[1 + i].wrapping_sub(s[1 + width + i]))
+                .collect(),
         })
         .collect()
 }

@@ -70,14 +70,13 @@ struct Hot {
     /// Allocation counting, the lean path (see [`Hot::enter_counted`]): on
     /// while the current recorder counts allocations only, in the thread's
     /// session, and is not a frame (whose depth-0 calls `Cold` hands to
-    /// the call around it). Then `snaps` points to `snap_depths * 8`
-    /// values of `Cold`'s `RecCounts::snaps`, `base` to the 4 values of its
-    /// `RecCounts::val`, `table` to `table_regions` rows of the thread's
+    /// the call around it). Then `snaps` points to `snap_depths * 4`
+    /// values of `Cold`'s `RecCounts::snaps` (raw counts: it is active),
+    /// `table` to `table_regions` rows of the thread's
     /// `CounterTable` (9 atomics each).
     count_fast: Cell<bool>,
     snaps: Cell<*mut u64>,
     snap_depths: Cell<usize>,
-    base: Cell<*const u64>,
     table: Cell<*const AtomicU64>,
     table_regions: Cell<usize>,
     /// Aggregation mode: the thread's per-region totals.
@@ -104,7 +103,6 @@ impl Hot {
             count_fast: Cell::new(false),
             snaps: Cell::new(std::ptr::null_mut()),
             snap_depths: Cell::new(0),
-            base: Cell::new(std::ptr::null()),
             table: Cell::new(std::ptr::null()),
             table_regions: Cell::new(0),
             agg: Cell::new(std::ptr::null()),
@@ -199,15 +197,13 @@ impl Hot {
         }
         let counts = counters::alloc_counts();
         let seq = self.seq.get() + 1;
-        // SAFETY: `count_fast`: `base` points to 4 live values, `snaps` to
-        // `snap_depths * 8` and `stack` to `stack_len` live slots of
-        // `Cold`'s, which only this thread touches; `depth` is below both.
+        // SAFETY: `count_fast`: `snaps` points to `snap_depths * 4` and
+        // `stack` to `stack_len` live slots of `Cold`'s, which only this
+        // thread touches; `depth` is below both.
         unsafe {
-            let base = self.base.get();
-            let snap = self.snaps.get().add(depth * 8);
+            let snap = self.snaps.get().add(depth * 4);
             for (i, c) in counts.iter().enumerate() {
-                snap.add(i).write(c.wrapping_sub(base.add(i).read()));
-                snap.add(4 + i).write(0);
+                snap.add(i).write(*c);
             }
             self.stack.get().add(depth).write(Open {
                 start: ticks(),
@@ -245,31 +241,40 @@ impl Hot {
             region: top.region,
             depth: d as u32,
         };
+        // The parent's region, for its children's totals.
+        let parent = match d.checked_sub(1) {
+            // SAFETY: `d - 1 < stack_len`: an initialized slot.
+            Some(up) => unsafe { self.stack.get().add(up).read() }.region as usize,
+            None => 0,
+        };
+        if d > 0 && parent >= self.table_regions.get() {
+            return false;
+        }
         if !self.push_record(record) {
             return false;
         }
         let counts = counters::alloc_counts();
-        // SAFETY: `count_fast`: `base`, `snaps` (slots `d` and `d - 1`,
-        // below `snap_depths`) and the table's row `region` (below
-        // `table_regions`) are live and written by this thread only.
+        // SAFETY: `count_fast`: `snaps` (slot `d`, below `snap_depths`) and
+        // the table's rows `region` and `parent` (below `table_regions`)
+        // are live and written by this thread only.
         unsafe {
-            let base = self.base.get();
-            let snap = self.snaps.get().add(d * 8);
-            let row = self.table.get().add(top.region as usize * 9);
+            let snap = self.snaps.get().add(d * 4);
+            let table = self.table.get();
+            let row = table.add(top.region as usize * 9);
             let bump = |a: *const AtomicU64, v: u64| {
                 let a = &*a;
                 a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
             };
             bump(row, 1);
+            let mut delta = [0u64; 4];
             for (i, c) in counts.iter().enumerate() {
-                let delta = c
-                    .wrapping_sub(base.add(i).read())
-                    .wrapping_sub(snap.add(i).read());
-                bump(row.add(1 + i), delta);
-                bump(row.add(5 + i), delta.wrapping_sub(snap.add(4 + i).read()));
-                if d > 0 {
-                    let kid = self.snaps.get().add((d - 1) * 8 + 4 + i);
-                    kid.write(kid.read().wrapping_add(delta));
+                delta[i] = c.wrapping_sub(snap.add(i).read());
+                bump(row.add(1 + i), delta[i]);
+            }
+            if d > 0 {
+                let up = table.add(parent * 9 + 5);
+                for (i, v) in delta.iter().enumerate() {
+                    bump(up.add(i), *v);
                 }
             }
         }
@@ -314,16 +319,17 @@ struct Cold {
     counting: Option<Box<Counting>>,
 }
 
-/// A recorder's counters (see `crate::counters`): the values its open calls
-/// started at, and how its counters relate to the thread's.
+/// A recorder's counters (see `crate::counters`): the counts its open calls
+/// started at. While the recorder is the thread's current one (`active`),
+/// they are the thread's raw counts then; while it is swapped out (a task
+/// between polls), each is kept relative to the counts when it was swapped
+/// out, and made raw again, on whichever thread polls it next, when it is
+/// swapped back in: what a call counts is what happened while its recorder
+/// was current.
 #[derive(Default)]
 struct RecCounts {
-    /// Per open call (by depth), `2 * width` values: the counters at its
-    /// enter, then the summed inclusive deltas of its ended children.
+    /// Per open call (by depth), `width` values: the counts at its enter.
     snaps: Vec<u64>,
-    /// While `active`, the base (the recorder's value is the thread's raw
-    /// count minus it); else the value it was left at.
-    val: Vec<u64>,
     active: bool,
     /// A frame's ended depth-0 calls' inclusive deltas (for the call
     /// around it when it ends).
@@ -331,7 +337,7 @@ struct RecCounts {
 }
 
 impl RecCounts {
-    /// The thread's own recorder: active, its values the raw counts.
+    /// The thread's own recorder: active.
     fn own() -> RecCounts {
         RecCounts {
             active: true,
@@ -340,36 +346,36 @@ impl RecCounts {
     }
 
     fn fit(&mut self, width: usize) {
-        if self.val.len() != width {
-            self.val = vec![0; width];
+        if self.root.len() != width {
             self.root = vec![0; width];
         }
     }
 
-    /// Stops following the thread's counts: values kept (a task swapped out).
-    fn freeze(&mut self, raw: &[u64]) {
+    /// Swapped out at the thread's counts `raw` with `depth` calls open:
+    /// each call's counts become relative to now.
+    fn freeze(&mut self, raw: &[u64], depth: usize) {
         if self.active {
-            for (v, r) in self.val.iter_mut().zip(raw) {
-                *v = r.wrapping_sub(*v);
+            let width = raw.len();
+            for snap in self.snaps.chunks_exact_mut(width.max(1)).take(depth) {
+                for (v, r) in snap.iter_mut().zip(raw) {
+                    *v = v.wrapping_sub(*r);
+                }
             }
             self.active = false;
         }
     }
 
-    /// Follows the thread's counts from the value it was left at.
-    fn thaw(&mut self, raw: &[u64]) {
+    /// Swapped in at the thread's counts `raw` with `depth` calls open:
+    /// each call's counts are raw counts again.
+    fn thaw(&mut self, raw: &[u64], depth: usize) {
         if !self.active {
-            for (v, r) in self.val.iter_mut().zip(raw) {
-                *v = r.wrapping_sub(*v);
+            let width = raw.len();
+            for snap in self.snaps.chunks_exact_mut(width.max(1)).take(depth) {
+                for (v, r) in snap.iter_mut().zip(raw) {
+                    *v = v.wrapping_add(*r);
+                }
             }
             self.active = true;
-        }
-    }
-
-    /// The recorder's values now, from the thread's `raw` counts.
-    fn values(&self, raw: &[u64], out: &mut [u64]) {
-        for ((o, r), v) in out.iter_mut().zip(raw).zip(&self.val) {
-            *o = if self.active { r.wrapping_sub(*v) } else { *v };
         }
     }
 }
@@ -384,11 +390,9 @@ struct Counting {
     /// This thread's slot in `store.counter_tables`.
     slot: usize,
     table: Arc<CounterTable>,
-    /// Scratch: raw counts, values, deltas, own deltas.
+    /// Scratch: raw counts, deltas.
     raw: Vec<u64>,
-    now: Vec<u64>,
     delta: Vec<u64>,
-    own: Vec<u64>,
 }
 
 impl Counting {
@@ -412,9 +416,7 @@ impl Counting {
             slot,
             table,
             raw: vec![0; width],
-            now: vec![0; width],
             delta: vec![0; width],
-            own: vec![0; width],
         }
     }
 
@@ -430,18 +432,27 @@ impl Counting {
         }
     }
 
-    /// Adds one call of `region` (`self.delta`, `self.own`) to the totals.
-    fn add(&mut self, region: usize) {
-        if !self.table.add(region, &self.delta, &self.own) {
-            let width = self.set.width();
-            let grown = Arc::new(CounterTable::grown(
-                width,
-                (region + 1).next_power_of_two().max(64),
-                Some(&self.table),
-            ));
-            lock(&self.store.counter_tables)[self.slot] = Arc::clone(&grown);
-            self.table = grown;
-            self.table.add(region, &self.delta, &self.own);
+    /// Makes the table hold `region`.
+    fn fit_table(&mut self, region: usize) {
+        if region < self.table.regions() {
+            return;
+        }
+        let grown = Arc::new(CounterTable::grown(
+            self.set.width(),
+            (region + 1).next_power_of_two().max(64),
+            Some(&self.table),
+        ));
+        lock(&self.store.counter_tables)[self.slot] = Arc::clone(&grown);
+        self.table = grown;
+    }
+
+    /// Adds one call of `region` (`self.delta`) to the totals, and, with
+    /// `parent`, its deltas to that region's children.
+    fn add(&mut self, region: usize, parent: Option<usize>) {
+        self.fit_table(region.max(parent.unwrap_or(0)));
+        self.table.add(region, &self.delta);
+        if let Some(parent) = parent {
+            self.table.add_children(parent, &self.delta);
         }
     }
 }
@@ -488,7 +499,6 @@ thread_local! {
             kids: Vec::new(),
             counts: RecCounts {
                 snaps: Vec::new(),
-                val: Vec::new(),
                 active: true,
                 root: Vec::new(),
             },
@@ -558,20 +568,18 @@ impl Cold {
         let lean = c.set.allocations && c.set.perf.is_empty() && c.set.width() == 4;
         if !lean
             || c.generation != hot.generation.get()
-            || self.counts.val.len() != 4
             || !self.counts.active
             || self.task.is_some_and(|t| t.frame)
             || self.agg.is_some()
         {
             return;
         }
-        let need = self.stack.len() * 8;
+        let need = self.stack.len() * 4;
         if self.counts.snaps.len() < need {
             self.counts.snaps.resize(need, 0);
         }
         hot.snaps.set(self.counts.snaps.as_mut_ptr());
-        hot.snap_depths.set(self.counts.snaps.len() / 8);
-        hot.base.set(self.counts.val.as_ptr());
+        hot.snap_depths.set(self.counts.snaps.len() / 4);
         hot.table.set(c.table.values.as_ptr());
         hot.table_regions.set(c.table.regions());
         hot.count_fast.set(true);
@@ -671,14 +679,11 @@ impl Cold {
         };
         let width = c.set.width();
         c.read();
-        self.counts.values(&c.raw, &mut c.now);
-        let need = (depth + 1) * 2 * width;
+        let need = (depth + 1) * width;
         if self.counts.snaps.len() < need {
             self.counts.snaps.resize(need.next_power_of_two(), 0);
         }
-        let snap = &mut self.counts.snaps[depth * 2 * width..(depth + 1) * 2 * width];
-        snap[..width].copy_from_slice(&c.now);
-        snap[width..].fill(0);
+        self.counts.snaps[depth * width..(depth + 1) * width].copy_from_slice(&c.raw);
     }
 
     /// Counting: the call at depth `depth` of `region` ends now: its
@@ -693,27 +698,22 @@ impl Cold {
             return;
         };
         let width = c.set.width();
-        let Some(snap) = self
-            .counts
-            .snaps
-            .get(depth * 2 * width..(depth + 1) * 2 * width)
-        else {
+        let Some(snap) = self.counts.snaps.get(depth * width..(depth + 1) * width) else {
             return;
         };
         c.read();
-        self.counts.values(&c.raw, &mut c.now);
-        for i in 0..width {
-            c.delta[i] = c.now[i].wrapping_sub(snap[i]);
-            c.own[i] = c.delta[i].wrapping_sub(snap[width + i]);
+        for ((d, r), s) in c.delta.iter_mut().zip(&c.raw).zip(snap) {
+            *d = r.wrapping_sub(*s);
         }
-        c.add(region as usize);
-        let parent = match depth.checked_sub(1) {
-            Some(up) => &mut self.counts.snaps[up * 2 * width + width..(up + 1) * 2 * width],
-            None if frame => &mut self.counts.root[..],
-            None => return,
-        };
-        for (p, d) in parent.iter_mut().zip(&c.delta) {
-            *p = p.wrapping_add(*d);
+        let parent = depth
+            .checked_sub(1)
+            .and_then(|up| self.stack.get(up))
+            .map(|o| o.region as usize);
+        c.add(region as usize, parent);
+        if depth == 0 && frame {
+            for (r, d) in self.counts.root.iter_mut().zip(&c.delta) {
+                *r = r.wrapping_add(*d);
+            }
         }
     }
 
@@ -894,9 +894,9 @@ impl Cold {
             task.counts.fit(width);
             c.read();
             if !incoming_frame {
-                self.counts.freeze(&c.raw);
+                self.counts.freeze(&c.raw, hot.depth.get());
             }
-            task.counts.thaw(&c.raw);
+            task.counts.thaw(&c.raw, task.depth);
         }
         std::mem::swap(&mut self.counts, &mut task.counts);
     }
@@ -904,22 +904,17 @@ impl Cold {
     /// Counting: a frame's ended depth-0 calls (`root`) are children of
     /// the innermost call open here.
     fn count_frame_root(&mut self, hot: &Hot, root: &[u64]) {
-        let Some(c) = self.counting.as_deref() else {
-            return;
-        };
-        let width = c.set.width();
         let Some(up) = hot.depth.get().checked_sub(1) else {
             return;
         };
-        if let Some(kids) = self
-            .counts
-            .snaps
-            .get_mut(up * 2 * width + width..(up + 1) * 2 * width)
-        {
-            for (k, r) in kids.iter_mut().zip(root) {
-                *k = k.wrapping_add(*r);
-            }
-        }
+        let Some(parent) = self.stack.get(up).map(|o| o.region as usize) else {
+            return;
+        };
+        let Some(c) = self.counting.as_deref_mut() else {
+            return;
+        };
+        c.fit_table(parent);
+        c.table.add_children(parent, root);
     }
 
     /// Appends a completed task's block of records (its depth-0 call last)
@@ -1110,13 +1105,19 @@ pub(crate) fn enter(region: u32, generation: u32) -> Guard {
 /// `#[cold]` slow path that calls it is optimized for size).
 #[inline(never)]
 fn enter_counted(region: u32, generation: u32) -> Option<u64> {
-    HOT.with(|hot| hot.enter_counted(region, generation))
+    // The address first (a closure this small is inlined: a direct
+    // thread-local access), then the work.
+    let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
+    // SAFETY: the calling thread's `Hot`, alive while the thread runs.
+    unsafe { &*hot }.enter_counted(region, generation)
 }
 
 /// [`Hot::exit_counted`] out of line (see [`enter_counted`]).
 #[inline(never)]
 fn exit_counted(seq: u64, end: u64) -> bool {
-    HOT.with(|hot| hot.exit_counted(seq, end))
+    let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
+    // SAFETY: as in `enter_counted`.
+    unsafe { &*hot }.exit_counted(seq, end)
 }
 
 #[cold]
@@ -1382,7 +1383,6 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
             task.chunk = Some(chunk);
             (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
             task.counts.active = false;
-            task.counts.val.fill(0);
             task.counts.root.fill(0);
             let _ = Cold::with(|cold, _| cold.spare = Some(task));
         }
