@@ -359,8 +359,15 @@ fn perf_options(events: &[&str]) -> Options {
         .perf_events(events.iter().copied())
 }
 
-/// Software events, where the kernel counts them (Linux).
+/// Software events, where the kernel counts them (Linux). A build without
+/// perf events (not Linux, or the std-only platform code) must refuse
+/// them: that is what it tests there.
 fn software_events_or_skip(events: &[&str]) -> bool {
+    if cfg!(any(not(target_os = "linux"), scope_profiler_portable)) {
+        let err = sp::setup(perf_options(events)).expect_err("no perf events in this build");
+        assert!(err.to_string().contains("Linux only"), "{err}");
+        return false;
+    }
     match sp::setup(perf_options(events)) {
         Ok(_) => true,
         Err(e) => {

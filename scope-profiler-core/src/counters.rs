@@ -302,11 +302,18 @@ impl CounterSet {
         }
         if !self.perf.is_empty() {
             if !platform::HAS_PERF_EVENTS {
+                let first = usize::from(self.allocations) * ALLOC_EVENTS.len();
+                let names: Vec<String> = self.names[first..]
+                    .iter()
+                    .map(|n| format!("{n:?}"))
+                    .collect();
                 return Err(Error::InvalidOption {
                     option: "perf_events",
-                    message: "perf events are counted on Linux only (perf_event_open), and not in \
-                              a build with --cfg scope_profiler_portable"
-                        .to_owned(),
+                    message: format!(
+                        "cannot count {}: perf events are counted on Linux only \
+                         (perf_event_open), and not in a build with --cfg scope_profiler_portable",
+                        names.join(", ")
+                    ),
                 });
             }
             self.open_perf()?;
