@@ -59,5 +59,7 @@ pub use ranks::{Layout3, Part, RankWriter, Strings, open_direct, write_direct_na
 pub use ranks::{ROUND, Widths, open_parallel};
 pub use read::read_profile;
 pub use reader::{Columns, open as open_reader};
+#[cfg(feature = "mpi")]
+pub use write::append_counters;
 pub use write::write_profile;
 pub use write::{FileSink, Header, write_aggregate};

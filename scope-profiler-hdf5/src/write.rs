@@ -629,6 +629,26 @@ pub(super) fn write_counters(root: &Group, counters: &[RegionCounters]) -> Resul
     Ok(())
 }
 
+/// Adds `counters` (every rank's, each with its `rank`) to the closed file
+/// at `temp` (published as `target`): an MPI session's rank 0 does it once
+/// every rank has written its part.
+#[cfg(feature = "mpi")]
+pub fn append_counters(
+    temp: &Path,
+    target: &Path,
+    counters: &[RegionCounters],
+) -> std::result::Result<(), Error> {
+    if counters.is_empty() {
+        return Ok(());
+    }
+    let write = || -> Result<()> {
+        let file = File::open_rw(temp)?;
+        write_counters(&file.root()?, counters)?;
+        file.close()
+    };
+    write().map_err(|e| Error::hdf5(target, e))
+}
+
 /// Writes the aggregate layout of an aggregation-mode session at `temp`
 /// (published as `target`): what the Python package writes for
 /// `aggregation_mode`: the columnar layout's groups and columns, empty, and
