@@ -1101,9 +1101,8 @@ pub(crate) fn enter(region: u32, generation: u32) -> Guard {
     }
 }
 
-/// [`Hot::enter_counted`] out of line, optimized as normal code (the
-/// `#[cold]` slow path that calls it is optimized for size).
-#[inline(never)]
+/// [`Hot::enter_counted`] with a direct thread-local access.
+#[inline(always)]
 fn enter_counted(region: u32, generation: u32) -> Option<u64> {
     // The address first (a closure this small is inlined: a direct
     // thread-local access), then the work.
@@ -1112,21 +1111,30 @@ fn enter_counted(region: u32, generation: u32) -> Option<u64> {
     unsafe { &*hot }.enter_counted(region, generation)
 }
 
-/// [`Hot::exit_counted`] out of line (see [`enter_counted`]).
-#[inline(never)]
+/// [`Hot::exit_counted`] (see [`enter_counted`]).
+#[inline(always)]
 fn exit_counted(seq: u64, end: u64) -> bool {
     let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
     // SAFETY: as in `enter_counted`.
     unsafe { &*hot }.exit_counted(seq, end)
 }
 
-#[cold]
+/// Where `enter` goes when the stack has no room (as in every session
+/// that counts): the lean allocation-counting path if it applies, else
+/// [`enter_cold`]. Not `#[cold]`: the lean path is a counting session's
+/// every call, optimized as such.
 #[inline(never)]
 fn enter_slow(region: u32, generation: u32) -> u64 {
     // A session counting allocations only: the lean path, if it applies.
     if let Some(seq) = enter_counted(region, generation) {
         return seq;
     }
+    enter_cold(region, generation)
+}
+
+#[cold]
+#[inline(never)]
+fn enter_cold(region: u32, generation: u32) -> u64 {
     Cold::with(|cold, hot| {
         if !cold.attach(hot, generation) {
             return 0;
@@ -1206,12 +1214,18 @@ fn exit_unpushed(seq: u64, end: u64) {
 /// order, or already ended by an enclosing guard, or another session's), or
 /// that needs a new chunk. Closing a call that encloses still-open ones ends
 /// them at the same instant, so the nesting stays exact.
-#[cold]
+/// Not `#[cold]`, like [`enter_slow`].
 #[inline(never)]
 fn exit_slow(seq: u64, end: u64) {
     if exit_counted(seq, end) {
         return;
     }
+    exit_cold(seq, end);
+}
+
+#[cold]
+#[inline(never)]
+fn exit_cold(seq: u64, end: u64) {
     Cold::with(|cold, hot| {
         let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
         // From the top: a task's stack holds calls of several threads,
