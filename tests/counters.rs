@@ -71,8 +71,15 @@ fn a_region_owns_exactly_its_allocations_and_its_caller_includes_them() {
         [3 * N + 1, 3000 * N + 500, 3 * N + 1, 3000 * N + 500]
     );
     assert_eq!(own(caller), [1, 500, 1, 500]);
-    // In the in-memory profile too.
+    // In the in-memory profile too, and in the summary.
     assert_eq!(results.profile().unwrap().counters, results.counters());
+    let text = results.to_string();
+    assert!(
+        text.contains(
+            "three_vectors: 50 calls; alloc-count 150 (150), alloc-bytes 150000 (150000)"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

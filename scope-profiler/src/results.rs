@@ -503,6 +503,29 @@ impl std::fmt::Display for Results {
                  (see the file's dropped_calls_by_region metadata)"
             )?;
         }
+        if !self.counters.is_empty() {
+            // Per counted region: calls and each event's inclusive total
+            // (own in parentheses), at most 20 regions.
+            writeln!(f, "  Region counters (inclusive, own in parentheses):")?;
+            for c in self.counters.iter().take(20) {
+                let events: Vec<String> = c
+                    .event_names
+                    .iter()
+                    .zip(c.inclusive.iter().zip(&c.own))
+                    .map(|(e, (i, o))| format!("{e} {i} ({o})"))
+                    .collect();
+                writeln!(
+                    f,
+                    "    {}: {} calls; {}",
+                    c.name,
+                    c.calls,
+                    events.join(", ")
+                )?;
+            }
+            if self.counters.len() > 20 {
+                writeln!(f, "    ... {} more regions", self.counters.len() - 20)?;
+            }
+        }
         if let (true, Some(name)) = (
             self.statistics().is_empty(),
             &self.health.traced_outside_entrypoints,
