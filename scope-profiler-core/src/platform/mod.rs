@@ -16,6 +16,8 @@
 //! - chunk memory comes from the global allocator (page aligned): no huge
 //!   pages, and a discarded chunk keeps its pages until it is dropped;
 //! - no fork handling: a child forked while a session is active inherits it;
+//! - no perf counters (`PerfGroup::open` fails: perf events are an error
+//!   at `setup`);
 //! - free disk space is unknown, so the default disk limit is the fixed
 //!   fallback, not half the free space;
 //! - the host description comes from the environment (`HOSTNAME`,
