@@ -643,3 +643,26 @@ fn frames_inside_a_task_are_callees_of_the_call_around_them() {
     assert_eq!(incl(outer), [3, 1700, 3, 1700]);
     assert_eq!(own(outer), [1, 300, 1, 300]);
 }
+
+/// A profile whose counters do not match their event names is not written.
+#[test]
+fn mismatched_counters_are_refused_by_the_writer() {
+    let dir = std::env::temp_dir().join(format!("sp-counters-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut profile = sp::Profile::default();
+    let mut c = RegionCounters::default();
+    c.name = "bad".into();
+    c.calls = 1;
+    c.event_names = vec!["alloc-count".into(), "alloc-bytes".into()];
+    c.inclusive = vec![1];
+    c.own = vec![1, 2];
+    profile.counters.push(c);
+    let path = dir.join("bad.h5");
+    let err = sp::write_profile(&profile, &path, sp::Compression::None).unwrap_err();
+    assert!(
+        err.to_string().contains("2 event names for 1 inclusive"),
+        "{err}"
+    );
+    assert!(!path.exists(), "nothing published");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -615,6 +615,16 @@ pub(super) fn write_counters(root: &Group, counters: &[RegionCounters]) -> Resul
         };
         let perf = group.create_group(schema::PERF_EVENTS, false)?;
         for c in counters.iter().filter(|c| c.rank == rank) {
+            let n = c.event_names.len();
+            if c.inclusive.len() != n || c.own.len() != n {
+                return Err(format!(
+                    "the counters of {:?} have {n} event names for {} inclusive and {} own values",
+                    c.name,
+                    c.inclusive.len(),
+                    c.own.len()
+                )
+                .into());
+            }
             let region = perf.create_group(&counter_group_name(&c.name), false)?;
             region.write_attr_i64("calls", i64::try_from(c.calls).unwrap_or(i64::MAX))?;
             let names: Vec<&str> = c.event_names.iter().map(String::as_str).collect();
