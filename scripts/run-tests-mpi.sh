@@ -57,10 +57,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Both builds share the target directory (hdf5-sys with and without its
 # `mpio` feature are different units); their examples are copied apart.
-cargo build -q -p scope-profiler --features mpio --example mpi_check --example mpi
+cargo build -q -p scope-profiler --features mpio --example mpi_check --example mpi \
+    --example mpi_counters
 bin=$work/mpio
 mkdir -p "$bin"
-cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,mpi} "$bin"/
+cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,mpi,mpi_counters} "$bin"/
 # Feature `mpi` alone against the serial HDF5: the Direct writer only.
 serial_hdf5=
 for dir in /usr/lib/*-linux-gnu/hdf5/serial; do
@@ -97,6 +98,20 @@ for n in 1 2 4; do
         "$py" scripts/check-mpi-file.py "$file" "$n"
     done
     "$bin/mpi_check" same "$work/direct-$n.h5" "$work/parallel-$n.h5"
+done
+# Every rank's region counters (issue 27), with both writers, read back by
+# us (in the example) and by the Python package's get_perf_events().
+for n in 1 2 4; do
+    for writer in direct parallel; do
+        file=$work/counters-$writer-$n.h5
+        mpirun_n "$n" "$bin/mpi_counters" "$file" "$writer" | grep -qx ok
+        "$py" -c 'import sys
+from scope_profiler import read_h5
+r = read_h5(sys.argv[1]).get_perf_events()
+n = int(sys.argv[2])
+got = {k: (v["work"].calls, v["work"].values["alloc-bytes"]) for k, v in r.items()}
+assert got == {k: (k + 1, 100 * (k + 1) ** 2) for k in range(n)}, got' "$file" "$n"
+    done
 done
 # Options::from_env with SCOPE_PROFILER_MPI=1 (the world communicator).
 SCOPE_PROFILER_MPI=1 SCOPE_PROFILER_OUTPUT=$work/env-4.h5 mpirun_n 4 \

@@ -950,3 +950,25 @@ fn aggregation_mode_writes_json_aggregate_rows() {
     assert!(err.contains("bad.json") && err.contains("byte"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// This binary's global allocator is the system's: a session tracking
+/// allocations is refused at setup, saying how to install the counting one.
+#[test]
+fn tracking_allocations_without_the_counting_allocator_is_refused() {
+    let _s = serial();
+    let err = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .track_allocations(true),
+    )
+    .expect_err("no CountingAllocator here");
+    let message = err.to_string();
+    assert!(
+        message.contains("#[global_allocator]") && message.contains("CountingAllocator::system()"),
+        "{message}"
+    );
+    // Nothing was set up.
+    assert!(sp::setup(Options::new().in_memory().verbose(false)).is_ok());
+    sp::finalize().unwrap();
+}

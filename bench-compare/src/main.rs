@@ -12,7 +12,7 @@
 //! (15), `--thread-rounds N` (9), `--reps N` (scale repetitions, 3),
 //! `--small N` / `--big N` (finalize sizes, 1M / 10M), `--regions N`
 //! (100k), `--sustained N` (calls of the spilling rows, 200M), `--skip
-//! micro,off,threads,scale,sustained`, `--out PATH`, `--no-write`,
+//! micro,off,threads,scale,sustained,counters`, `--out PATH`, `--no-write`,
 //! `--quick`. `compare one SLUG CALLS` runs one of our variants alone (for
 //! `valgrind --tool=callgrind`).
 
@@ -163,6 +163,28 @@ fn compiled_out(settings: &Settings) -> Result<Vec<(String, scale::Fields)>, Str
         .collect())
 }
 
+/// Builds `compare-counters` (region counters' costs, with
+/// `CountingAllocator` as its global allocator) and runs it; its table.
+fn counters(settings: &Settings) -> Result<String, String> {
+    build_bench(&["--bin", "compare-counters"], &[])
+        .map_err(|e| format!("building compare-counters: {e}"))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .with_file_name("compare-counters");
+    let out = Command::new(&exe)
+        .args(["--calls", &settings.calls.to_string()])
+        .args(["--rounds", &settings.rounds.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "compare-counters failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -254,6 +276,10 @@ fn main() {
             settings.reps,
             &tmp,
         ));
+    }
+    if !settings.skips("counters") {
+        eprintln!("region counters: compare-counters");
+        report.counters = Some(counters(&settings));
     }
     let _ = std::fs::remove_dir_all(&tmp);
     report.finish();

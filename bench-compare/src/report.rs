@@ -21,6 +21,8 @@ pub struct Report {
     pub threads: Option<ThreadsResult>,
     pub scale: Option<Scale>,
     pub sustained: Option<Vec<crate::sustained::Row>>,
+    /// The table `compare-counters` printed, or why there is none.
+    pub counters: Option<Result<String, String>>,
     date: String,
     machine: String,
     load_before: String,
@@ -121,6 +123,7 @@ impl Report {
         Report {
             scratch: String::new(),
             compiled_out: None,
+            counters: None,
             micro: None,
             threads: None,
             scale: None,
@@ -182,6 +185,24 @@ impl Report {
         }
         if let Some(rows) = &self.sustained {
             render_sustained(w, rows);
+        }
+        if let Some(counters) = &self.counters {
+            let _ = writeln!(w, "## Region counters (`compare-counters`)\n");
+            let _ = writeln!(
+                w,
+                "Allocation tracking and perf events (issue 27), in a process of their own whose \
+                 global allocator is `CountingAllocator` (every other table here runs with the \
+                 system allocator). A session with perf events reads the thread's counter group \
+                 (a `read` system call) at every enter and exit.\n"
+            );
+            match counters {
+                Ok(table) => {
+                    let _ = writeln!(w, "{table}");
+                }
+                Err(e) => {
+                    let _ = writeln!(w, "Not measured: {e}\n");
+                }
+            }
         }
         self.render_targets(w);
         s

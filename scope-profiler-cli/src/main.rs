@@ -388,6 +388,7 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
     }
     let merged = stats::merge(&files, &filter);
     text::print_tree(&mut out, &files, &merged, args.sort, args.top)?;
+    text::print_counters(&mut out, &files)?;
     if !args.source.is_empty() {
         text::print_sources(&mut out, &files, &args.source)?;
     }

@@ -242,6 +242,7 @@ pub(crate) fn tree_json(
         })
         .collect();
     json!({
+        "counters": counters_json(reader),
         "file": path.display().to_string(),
         "schema": reader.schema(),
         "aggregate": reader.is_aggregate(),
@@ -255,6 +256,35 @@ pub(crate) fn tree_json(
             "tree": filter.apply(nodes).iter().map(node_json).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The region counters (allocations, perf events) as JSON: per region and
+/// rank, the calls and per event its inclusive and own totals, with the
+/// derived `ipc` and `alloc_bytes_per_call` where they apply.
+fn counters_json(reader: &ProfileReader) -> Vec<Value> {
+    reader
+        .counters()
+        .iter()
+        .map(|c| {
+            let events: serde_json::Map<String, Value> = c
+                .event_names
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let v = json!({"inclusive": c.inclusive.get(i), "own": c.own.get(i)});
+                    (e.clone(), v)
+                })
+                .collect();
+            json!({
+                "name": c.name,
+                "rank": c.rank,
+                "calls": c.calls,
+                "events": events,
+                "ipc": c.ipc(),
+                "alloc_bytes_per_call": c.per_call("alloc-bytes"),
+            })
+        })
+        .collect()
 }
 
 /// A node of the side-by-side tree of several files.

@@ -222,6 +222,92 @@ pub(crate) fn print_diff(
 /// The captured source of each region in `names`, per file: its place
 /// (`file:line`) and its lines, indented, as the Python package's
 /// `inspect --source` prints them.
+/// The region counters of each file that has them (allocations, perf
+/// events; `rank<N>/perf_events`): per region and rank, the calls, each
+/// event's inclusive total (own in parentheses where the file has it), and
+/// the derived columns: instructions per cycle where both were counted,
+/// bytes allocated per call where allocations were.
+pub(crate) fn print_counters(
+    out: &mut impl Write,
+    files: &[(PathBuf, ProfileReader, FileTree)],
+) -> io::Result<()> {
+    for (path, reader, _) in files {
+        let counters = reader.counters();
+        if counters.is_empty() {
+            continue;
+        }
+        // The Python package's files have inclusive totals only.
+        let has_own = counters.iter().any(|c| c.own.iter().any(|&o| o != 0));
+        let of = match files.len() {
+            1 => String::new(),
+            _ => format!(" of {}", path.display()),
+        };
+        let own = if has_own { "; own in parentheses" } else { "" };
+        writeln!(out, "\nRegion counters{of} (inclusive{own})")?;
+        let mut events: Vec<&str> = Vec::new();
+        for c in counters {
+            for e in &c.event_names {
+                if !events.contains(&e.as_str()) {
+                    events.push(e);
+                }
+            }
+        }
+        let ipc = events.contains(&"cycles") && events.contains(&"instructions");
+        let bytes = events.contains(&"alloc-bytes");
+        let ranks = counters.iter().any(|c| c.rank != 0);
+        // Cells first, then each column as wide as its widest cell.
+        let mut header = vec!["region".to_owned(), "calls".to_owned()];
+        if ranks {
+            header.push("rank".to_owned());
+        }
+        header.extend(events.iter().map(|e| (*e).to_owned()));
+        if ipc {
+            header.push("IPC".to_owned());
+        }
+        if bytes {
+            header.push("B alloc/call".to_owned());
+        }
+        let mut rows = vec![header];
+        for c in counters {
+            let mut row = vec![c.name.chars().take(40).collect(), c.calls.to_string()];
+            if ranks {
+                row.push(c.rank.to_string());
+            }
+            for e in &events {
+                row.push(match (c.get(e), c.own_of(e)) {
+                    (Some(v), Some(own)) if has_own => format!("{v} ({own})"),
+                    (Some(v), _) => v.to_string(),
+                    (None, _) => "-".to_owned(),
+                });
+            }
+            if ipc {
+                row.push(
+                    c.ipc()
+                        .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
+                );
+            }
+            if bytes {
+                row.push(
+                    c.per_call("alloc-bytes")
+                        .map_or_else(|| "-".to_owned(), |v| format!("{v:.1}")),
+                );
+            }
+            rows.push(row);
+        }
+        let widths: Vec<usize> = (0..rows[0].len())
+            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        for row in &rows {
+            let mut line = format!("{:<w$}", row[0], w = widths[0]);
+            for (cell, w) in row.iter().zip(&widths).skip(1) {
+                line.push_str(&format!("  {cell:>w$}"));
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn print_sources(
     out: &mut impl Write,
     files: &[(PathBuf, ProfileReader, FileTree)],

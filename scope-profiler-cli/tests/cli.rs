@@ -792,3 +792,61 @@ fn diff_and_check_print_text_markdown_and_json() {
     assert!(md.starts_with("### ✅ Regression check: PASS"), "{md}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A file with region counters (`rank0/perf_events`): inspect shows their
+/// columns (IPC, bytes allocated per call), inspect --json and export json
+/// carry them.
+#[test]
+fn inspect_and_export_json_show_region_counters() {
+    let dir = temp_dir("cli-counters");
+    let path = dir.join("counted.h5");
+    synthetic(&path, &[("solve", 100_000), ("io", 50_000)]);
+    let mut profile = sp::read_profile(&path).unwrap();
+    let names = ["cycles", "instructions", "alloc-count", "alloc-bytes"];
+    for (name, values, own) in [
+        ("solve", [1000u64, 2500, 20, 4000], [600u64, 1500, 10, 2000]),
+        ("io", [400, 200, 10, 2000], [400, 200, 10, 2000]),
+    ] {
+        let mut c = sp::RegionCounters::default();
+        c.name = name.to_owned();
+        c.calls = 10;
+        c.event_names = names.iter().map(|s| (*s).to_owned()).collect();
+        c.inclusive = values.to_vec();
+        c.own = own.to_vec();
+        profile.counters.push(c);
+    }
+    sp::write_profile(&profile, &path, Compression::None).unwrap();
+    let text = ok(&["inspect", path.to_str().unwrap()]);
+    assert!(text.contains("Region counters"), "{text}");
+    let line = text
+        .lines()
+        .skip_while(|l| !l.contains("Region counters"))
+        .find(|l| l.starts_with("solve"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("2500 (1500)"), "{line}");
+    assert!(line.contains("2.50"), "IPC: {line}");
+    assert!(line.contains("400.0"), "bytes per call: {line}");
+    let json: Value =
+        serde_json::from_str(&ok(&["inspect", "--json", path.to_str().unwrap()])).expect("json");
+    let solve = json["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "solve")
+        .unwrap()
+        .clone();
+    assert_eq!(solve["events"]["alloc-bytes"]["inclusive"], 4000);
+    assert_eq!(solve["events"]["alloc-bytes"]["own"], 2000);
+    assert_eq!(solve["ipc"], 2.5);
+    assert_eq!(solve["alloc_bytes_per_call"], 400.0);
+    let out = dir.join("stats.json");
+    ok(&[
+        "export",
+        "json",
+        path.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let exported = json_file(&out);
+    assert_eq!(exported["counters"], json["counters"]);
+}

@@ -24,12 +24,12 @@ use crate::callmatch::{self, KeyedMeta, LaneMeta};
 use crate::clock::{Anchor, TickConverter};
 use crate::error::Error;
 use crate::histogram::{self, LogHistogram};
-use crate::lane::{AggTable, Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
+use crate::lane::{AggTable, CounterTable, Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
 use crate::placement::{self, DirectRuns, InMemory, PLACED_BYTES, PlacedCall, Placer, SlotRun};
 use crate::profile::{
-    AggregateRow, CallPath, DroppedCalls, RecordingHealth, RegionStatistics, StatsAccumulator,
-    TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, DroppedCalls, RecordingHealth, RegionCounters, RegionStatistics,
+    StatsAccumulator, TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
@@ -78,6 +78,9 @@ pub struct Plan {
     /// Every lane's call paths (set by the walk; `None` past
     /// `MAX_CALL_PATHS`).
     pub call_paths: Option<Vec<CallPath>>,
+    /// Per region, the counters the threads added up (a session that
+    /// counts allocations or perf events).
+    pub counters: Vec<RegionCounters>,
 }
 
 /// What the backward walk reads.
@@ -916,6 +919,7 @@ pub fn plan(
         capture_source,
         row_metadata: Default::default(),
         call_paths: None,
+        counters: counter_totals(store, table),
         statistics: Vec::new(),
         exclusive: Vec::new(),
         counts,
@@ -1080,6 +1084,8 @@ pub struct AggregatePlan {
     /// Calls per session region id.
     pub counts: Vec<u64>,
     pub summary: Summary,
+    /// Per region, the counters (see [`Plan::counters`]).
+    pub counters: Vec<RegionCounters>,
 }
 
 impl AggregatePlan {
@@ -1169,7 +1175,51 @@ pub fn plan_aggregate(
         rows,
         counts,
         summary: summary.finish(regions.iter().map(|r| r.entry).collect()),
+        counters: counter_totals(store, table),
     }
+}
+
+/// Per region with counted calls, in session region id order, the counters
+/// every thread of `store` added up (see `crate::counters`); empty if the
+/// session counts nothing.
+pub fn counter_totals(store: &Store, table: &RegionTable) -> Vec<RegionCounters> {
+    let Some(set) = store.counters() else {
+        return Vec::new();
+    };
+    let width = set.width();
+    // Tables first, then regions: every region a table counts is registered.
+    let tables: Vec<Arc<CounterTable>> = lock(&store.counter_tables).clone();
+    let mut sums: Vec<Vec<u64>> = Vec::new();
+    for t in &tables {
+        for region in 0..t.regions() {
+            let Some(row) = t.row(region) else { continue };
+            if row[0].load(Ordering::Relaxed) == 0 {
+                continue;
+            }
+            if sums.len() <= region {
+                sums.resize(region + 1, vec![0; 1 + 2 * width]);
+            }
+            for (s, v) in sums[region].iter_mut().zip(row) {
+                *s = s.wrapping_add(v.load(Ordering::Relaxed));
+            }
+        }
+    }
+    let regions = complete_regions(table, sums.len());
+    sums.iter()
+        .enumerate()
+        .filter(|(_, s)| s[0] > 0)
+        .map(|(region, s)| RegionCounters {
+            name: regions.get(region).map_or("", |r| r.entry.name).to_owned(),
+            rank: 0,
+            calls: s[0],
+            event_names: set.names.clone(),
+            inclusive: s[1..=width].to_vec(),
+            // Own: inclusive minus the direct children's inclusive.
+            own: (0..width)
+                .map(|i| s[1 + i].wrapping_sub(s[1 + width + i]))
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -1241,6 +1291,7 @@ mod tests {
             disk: 0,
             on_failure: OnSpillFailure::KeepInMemory,
             aggregate: false,
+            counters: None,
         };
         WalkInput {
             conv: TickConverter::new(start, end),

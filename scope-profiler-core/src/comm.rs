@@ -161,7 +161,6 @@ impl Serialized<'_> {
     }
 
     /// Collective: the element-wise maximum of `values` over all ranks.
-    #[cfg(feature = "mpio")]
     pub fn max(&self, values: &[u64]) -> Vec<u64> {
         let mut out = vec![0u64; values.len()];
         self.world()

@@ -108,6 +108,73 @@ impl AggTable {
     }
 }
 
+/// One recorder thread's per-region counter totals (see `crate::counters`),
+/// by session region id: per region `1 + 2 * width` relaxed atomics,
+/// written by that thread only (a load and a store, no read-modify-write),
+/// read by `finalize`: the calls, then each counter's inclusive total, then
+/// the inclusive totals of the region's calls' direct children (own =
+/// inclusive - children, computed when read).
+pub struct CounterTable {
+    pub width: usize,
+    pub values: Box<[AtomicU64]>,
+}
+
+impl CounterTable {
+    /// A table of `regions` regions, with the totals of `from` (a smaller one).
+    pub(crate) fn grown(width: usize, regions: usize, from: Option<&CounterTable>) -> CounterTable {
+        let values: Box<[AtomicU64]> = (0..regions * (1 + 2 * width))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        for (n, o) in values.iter().zip(from.iter().flat_map(|t| t.values.iter())) {
+            n.store(o.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        CounterTable { width, values }
+    }
+
+    /// Regions the table has room for.
+    pub fn regions(&self) -> usize {
+        self.values.len() / (1 + 2 * self.width)
+    }
+
+    /// Region `region`'s calls, inclusive totals and children's totals
+    /// (`None` past the table).
+    pub fn row(&self, region: usize) -> Option<&[AtomicU64]> {
+        let stride = 1 + 2 * self.width;
+        self.values.get(region * stride..(region + 1) * stride)
+    }
+
+    /// Adds one call of `region` with its `inclusive` deltas (by the
+    /// table's thread only); `false` if the table is too small.
+    pub(crate) fn add(&self, region: usize, inclusive: &[u64]) -> bool {
+        let Some(row) = self.row(region) else {
+            return false;
+        };
+        add_single_writer(&row[0], 1);
+        for (a, &v) in row[1..].iter().zip(inclusive) {
+            add_single_writer(a, v);
+        }
+        true
+    }
+
+    /// Adds a child call's inclusive deltas to its parent's region
+    /// `region`; `false` if the table is too small.
+    pub(crate) fn add_children(&self, region: usize, inclusive: &[u64]) -> bool {
+        let Some(row) = self.row(region) else {
+            return false;
+        };
+        for (a, &v) in row[1 + self.width..].iter().zip(inclusive) {
+            add_single_writer(a, v);
+        }
+        true
+    }
+}
+
+/// Adds `v` to a single-writer counter: a load and a store.
+#[inline(always)]
+fn add_single_writer(a: &AtomicU64, v: u64) {
+    a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed)
+}
+
 /// Metadata for calls of a thread lane (see `crate::metadata`), kept
 /// beside its records and matched to them when the file is assembled.
 #[derive(Clone, Debug)]

@@ -26,6 +26,8 @@ pub mod comm;
 #[doc(hidden)]
 pub mod config;
 #[doc(hidden)]
+pub mod counters;
+#[doc(hidden)]
 pub mod error;
 #[doc(hidden)]
 pub mod fxhash;

@@ -313,6 +313,93 @@ pub struct Profile {
     pub threads: Vec<ThreadInfo>,
     /// `/task_table`; empty when no async call was recorded.
     pub tasks: Vec<TaskInfo>,
+    /// `/rank<N>/perf_events`: per region, the counters of a session that
+    /// counted allocations or perf events; empty otherwise.
+    pub counters: Vec<RegionCounters>,
+}
+
+/// One region's counters (allocations, perf events) on one rank: the
+/// Python package's `rank<N>/perf_events/<region>` group (attributes
+/// `calls` and `event_names`, dataset `values`, inclusive totals), with our
+/// own totals (`own_values`: inclusive minus the direct callees').
+///
+/// ```
+/// let mut c = scope_profiler::RegionCounters::default();
+/// c.name = "work".into();
+/// c.calls = 2;
+/// c.event_names = vec!["alloc-count".into()];
+/// c.inclusive = vec![6];
+/// c.own = vec![4];
+/// assert_eq!(c.get("alloc-count"), Some(6));
+/// assert_eq!(c.own_of("alloc-count"), Some(4));
+/// assert_eq!(c.per_call("alloc-count"), Some(3.0));
+/// assert_eq!(c.get("cycles"), None);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RegionCounters {
+    /// The region's name.
+    pub name: String,
+    /// MPI rank (0 without MPI).
+    pub rank: u32,
+    /// Calls counted.
+    pub calls: u64,
+    /// The events, in the order of `inclusive` and `own`.
+    pub event_names: Vec<String>,
+    /// Per event, the sum over the calls of the call's count (callees
+    /// included).
+    pub inclusive: Vec<u64>,
+    /// Per event, the calls' own counts (callees excluded); zeros when
+    /// read from a file that does not have them (the Python package's).
+    pub own: Vec<u64>,
+}
+
+impl RegionCounters {
+    fn index(&self, event: &str) -> Option<usize> {
+        self.event_names.iter().position(|e| e == event)
+    }
+
+    /// The inclusive total of `event`, if counted.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::RegionCounters::default().get("cycles"), None);
+    /// ```
+    pub fn get(&self, event: &str) -> Option<u64> {
+        self.index(event)
+            .and_then(|i| self.inclusive.get(i).copied())
+    }
+
+    /// The own total of `event` (callees excluded), if counted.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::RegionCounters::default().own_of("cycles"), None);
+    /// ```
+    pub fn own_of(&self, event: &str) -> Option<u64> {
+        self.index(event).and_then(|i| self.own.get(i).copied())
+    }
+
+    /// The inclusive total of `event` per call.
+    ///
+    /// ```
+    /// assert_eq!(scope_profiler::RegionCounters::default().per_call("x"), None);
+    /// ```
+    pub fn per_call(&self, event: &str) -> Option<f64> {
+        let total = self.get(event)?;
+        (self.calls > 0).then(|| total as f64 / self.calls as f64)
+    }
+
+    /// Instructions per cycle, where both were counted (and cycles > 0).
+    ///
+    /// ```
+    /// let mut c = scope_profiler::RegionCounters::default();
+    /// c.event_names = vec!["cycles".into(), "instructions".into()];
+    /// c.inclusive = vec![100, 250];
+    /// assert_eq!(c.ipc(), Some(2.5));
+    /// ```
+    pub fn ipc(&self) -> Option<f64> {
+        let cycles = self.get("cycles").filter(|&c| c > 0)?;
+        Some(self.get("instructions")? as f64 / cycles as f64)
+    }
 }
 
 impl Profile {
@@ -584,6 +671,8 @@ pub struct ReadIndex {
     pub tasks: Vec<TaskInfo>,
     pub event_count: u64,
     pub call_paths: Option<Vec<CallPath>>,
+    /// Per region and rank, the counters (`rank<N>/perf_events`).
+    pub counters: Vec<RegionCounters>,
 }
 
 #[cfg(test)]

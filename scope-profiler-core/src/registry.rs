@@ -311,6 +311,8 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
 
 #[cold]
 fn intern_new(name: &str) -> &'static Entry {
+    // A name is the profiler's memory, not the caller's allocation.
+    let _quiet = crate::counters::suspend();
     let mut arena = lock(&INTERN);
     if let Some(found) = NAMES.get(name) {
         return found.key().0;
@@ -405,6 +407,7 @@ impl RegionTable {
         if let Some(id) = entry.state_in(self.generation) {
             return id;
         }
+        let _quiet = crate::counters::suspend();
         let mut regions = lock(&self.regions);
         if let Some(id) = entry.state_in(self.generation) {
             return id;

@@ -25,7 +25,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::clock::ticks;
-use crate::lane::{KeyedEntry, Lane, Segment};
+use crate::counters::CounterSet;
+use crate::lane::{CounterTable, KeyedEntry, Lane, Segment};
 use crate::options::OnSpillFailure;
 use crate::record::{Chunk, HUGE_PAGE, Record};
 use crate::scratch;
@@ -69,6 +70,8 @@ pub struct Limits {
     /// Aggregation mode: threads keep per-region totals (`lane::AggTable`)
     /// instead of records; no chunk is ever handed out.
     pub aggregate: bool,
+    /// What the session's threads count besides time (`None`: nothing).
+    pub counters: Option<Arc<CounterSet>>,
 }
 
 /// The lanes of a session and its memory bound.
@@ -103,6 +106,9 @@ pub struct Store {
     /// Metadata of calls known by region and start: the outcomes of
     /// instrumented futures, whose records move between recorders.
     pub keyed_metadata: Mutex<Vec<KeyedEntry>>,
+    /// Every recording thread's counter totals (see `Limits::counters`),
+    /// a thread's slot replaced when its table grows.
+    pub counter_tables: Mutex<Vec<Arc<CounterTable>>>,
 }
 
 impl Store {
@@ -131,7 +137,13 @@ impl Store {
             wake_writer: Condvar::new(),
             space_freed: Condvar::new(),
             keyed_metadata: Mutex::new(Vec::new()),
+            counter_tables: Mutex::new(Vec::new()),
         })
+    }
+
+    /// What the session counts besides time, if anything.
+    pub fn counters(&self) -> Option<&Arc<CounterSet>> {
+        self.limits.counters.as_ref()
     }
 
     /// Whether the session keeps per-region totals instead of records.

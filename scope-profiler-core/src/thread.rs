@@ -16,9 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
+use crate::counters::{self, CounterSet};
 use crate::lane::{
-    AggEntry, AggTable, KeyedEntry, Lane, MetaEntry, MetaScope, Segment, TaskRecord,
+    AggEntry, AggTable, CounterTable, KeyedEntry, Lane, MetaEntry, MetaScope, Segment, TaskRecord,
 };
+use crate::platform::PerfGroup;
 use crate::record::{Chunk, Record};
 use crate::store::Store;
 use crate::sync::lock;
@@ -40,7 +42,9 @@ struct Open {
 ///
 /// Invariant (kept by every function of [`Cold`] that changes what the
 /// pointers refer to): while `stack_cap > 0`, `stack` points to `stack_cap`
-/// initialized `Open`s owned by this thread's `Cold`; while `cap > 0`,
+/// initialized `Open`s owned by this thread's `Cold`, and likewise to
+/// `stack_len` of them while `stack_len > 0` (`stack_cap` is 0 in a session
+/// that counts, `stack_len` never is while armed); while `cap > 0`,
 /// `chunk` points to the chunk `Cold` holds, which has `cap` slots of which
 /// `len` are pushed. `Cold` zeroes both capacities before it touches those
 /// allocations (so a re-entrant call, from an instrumented allocator say,
@@ -57,9 +61,24 @@ struct Hot {
     stack: Cell<*mut Open>,
     depth: Cell<usize>,
     stack_cap: Cell<usize>,
+    /// The stack's length (`stack_cap` is 0 while the session counts: every
+    /// enter and exit then takes the slow path, which counts).
+    stack_len: Cell<usize>,
     chunk: Cell<*const Chunk>,
     len: Cell<usize>,
     cap: Cell<usize>,
+    /// Allocation counting, the lean path (see [`Hot::enter_counted`]): on
+    /// while the current recorder counts allocations only, in the thread's
+    /// session, and is not a frame (whose depth-0 calls `Cold` hands to
+    /// the call around it). Then `snaps` points to `snap_depths * 4`
+    /// values of `Cold`'s `RecCounts::snaps` (raw counts: it is active),
+    /// `table` to `table_regions` rows of the thread's
+    /// `CounterTable` (9 atomics each).
+    count_fast: Cell<bool>,
+    snaps: Cell<*mut u64>,
+    snap_depths: Cell<usize>,
+    table: Cell<*const AtomicU64>,
+    table_regions: Cell<usize>,
     /// Aggregation mode: the thread's per-region totals.
     agg: Cell<*const AggEntry>,
     agg_len: Cell<usize>,
@@ -77,9 +96,15 @@ impl Hot {
             stack: Cell::new(std::ptr::null_mut()),
             depth: Cell::new(0),
             stack_cap: Cell::new(0),
+            stack_len: Cell::new(0),
             chunk: Cell::new(std::ptr::null()),
             len: Cell::new(0),
             cap: Cell::new(0),
+            count_fast: Cell::new(false),
+            snaps: Cell::new(std::ptr::null_mut()),
+            snap_depths: Cell::new(0),
+            table: Cell::new(std::ptr::null()),
+            table_regions: Cell::new(0),
             agg: Cell::new(std::ptr::null()),
             agg_len: Cell::new(0),
             kids: Cell::new(std::ptr::null_mut()),
@@ -157,9 +182,111 @@ impl Hot {
         true
     }
 
+    /// Allocation counting's lean enter: pushes the call with its counts
+    /// (the recorder's allocation counts now, no children yet); `None` if
+    /// the lean path is off or out of room (then `Cold` does it).
+    #[inline(always)]
+    fn enter_counted(&self, region: u32, generation: u32) -> Option<u64> {
+        let depth = self.depth.get();
+        if !self.count_fast.get()
+            || self.generation.get() != generation
+            || depth >= self.stack_len.get()
+            || depth >= self.snap_depths.get()
+        {
+            return None;
+        }
+        let counts = counters::alloc_counts();
+        let seq = self.seq.get() + 1;
+        // SAFETY: `count_fast`: `snaps` points to `snap_depths * 4` and
+        // `stack` to `stack_len` live slots of `Cold`'s, which only this
+        // thread touches; `depth` is below both.
+        unsafe {
+            let snap = self.snaps.get().add(depth * 4);
+            for (i, c) in counts.iter().enumerate() {
+                snap.add(i).write(*c);
+            }
+            self.stack.get().add(depth).write(Open {
+                start: ticks(),
+                seq,
+                region,
+            });
+        }
+        self.seq.set(seq);
+        self.depth.set(depth + 1);
+        Some(seq)
+    }
+
+    /// Allocation counting's lean exit of the innermost call `seq` at
+    /// `end`: its record stored, its counts added to its region's totals
+    /// and to its parent's children; `false` if the lean path is off or
+    /// out of room (then `Cold` does it).
+    #[inline(always)]
+    fn exit_counted(&self, seq: u64, end: u64) -> bool {
+        let depth = self.depth.get();
+        if !self.count_fast.get()
+            || depth == 0
+            || depth > self.stack_len.get().min(self.snap_depths.get())
+        {
+            return false;
+        }
+        let d = depth - 1;
+        // SAFETY: `0 < depth <= stack_len`: slot `d` is initialized.
+        let top = unsafe { self.stack.get().add(d).read() };
+        if top.seq != seq || top.region as usize >= self.table_regions.get() {
+            return false;
+        }
+        let record = Record {
+            start: top.start,
+            end,
+            region: top.region,
+            depth: d as u32,
+        };
+        // The parent's region, for its children's totals.
+        let parent = match d.checked_sub(1) {
+            // SAFETY: `d - 1 < stack_len`: an initialized slot.
+            Some(up) => unsafe { self.stack.get().add(up).read() }.region as usize,
+            None => 0,
+        };
+        if d > 0 && parent >= self.table_regions.get() {
+            return false;
+        }
+        if !self.push_record(record) {
+            return false;
+        }
+        let counts = counters::alloc_counts();
+        // SAFETY: `count_fast`: `snaps` (slot `d`, below `snap_depths`) and
+        // the table's rows `region` and `parent` (below `table_regions`)
+        // are live and written by this thread only.
+        unsafe {
+            let snap = self.snaps.get().add(d * 4);
+            let table = self.table.get();
+            let row = table.add(top.region as usize * 9);
+            let bump = |a: *const AtomicU64, v: u64| {
+                let a = &*a;
+                a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+            };
+            bump(row, 1);
+            let mut delta = [0u64; 4];
+            for (i, c) in counts.iter().enumerate() {
+                delta[i] = c.wrapping_sub(snap.add(i).read());
+                bump(row.add(1 + i), delta[i]);
+            }
+            if d > 0 {
+                let up = table.add(parent * 9 + 5);
+                for (i, v) in delta.iter().enumerate() {
+                    bump(up.add(i), *v);
+                }
+            }
+        }
+        self.depth.set(d);
+        true
+    }
+
     /// Makes the fast paths divert to `Cold` until re-armed.
     fn disarm(&self) {
+        self.count_fast.set(false);
         self.stack_cap.set(0);
+        self.stack_len.set(0);
         self.cap.set(0);
         self.agg_len.set(0);
         self.kids_len.set(0);
@@ -186,6 +313,148 @@ struct Cold {
     /// children's time per depth (see `Hot`).
     agg: Option<Arc<AggTable>>,
     kids: Vec<u64>,
+    /// The current recorder's counter state (a task's while one is polled).
+    counts: RecCounts,
+    /// The thread's counting in a session that counts (see `counters`).
+    counting: Option<Box<Counting>>,
+}
+
+/// A recorder's counters (see `crate::counters`): the counts its open calls
+/// started at. While the recorder is the thread's current one (`active`),
+/// they are the thread's raw counts then; while it is swapped out (a task
+/// between polls), each is kept relative to the counts when it was swapped
+/// out, and made raw again, on whichever thread polls it next, when it is
+/// swapped back in: what a call counts is what happened while its recorder
+/// was current.
+#[derive(Default)]
+struct RecCounts {
+    /// Per open call (by depth), `width` values: the counts at its enter.
+    snaps: Vec<u64>,
+    active: bool,
+    /// A frame's ended depth-0 calls' inclusive deltas (for the call
+    /// around it when it ends).
+    root: Vec<u64>,
+}
+
+impl RecCounts {
+    /// The thread's own recorder: active.
+    fn own() -> RecCounts {
+        RecCounts {
+            active: true,
+            ..RecCounts::default()
+        }
+    }
+
+    fn fit(&mut self, width: usize) {
+        if self.root.len() != width {
+            self.root = vec![0; width];
+        }
+    }
+
+    /// Swapped out at the thread's counts `raw` with `depth` calls open:
+    /// each call's counts become relative to now.
+    fn freeze(&mut self, raw: &[u64], depth: usize) {
+        if self.active {
+            let width = raw.len();
+            for snap in self.snaps.chunks_exact_mut(width.max(1)).take(depth) {
+                for (v, r) in snap.iter_mut().zip(raw) {
+                    *v = v.wrapping_sub(*r);
+                }
+            }
+            self.active = false;
+        }
+    }
+
+    /// Swapped in at the thread's counts `raw` with `depth` calls open:
+    /// each call's counts are raw counts again.
+    fn thaw(&mut self, raw: &[u64], depth: usize) {
+        if !self.active {
+            let width = raw.len();
+            for snap in self.snaps.chunks_exact_mut(width.max(1)).take(depth) {
+                for (v, r) in snap.iter_mut().zip(raw) {
+                    *v = v.wrapping_add(*r);
+                }
+            }
+            self.active = true;
+        }
+    }
+}
+
+/// A thread's counting in a session that counts: the counters, the perf
+/// group (opened on the thread's first call), the per-region totals.
+struct Counting {
+    generation: u32,
+    set: Arc<CounterSet>,
+    perf: Option<PerfGroup>,
+    store: Arc<Store>,
+    /// This thread's slot in `store.counter_tables`.
+    slot: usize,
+    table: Arc<CounterTable>,
+    /// Scratch: raw counts, deltas.
+    raw: Vec<u64>,
+    delta: Vec<u64>,
+}
+
+impl Counting {
+    fn new(generation: u32, set: &Arc<CounterSet>, store: &Arc<Store>) -> Counting {
+        let width = set.width();
+        // A perf group that cannot be opened here (setup opened one on its
+        // own thread) leaves this thread's perf counts at 0.
+        let perf = set.open_perf().ok().flatten();
+        let table = Arc::new(CounterTable::grown(width, 64, None));
+        let slot = {
+            let mut tables = lock(&store.counter_tables);
+            tables.push(Arc::clone(&table));
+            tables.len() - 1
+        };
+        counters::set_tracking(set.allocations);
+        Counting {
+            generation,
+            set: Arc::clone(set),
+            perf,
+            store: Arc::clone(store),
+            slot,
+            table,
+            raw: vec![0; width],
+            delta: vec![0; width],
+        }
+    }
+
+    /// Reads the thread's raw counts into `self.raw`.
+    fn read(&mut self) {
+        let mut at = 0;
+        if self.set.allocations {
+            self.raw[..4].copy_from_slice(&counters::alloc_counts());
+            at = 4;
+        }
+        if let Some(perf) = &self.perf {
+            perf.read(&mut self.raw[at..]);
+        }
+    }
+
+    /// Makes the table hold `region`.
+    fn fit_table(&mut self, region: usize) {
+        if region < self.table.regions() {
+            return;
+        }
+        let grown = Arc::new(CounterTable::grown(
+            self.set.width(),
+            (region + 1).next_power_of_two().max(64),
+            Some(&self.table),
+        ));
+        lock(&self.store.counter_tables)[self.slot] = Arc::clone(&grown);
+        self.table = grown;
+    }
+
+    /// Adds one call of `region` (`self.delta`) to the totals, and, with
+    /// `parent`, its deltas to that region's children.
+    fn add(&mut self, region: usize, parent: Option<usize>) {
+        self.fit_table(region.max(parent.unwrap_or(0)));
+        self.table.add(region, &self.delta);
+        if let Some(parent) = parent {
+            self.table.add_children(parent, &self.delta);
+        }
+    }
 }
 
 /// A task: its number and its first thread's lane index.
@@ -228,6 +497,12 @@ thread_local! {
             spare: None,
             agg: None,
             kids: Vec::new(),
+            counts: RecCounts {
+                snaps: Vec::new(),
+                active: true,
+                root: Vec::new(),
+            },
+            counting: None,
         })
     };
 }
@@ -237,6 +512,8 @@ impl Cold {
     /// then re-arms them from what `Cold` owns. `None` if the recorder is
     /// busy (re-entered) or gone (thread exit).
     fn with<R>(f: impl FnOnce(&mut Cold, &Hot) -> R) -> Option<R> {
+        // The recorder's own allocations are never counted.
+        let _quiet = counters::suspend();
         COLD.try_with(|cold| {
             let mut cold = cold.try_borrow_mut().ok()?;
             HOT.with(|hot| {
@@ -253,7 +530,13 @@ impl Cold {
     /// Points the hot half at this recorder's stack and chunk.
     fn arm(&mut self, hot: &Hot) {
         hot.stack.set(self.stack.as_mut_ptr());
-        hot.stack_cap.set(self.stack.len());
+        // A session that counts takes the slow paths, which count: the
+        // fast ones stay as they are without counters.
+        let counting = self.store.as_ref().is_some_and(|s| s.counters().is_some());
+        hot.stack_cap
+            .set(if counting { 0 } else { self.stack.len() });
+        hot.stack_len.set(self.stack.len());
+        self.arm_counted(hot);
         match &self.chunk {
             Some(chunk) => {
                 hot.chunk.set(Arc::as_ptr(chunk));
@@ -273,6 +556,33 @@ impl Cold {
                 hot.kids_len.set(0);
             }
         }
+    }
+
+    /// Points the lean allocation-counting path at this recorder's counts
+    /// and the thread's table, when it applies (see `Hot::count_fast`).
+    fn arm_counted(&mut self, hot: &Hot) {
+        hot.count_fast.set(false);
+        let Some(c) = self.counting.as_deref() else {
+            return;
+        };
+        let lean = c.set.allocations && c.set.perf.is_empty() && c.set.width() == 4;
+        if !lean
+            || c.generation != hot.generation.get()
+            || !self.counts.active
+            || self.task.is_some_and(|t| t.frame)
+            || self.agg.is_some()
+        {
+            return;
+        }
+        let need = self.stack.len() * 4;
+        if self.counts.snaps.len() < need {
+            self.counts.snaps.resize(need, 0);
+        }
+        hot.snaps.set(self.counts.snaps.as_mut_ptr());
+        hot.snap_depths.set(self.counts.snaps.len() / 4);
+        hot.table.set(c.table.values.as_ptr());
+        hot.table_regions.set(c.table.regions());
+        hot.count_fast.set(true);
     }
 
     /// Aggregation mode: adds `record` to the totals, growing the table or
@@ -327,10 +637,84 @@ impl Cold {
             self.agg = Some(table);
             self.kids = vec![0; 64];
         }
+        self.counts = RecCounts::own();
+        self.counting = None;
+        counters::set_tracking(false);
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;
+        self.ensure_counting(generation);
         true
+    }
+
+    /// Makes this thread's counting state for session `generation` if the
+    /// current recorder's store counts and it has none for it.
+    fn ensure_counting(&mut self, generation: u32) -> bool {
+        let Some(store) = self.store.as_ref() else {
+            return false;
+        };
+        let Some(set) = store.counters() else {
+            return false;
+        };
+        if self
+            .counting
+            .as_ref()
+            .is_none_or(|c| c.generation != generation)
+        {
+            self.counting = Some(Box::new(Counting::new(generation, set, store)));
+        }
+        self.counts.fit(set.width());
+        true
+    }
+
+    /// Counting: the call just pushed at depth `depth` starts at the
+    /// current recorder's counts now.
+    fn count_enter(&mut self, hot: &Hot, depth: usize) {
+        let generation = hot.generation.get();
+        if !self.ensure_counting(generation) {
+            return;
+        }
+        let Some(c) = self.counting.as_deref_mut() else {
+            return;
+        };
+        let width = c.set.width();
+        c.read();
+        let need = (depth + 1) * width;
+        if self.counts.snaps.len() < need {
+            self.counts.snaps.resize(need.next_power_of_two(), 0);
+        }
+        self.counts.snaps[depth * width..(depth + 1) * width].copy_from_slice(&c.raw);
+    }
+
+    /// Counting: the call at depth `depth` of `region` ends now: its
+    /// deltas go to the region's totals and to its parent's children.
+    fn count_exit(&mut self, hot: &Hot, depth: usize, region: u32) {
+        let generation = hot.generation.get();
+        let frame = self.task.is_some_and(|t| t.frame);
+        if !self.ensure_counting(generation) {
+            return;
+        }
+        let Some(c) = self.counting.as_deref_mut() else {
+            return;
+        };
+        let width = c.set.width();
+        let Some(snap) = self.counts.snaps.get(depth * width..(depth + 1) * width) else {
+            return;
+        };
+        c.read();
+        for ((d, r), s) in c.delta.iter_mut().zip(&c.raw).zip(snap) {
+            *d = r.wrapping_sub(*s);
+        }
+        let parent = depth
+            .checked_sub(1)
+            .and_then(|up| self.stack.get(up))
+            .map(|o| o.region as usize);
+        c.add(region as usize, parent);
+        if depth == 0 && frame {
+            for (r, d) in self.counts.root.iter_mut().zip(&c.delta) {
+                *r = r.wrapping_add(*d);
+            }
+        }
     }
 
     /// Makes room for one more open call.
@@ -394,6 +778,7 @@ impl Cold {
                     id: None,
                     depth: 0,
                     len: 0,
+                    counts: RecCounts::default(),
                     record: TaskRecord::default(),
                     root: 0,
                 })
@@ -465,6 +850,7 @@ impl Cold {
 
     /// Swaps the task's recorder with the thread's (twice: back).
     fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
+        self.swap_counts(hot, task);
         std::mem::swap(&mut self.lane, &mut task.lane);
         std::mem::swap(&mut self.store, &mut task.store);
         std::mem::swap(&mut self.chunk, &mut task.chunk);
@@ -475,6 +861,60 @@ impl Cold {
         hot.len.set(task.len);
         hot.generation.set(task.generation);
         (task.depth, task.len, task.generation) = (depth, len, generation);
+    }
+
+    /// Counting: the recorder swapped out stops following the thread's
+    /// counts (unless the one swapped in is a frame: a frame's calls are
+    /// the enclosing call's callees, counted in it too), the one swapped in
+    /// follows them from where it was left.
+    fn swap_counts(&mut self, hot: &Hot, task: &mut TaskState) {
+        let incoming_frame = task.id.is_some_and(|t| t.frame);
+        let (incoming, current) = (task.generation, hot.generation.get());
+        // The thread's counting of a session neither side belongs to (an
+        // ended one) is let go: no read per poll for nothing.
+        if self
+            .counting
+            .as_ref()
+            .is_some_and(|c| c.generation != incoming && c.generation != current)
+        {
+            self.counting = None;
+            counters::set_tracking(false);
+        }
+        // A thread that polls a counting session's task counts for it.
+        if self.counting.is_none() {
+            if let Some(store) = task.store.clone().filter(|s| s.counters().is_some()) {
+                if let Some(set) = store.counters() {
+                    self.counting = Some(Box::new(Counting::new(incoming, set, &store)));
+                }
+            }
+        }
+        if let Some(c) = self.counting.as_deref_mut() {
+            let width = c.set.width();
+            self.counts.fit(width);
+            task.counts.fit(width);
+            c.read();
+            if !incoming_frame {
+                self.counts.freeze(&c.raw, hot.depth.get());
+            }
+            task.counts.thaw(&c.raw, task.depth);
+        }
+        std::mem::swap(&mut self.counts, &mut task.counts);
+    }
+
+    /// Counting: a frame's ended depth-0 calls (`root`) are children of
+    /// the innermost call open here.
+    fn count_frame_root(&mut self, hot: &Hot, root: &[u64]) {
+        let Some(up) = hot.depth.get().checked_sub(1) else {
+            return;
+        };
+        let Some(parent) = self.stack.get(up).map(|o| o.region as usize) else {
+            return;
+        };
+        let Some(c) = self.counting.as_deref_mut() else {
+            return;
+        };
+        c.fit_table(parent);
+        c.table.add_children(parent, root);
     }
 
     /// Appends a completed task's block of records (its depth-0 call last)
@@ -613,6 +1053,9 @@ impl Cold {
             return;
         };
         hot.depth.set(depth - 1);
+        if self.counting.is_some() {
+            self.count_exit(hot, depth - 1, open.region);
+        }
         let record = Record {
             start: open.start,
             end,
@@ -658,9 +1101,40 @@ pub(crate) fn enter(region: u32, generation: u32) -> Guard {
     }
 }
 
-#[cold]
+/// [`Hot::enter_counted`] with a direct thread-local access.
+#[inline(always)]
+fn enter_counted(region: u32, generation: u32) -> Option<u64> {
+    // The address first (a closure this small is inlined: a direct
+    // thread-local access), then the work.
+    let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
+    // SAFETY: the calling thread's `Hot`, alive while the thread runs.
+    unsafe { &*hot }.enter_counted(region, generation)
+}
+
+/// [`Hot::exit_counted`] (see [`enter_counted`]).
+#[inline(always)]
+fn exit_counted(seq: u64, end: u64) -> bool {
+    let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
+    // SAFETY: as in `enter_counted`.
+    unsafe { &*hot }.exit_counted(seq, end)
+}
+
+/// Where `enter` goes when the stack has no room (as in every session
+/// that counts): the lean allocation-counting path if it applies, else
+/// [`enter_cold`]. Not `#[cold]`: the lean path is a counting session's
+/// every call, optimized as such.
 #[inline(never)]
 fn enter_slow(region: u32, generation: u32) -> u64 {
+    // A session counting allocations only: the lean path, if it applies.
+    if let Some(seq) = enter_counted(region, generation) {
+        return seq;
+    }
+    enter_cold(region, generation)
+}
+
+#[cold]
+#[inline(never)]
+fn enter_cold(region: u32, generation: u32) -> u64 {
     Cold::with(|cold, hot| {
         if !cold.attach(hot, generation) {
             return 0;
@@ -669,6 +1143,9 @@ fn enter_slow(region: u32, generation: u32) -> u64 {
         let depth = hot.depth.get();
         let seq = hot.seq.get() + 1;
         hot.seq.set(seq);
+        if cold.counting.is_some() {
+            cold.count_enter(hot, depth);
+        }
         cold.stack[depth] = Open {
             start: ticks(),
             seq,
@@ -737,9 +1214,18 @@ fn exit_unpushed(seq: u64, end: u64) {
 /// order, or already ended by an enclosing guard, or another session's), or
 /// that needs a new chunk. Closing a call that encloses still-open ones ends
 /// them at the same instant, so the nesting stays exact.
-#[cold]
+/// Not `#[cold]`, like [`enter_slow`].
 #[inline(never)]
 fn exit_slow(seq: u64, end: u64) {
+    if exit_counted(seq, end) {
+        return;
+    }
+    exit_cold(seq, end);
+}
+
+#[cold]
+#[inline(never)]
+fn exit_cold(seq: u64, end: u64) {
     Cold::with(|cold, hot| {
         let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
         // From the top: a task's stack holds calls of several threads,
@@ -764,6 +1250,7 @@ pub(crate) struct TaskState {
     id: Option<TaskId>,
     depth: usize,
     len: usize,
+    counts: RecCounts,
     /// The task, its end set when it completes.
     pub record: TaskRecord,
     /// The sequence number of the task's own call (depth 0) while it is
@@ -867,6 +1354,7 @@ pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R 
 /// a task with a lane of its own gives it its record; else its block goes
 /// to this thread's tasks lane, and its private chunk back to the store.
 pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
+    let _quiet = counters::suspend();
     task.record.end = end;
     let frame = task.id.is_some_and(|id| id.frame);
     if let Some(id) = task.id {
@@ -892,6 +1380,7 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
         if kept && frame {
             // A frame's calls go under what is open around it now.
             if hot.generation.get() == generation {
+                cold.count_frame_root(hot, &task.counts.root);
                 cold.append_nested(hot, records);
             }
         } else if kept {
@@ -907,6 +1396,8 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
             only.clear();
             task.chunk = Some(chunk);
             (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
+            task.counts.active = false;
+            task.counts.root.fill(0);
             let _ = Cold::with(|cold, _| cold.spare = Some(task));
         }
         _ => {
@@ -933,11 +1424,11 @@ pub fn open_calls(generation: u32) -> (usize, Option<u32>) {
         if hot.generation.get() != generation {
             return (0, None);
         }
-        let depth = hot.depth.get().min(hot.stack_cap.get());
+        let depth = hot.depth.get().min(hot.stack_len.get());
         if depth == 0 {
             return (0, None);
         }
-        // SAFETY: `0 < depth <= stack_cap`: slot 0 is initialized and inside
+        // SAFETY: `0 < depth <= stack_len`: slot 0 is initialized and inside
         // the live stack buffer, which only this thread touches.
         let bottom = unsafe { hot.stack.get().read() };
         (depth, Some(bottom.region))
@@ -1098,6 +1589,7 @@ mod tests {
             disk: 0,
             on_failure: crate::options::OnSpillFailure::KeepInMemory,
             aggregate: false,
+            counters: None,
         };
         let filter = TagFilter::new(&options);
         let session = Arc::new(Session::new(

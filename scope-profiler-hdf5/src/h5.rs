@@ -39,9 +39,9 @@ use hdf5_sys::h5f::{
     H5F_ACC_RDONLY, H5F_ACC_TRUNC, H5F_scope_t, H5Fclose, H5Fcreate, H5Fflush, H5Fget_filesize,
     H5Fget_vfd_handle, H5Fopen,
 };
-use hdf5_sys::h5g::{H5Gclose, H5Gcreate2, H5Gopen2};
+use hdf5_sys::h5g::{H5G_info_t, H5Gclose, H5Gcreate2, H5Gget_info, H5Gopen2};
 use hdf5_sys::h5i::{H5Iget_file_id, hid_t};
-use hdf5_sys::h5l::H5Lexists;
+use hdf5_sys::h5l::{H5Lexists, H5Lget_name_by_idx};
 use hdf5_sys::h5p::{
     H5P_CLS_ATTRIBUTE_CREATE, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS, H5P_CLS_GROUP_CREATE,
     H5P_CRT_ORDER_INDEXED, H5P_CRT_ORDER_TRACKED, H5P_DEFAULT, H5Pclose, H5Pcreate, H5Pget_chunk,
@@ -953,6 +953,80 @@ impl Group {
         })
     }
 
+    /// A 1-D attribute of variable-length UTF-8 strings (what h5py writes
+    /// for a list of `str`).
+    pub(super) fn write_attr_strs(&self, name: &str, values: &[&str]) -> Result<()> {
+        let stored = values
+            .iter()
+            .map(|v| stored_string(v))
+            .collect::<Result<Vec<CString>>>()?;
+        let pointers: Vec<*const c_char> = stored.iter().map(|c| c.as_ptr()).collect();
+        let dtype = Datatype::var_string(H5T_cset_t::H5T_CSET_UTF8)?;
+        let c = c_name(name.as_bytes())?;
+        locked(|| {
+            let acpl = PropertyList::new(H5P_CLS_ATTRIBUTE_CREATE)?;
+            // SAFETY: `p` is the attribute creation list `acpl` owns.
+            acpl.set("the name encoding", |p| unsafe {
+                H5Pset_char_encoding(p, H5T_cset_t::H5T_CSET_UTF8)
+            })?;
+            let space = Dataspace::simple(values.len())?;
+            // SAFETY: every id is one a live handle owns; `c` is NUL-terminated.
+            let id =
+                unsafe { H5Acreate2(self.0, c.as_ptr(), dtype.0, space.0, acpl.0, H5P_DEFAULT) };
+            let attr = Attribute::own(id, format_args!("create attribute {name}"))?;
+            // SAFETY: `pointers` holds one pointer per element of the
+            // attribute's dataspace, each to a NUL-terminated string kept
+            // alive by `stored`: the layout of the variable-length `dtype`.
+            let status = unsafe { H5Awrite(attr.0, dtype.0, pointers.as_ptr().cast()) };
+            check(status, format_args!("write attribute {name}")).map(drop)
+        })
+    }
+
+    /// The names of the group's links, in name order.
+    pub(super) fn member_names(&self) -> Result<Vec<String>> {
+        locked(|| {
+            let mut info = std::mem::MaybeUninit::<H5G_info_t>::uninit();
+            // SAFETY: `self.0` is an open group; `info` is written on success.
+            let status = unsafe { H5Gget_info(self.0, info.as_mut_ptr()) };
+            check(status, "count a group's members")?;
+            // SAFETY: H5Gget_info succeeded, so `info` is initialized.
+            let n = unsafe { info.assume_init() }.nlinks;
+            let dot = c_name(b".")?;
+            let mut names = Vec::new();
+            for i in 0..n {
+                let name_at = |buf: *mut c_char, size: usize| {
+                    // SAFETY: `self.0` is an open group, `dot` names it; `buf`
+                    // is null (size 0: only the length is returned) or holds
+                    // `size` bytes.
+                    unsafe {
+                        H5Lget_name_by_idx(
+                            self.0,
+                            dot.as_ptr(),
+                            H5_index_t::H5_INDEX_NAME,
+                            H5_iter_order_t::H5_ITER_INC,
+                            i,
+                            buf,
+                            size,
+                            H5P_DEFAULT,
+                        )
+                    }
+                };
+                let len = check(name_at(ptr::null_mut(), 0), "get a member's name")? as usize;
+                if len > 1 << 16 {
+                    return Err(H5Error(format!("a member name of {len} bytes")));
+                }
+                let mut buf = vec![0u8; len + 1];
+                check(
+                    name_at(buf.as_mut_ptr().cast(), len + 1),
+                    "get a member's name",
+                )?;
+                buf.truncate(len);
+                names.push(String::from_utf8_lossy(&buf).into_owned());
+            }
+            Ok(names)
+        })
+    }
+
     /// A scalar variable-length UTF-8 attribute.
     pub(super) fn write_attr_str(&self, name: &str, value: &str) -> Result<()> {
         let value = stored_string(value)?;
@@ -1744,6 +1818,27 @@ impl Attribute {
             check(status, "read a string attribute").map(drop)
         })?;
         Ok(values.pop().unwrap_or_default())
+    }
+
+    /// The strings of a 1-D string attribute (a scalar one: its one string).
+    pub(super) fn read_string_list(&self) -> Result<Vec<String>> {
+        if self.space()?.is_scalar() {
+            return Ok(vec![self.read_string()?]);
+        }
+        let n = self.space()?.len_1d()?;
+        let width = self.file_type()?.size()? as u64;
+        let file = locked(|| file_size_of(self.0))?;
+        if (n as u64).saturating_mul(width.max(1)) > file.saturating_add(SMALL_OBJECT) {
+            return Err(H5Error(format!(
+                "the string attribute declares {n} strings, more than its file holds"
+            )));
+        }
+        read_strings(&self.file_type()?, n, |memory, buffer| {
+            // SAFETY: `read_strings` passes a buffer for `n` elements, the
+            // whole attribute, of the memory type `memory`.
+            let status = unsafe { H5Aread(self.0, memory.0, buffer) };
+            check(status, "read a string attribute").map(drop)
+        })
     }
 
     /// Fails unless the attribute is scalar.

@@ -28,6 +28,9 @@
 //!                        thread_ids, [task_ids] (int64)
 //! /thread_table/         when the profile has threads
 //! /task_table/           when the profile has tasks
+//! /rank<N>/perf_events/<region>   when the session counted (allocations, perf
+//!                        events): attrs calls (int64), event_names (UTF-8
+//!                        strings); values u64 (inclusive), own_values u64
 //! ```
 
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -56,5 +59,7 @@ pub use ranks::{Layout3, Part, RankWriter, Strings, open_direct, write_direct_na
 pub use ranks::{ROUND, Widths, open_parallel};
 pub use read::read_profile;
 pub use reader::{Columns, open as open_reader};
+#[cfg(feature = "mpi")]
+pub use write::append_counters;
 pub use write::write_profile;
 pub use write::{FileSink, Header, write_aggregate};

@@ -5,7 +5,9 @@ use std::path::Path;
 use super::h5::{Attribute, File, Group, H5Type, Result, ScalarKind};
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
-use crate::profile::{Events, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo};
+use crate::profile::{
+    Events, Profile, RegionCounters, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
+};
 use crate::value::Value;
 
 /// Reads a profile file written by this crate (or a columnar schema-2/3 file
@@ -64,8 +66,52 @@ fn read_file(path: &Path) -> Result<Profile> {
         made.events = raw.events;
         made.threads = read_threads(&root)?;
         made.tasks = read_tasks(&root)?;
+        made.counters = read_counters(&root)?;
         made
     })
+}
+
+/// Every `rank<N>/perf_events/<region>` group (the Python package's perf
+/// events, or our counters), in rank then name order; `own` is zeros where
+/// the group has no `own_values` (the Python package's).
+pub(super) fn read_counters(root: &Group) -> Result<Vec<RegionCounters>> {
+    let mut ranks: Vec<(u32, String)> = root
+        .member_names()?
+        .into_iter()
+        .filter_map(|n| Some((n.strip_prefix("rank")?.parse::<u32>().ok()?, n)))
+        .collect();
+    ranks.sort();
+    let mut out = Vec::new();
+    for (rank, name) in ranks {
+        let group = root.group(&name)?;
+        if !group.contains(schema::PERF_EVENTS)? {
+            continue;
+        }
+        let perf = group.group(schema::PERF_EVENTS)?;
+        for region in perf.member_names()? {
+            let g = perf.group(&region)?;
+            let mut c = RegionCounters::default();
+            c.name = region.replace('\u{2215}', "/");
+            c.rank = rank;
+            c.calls = u64::try_from(g.attr("calls")?.read_i64()?).unwrap_or(0);
+            c.event_names = g.attr("event_names")?.read_string_list()?;
+            c.inclusive = g.dataset("values")?.read::<u64>()?;
+            c.own = match g.contains("own_values")? {
+                true => g.dataset("own_values")?.read::<u64>()?,
+                false => vec![0; c.inclusive.len()],
+            };
+            if c.inclusive.len() != c.event_names.len() || c.own.len() != c.event_names.len() {
+                return Err(format!(
+                    "{name}/perf_events/{region}: {} event names for {} values",
+                    c.event_names.len(),
+                    c.inclusive.len()
+                )
+                .into());
+            }
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// The root `scope_profiler_schema` attribute must be a scalar integer 2 or 3.

@@ -238,6 +238,7 @@ fn open_index(path: &Path) -> Result<(ReadIndex, Columns)> {
             )?),
             false => None,
         },
+        counters: super::read::read_counters(&root)?,
     };
     if aggregate_layout || index.contains("aggregate_counts")? {
         reader.aggregates = read_aggregates(&index)?;

@@ -148,3 +148,7 @@ impl From<SummaryRecord> for SummaryStatistics {
         }
     }
 }
+
+/// The group of a rank's per-region counters (`rank<N>/perf_events`), as
+/// the Python package names it.
+pub(super) const PERF_EVENTS: &str = "perf_events";

@@ -13,7 +13,8 @@ use super::schema::{self, SummaryRecord};
 use crate::error::Error;
 use crate::options::Compression;
 use crate::profile::{
-    AggregateRow, CallPath, Events, Profile, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, Events, Profile, RegionCounters, RegionRow, SummaryStatistics,
+    TaskInfo, ThreadInfo,
 };
 use crate::publish::publish_atomically;
 use crate::sink::{EventSink, EventSlice, FileColumns, IndexRow};
@@ -84,6 +85,7 @@ pub fn write_profile(
         for row in &profile.rows {
             sink.row_stats(&row.stats)?;
         }
+        sink.counters(&profile.counters)?;
         sink.finish(profile.rows.len(), &|i| IndexRow::of(&profile.rows[i]))
     })
 }
@@ -299,6 +301,13 @@ impl FileSink {
             column("histogram_buckets", &buckets)?;
             column("histogram_counts", &counts)
         };
+        write().map_err(|e| Error::hdf5(&self.target, e))
+    }
+
+    /// Writes each region's counters where the Python package writes perf
+    /// events: `rank<N>/perf_events/<region>` (see [`write_counters`]).
+    pub fn counters(&mut self, counters: &[RegionCounters]) -> std::result::Result<(), Error> {
+        let write = || write_counters(&self.file.root()?, counters);
         write().map_err(|e| Error::hdf5(&self.target, e))
     }
 
@@ -588,6 +597,73 @@ fn write_small<S, T: H5Type>(
     Ok(())
 }
 
+/// The group name of a region in `perf_events`: its name, a `/` (which
+/// HDF5 reads as a path) written as U+2215 DIVISION SLASH.
+pub(super) fn counter_group_name(region: &str) -> String {
+    region.replace('/', "\u{2215}")
+}
+
+/// `rank<N>/perf_events/<region>` for each region's counters, as the
+/// Python package writes perf events: attributes `calls` (int64) and
+/// `event_names` (UTF-8 strings), dataset `values` (uint64, inclusive
+/// totals); and ours, `own_values` (uint64, callees excluded), which the
+/// Python reader ignores.
+pub(super) fn write_counters(root: &Group, counters: &[RegionCounters]) -> Result<()> {
+    let mut ranks: Vec<u32> = counters.iter().map(|c| c.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    for rank in ranks {
+        let name = format!("rank{rank}");
+        let group = match root.contains(&name)? {
+            true => root.group(&name)?,
+            false => root.create_group(&name, false)?,
+        };
+        let perf = group.create_group(schema::PERF_EVENTS, false)?;
+        for c in counters.iter().filter(|c| c.rank == rank) {
+            let n = c.event_names.len();
+            if c.inclusive.len() != n || c.own.len() != n {
+                return Err(format!(
+                    "the counters of {:?} have {n} event names for {} inclusive and {} own values",
+                    c.name,
+                    c.inclusive.len(),
+                    c.own.len()
+                )
+                .into());
+            }
+            let region = perf.create_group(&counter_group_name(&c.name), false)?;
+            region.write_attr_i64("calls", i64::try_from(c.calls).unwrap_or(i64::MAX))?;
+            let names: Vec<&str> = c.event_names.iter().map(String::as_str).collect();
+            region.write_attr_strs("event_names", &names)?;
+            for (dataset, values) in [("values", &c.inclusive), ("own_values", &c.own)] {
+                region
+                    .create_dataset::<u64>(dataset, values.len(), Layout::Contiguous)?
+                    .write(0, values)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds `counters` (every rank's, each with its `rank`) to the closed file
+/// at `temp` (published as `target`): an MPI session's rank 0 does it once
+/// every rank has written its part.
+#[cfg(feature = "mpi")]
+pub fn append_counters(
+    temp: &Path,
+    target: &Path,
+    counters: &[RegionCounters],
+) -> std::result::Result<(), Error> {
+    if counters.is_empty() {
+        return Ok(());
+    }
+    let write = || -> Result<()> {
+        let file = File::open_rw(temp)?;
+        write_counters(&file.root()?, counters)?;
+        file.close()
+    };
+    write().map_err(|e| Error::hdf5(target, e))
+}
+
 /// Writes the aggregate layout of an aggregation-mode session at `temp`
 /// (published as `target`): what the Python package writes for
 /// `aggregation_mode`: the columnar layout's groups and columns, empty, and
@@ -598,6 +674,7 @@ pub fn write_aggregate(
     metadata: &[(String, Value)],
     names: &[&str],
     rows: &[AggregateRow],
+    counters: &[RegionCounters],
 ) -> std::result::Result<(), Error> {
     let write = || -> Result<()> {
         let file = File::create(temp)?;
@@ -628,6 +705,7 @@ pub fn write_aggregate(
         write_small(&index, "aggregate_minimums", rows, |r| r.minimum)?;
         write_small(&index, "aggregate_maximums", rows, |r| r.maximum)?;
         write_small(&index, "aggregate_exclusives", rows, |r| r.exclusive)?;
+        write_counters(&root, counters)?;
         drop((events, index, root));
         file.close()
     };

@@ -21,6 +21,7 @@ use crate::fxhash::FxHasher;
 use crate::hdf5::Widths;
 use crate::hdf5::{self, Layout3, Part, Strings};
 use crate::options::{MpiOutput, Options};
+use crate::profile::RegionCounters;
 use crate::publish::Staged;
 use crate::sink::IndexRow;
 use crate::summary::Summary;
@@ -62,6 +63,8 @@ struct Totals<'a> {
     /// Events, rows, threads, tasks, ranks with tasks.
     total: Vec<u64>,
     options: &'a Options,
+    /// Every rank's region counters, which rank 0 adds last.
+    counters: &'a [RegionCounters],
 }
 
 impl Totals<'_> {
@@ -118,6 +121,8 @@ pub(crate) fn write(
     };
     comm.agree(same)?;
     set_mpi_metadata(plan, options, comm);
+    // Every rank's region counters, for rank 0 to add once the parts are in.
+    let counters = gather_counters(plan, comm);
 
     // Offsets: one exclusive scan (and the totals).
     let local = [
@@ -139,12 +144,57 @@ pub(crate) fn write(
         .ok()
         .and_then(|v| v.trim().parse::<u32>().ok())
         == Some(comm.rank());
-    let layout = Totals { total, options };
+    let layout = Totals {
+        total,
+        options,
+        counters: &counters,
+    };
     let summary = match writer {
         Writer::Direct => direct(plan, options, comm, target, part, fail, &layout)?,
         Writer::Parallel => parallel(plan, options, comm, target, part, fail, &layout)?,
     };
     Ok(Written { summary, writer })
+}
+
+/// Every rank's region counters (`Plan::counters`, each with its rank) on
+/// every rank (an all-gather: they are a few values per region); empty if
+/// no rank counted.
+fn gather_counters(plan: &Plan, comm: &Serialized<'_>) -> Vec<RegionCounters> {
+    // A session that counts nothing gathers nothing (a gather of no bytes
+    // at all is an error in some MPI libraries).
+    if comm.max(&[plan.counters.len() as u64])[0] == 0 {
+        return Vec::new();
+    }
+    let mut fields: Vec<String> = Vec::new();
+    for c in &plan.counters {
+        fields.push(c.name.clone());
+        fields.push(c.calls.to_string());
+        fields.push(c.event_names.len().to_string());
+        fields.extend(c.event_names.iter().cloned());
+        fields.extend(c.inclusive.iter().chain(&c.own).map(u64::to_string));
+    }
+    let mut all = Vec::new();
+    for (rank, bytes) in comm
+        .all_gather(&encode_strings(&fields))
+        .into_iter()
+        .enumerate()
+    {
+        let fields = decode_strings(&bytes);
+        let mut it = fields.into_iter();
+        let num = |s: Option<String>| s.and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        while let Some(name) = it.next() {
+            let mut c = RegionCounters::default();
+            c.name = name;
+            c.rank = rank as u32;
+            c.calls = num(it.next());
+            let n = num(it.next()) as usize;
+            c.event_names = it.by_ref().take(n).collect();
+            c.inclusive = (0..n).map(|_| num(it.next())).collect();
+            c.own = (0..n).map(|_| num(it.next())).collect();
+            all.push(c);
+        }
+    }
+    all
 }
 
 /// Region names in id order and the id of each, as the file numbers them:
@@ -280,6 +330,7 @@ fn direct(
         let fields = decode_strings(&token);
         local = match fields.first().map(String::as_str) {
             Some("ok") => hdf5::write_direct_names(&temp, target, &fields[1..])
+                .and_then(|()| hdf5::append_counters(&temp, target, layout.counters))
                 .and_then(|()| staged.map_or(Ok(()), Staged::publish)),
             _ => Err(Error::Rank {
                 rank: fields.get(1).and_then(|r| r.parse().ok()).unwrap_or(0),
@@ -355,7 +406,9 @@ fn parallel(
     // Every rank has closed the file: rank 0 may publish it.
     let summary = comm.agree(written)?;
     let published = match staged {
-        Some(staged) => staged.publish(),
+        Some(staged) => {
+            hdf5::append_counters(&temp, target, layout.counters).and_then(|()| staged.publish())
+        }
         None => Ok(()),
     };
     comm.agree(published)?;

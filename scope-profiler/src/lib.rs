@@ -49,8 +49,8 @@
 #[cfg(feature = "mpi")]
 use scope_profiler_core::comm;
 use scope_profiler_core::{
-    clock, error, fxhash, histogram, json, options, platform, profile, publish, scratch, sync,
-    value,
+    clock, counters, error, fxhash, histogram, json, options, platform, profile, publish, scratch,
+    sync, value,
 };
 
 // 2. Records, lanes and memory.
@@ -82,13 +82,14 @@ mod results;
 mod session;
 
 pub use callmeta::{CallMetadataScope, annotate, call_metadata};
+pub use counters::CountingAllocator;
 pub use error::Error;
 #[cfg(feature = "mpi")]
 pub use options::MpiOutput;
 pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
 pub use profile::{
-    AggregateRow, CallPath, DroppedCalls, Events, Profile, RecordingHealth, RegionRow,
-    RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, DroppedCalls, Events, Profile, RecordingHealth, RegionCounters,
+    RegionRow, RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
 pub use reader::{EventChunk, EventChunks, ProfileReader, limit_address_space, read_profile};
 pub use region::{AsyncCall, Region};

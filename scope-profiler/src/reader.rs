@@ -9,7 +9,8 @@ use crate::error::Error;
 use crate::jsonfile;
 use crate::platform;
 use crate::profile::{
-    AggregateRow, CallPath, Events, Profile, ReadIndex, RegionRow, TaskInfo, ThreadInfo,
+    AggregateRow, CallPath, Events, Profile, ReadIndex, RegionCounters, RegionRow, TaskInfo,
+    ThreadInfo,
 };
 use crate::value::Value;
 
@@ -331,6 +332,7 @@ impl ProfileReader {
             tasks: profile.tasks,
             event_count: n as u64,
             call_paths: None,
+            counters: profile.counters,
         };
         Ok(ProfileReader {
             path: PathBuf::new(),
@@ -411,6 +413,21 @@ impl ProfileReader {
     /// ```
     pub fn row_tags(&self) -> &[String] {
         &self.index.tags
+    }
+
+    /// Per region (and MPI rank), the counters of a session that counted
+    /// allocations or perf events (`rank<N>/perf_events`: ours, or the
+    /// Python package's perf events, whose `own` are zeros); empty if none.
+    ///
+    /// ```no_run
+    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// for c in reader.counters() {
+    ///     println!("{}: {:?}", c.name, c.get("alloc-bytes"));
+    /// }
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn counters(&self) -> &[RegionCounters] {
+        &self.index.counters
     }
 
     /// The rows of an aggregate file; empty for a columnar one.

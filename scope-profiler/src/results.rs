@@ -9,7 +9,7 @@ use crate::hdf5::{self, FileSink, Header};
 use crate::jsonfile::{self, Document, JsonSink};
 use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
-use crate::profile::{AggregateRow, Profile, RecordingHealth, RegionStatistics};
+use crate::profile::{AggregateRow, Profile, RecordingHealth, RegionCounters, RegionStatistics};
 use crate::sink::{IndexRow, MemorySink};
 use crate::summary::Summary;
 
@@ -94,6 +94,8 @@ pub struct Results {
     statistics: Vec<RegionStatistics>,
     /// An aggregation-mode session's rows.
     aggregates: Vec<AggregateRow>,
+    /// Per region, the counters of a session that counts.
+    counters: Vec<RegionCounters>,
 }
 
 /// The planned profile, emitted into memory, with its call tree.
@@ -115,6 +117,7 @@ fn in_memory(plan: &mut Plan, detail: MetadataDetail) -> Result<(Profile, Summar
         made.events = sink.events;
         made.threads = std::mem::take(&mut plan.threads);
         made.tasks = std::mem::take(&mut plan.tasks);
+        made.counters = plan.counters.clone();
         made
     };
     Ok((profile, summary))
@@ -195,6 +198,7 @@ impl Results {
                     if let Some(paths) = &plan.call_paths {
                         sink.call_paths(paths)?;
                     }
+                    sink.counters(&plan.counters)?;
                     sink.finish(plan.rows(), &|i| shown(detail, plan.index_row(i)))
                 })?;
                 statistics = std::mem::take(&mut plan.statistics);
@@ -214,6 +218,7 @@ impl Results {
             write_path,
             statistics,
             aggregates: Vec::new(),
+            counters: std::mem::take(&mut plan.counters),
         };
         if options.get_verbose() {
             eprintln!("{results}");
@@ -244,6 +249,7 @@ impl Results {
             },
             statistics: std::mem::take(&mut plan.statistics),
             aggregates: Vec::new(),
+            counters: std::mem::take(&mut plan.counters),
         };
         if options.get_verbose() && comm.rank() == 0 {
             eprintln!("{results}");
@@ -275,7 +281,14 @@ impl Results {
             #[cfg(feature = "hdf5")]
             Output::File(path) => {
                 crate::publish::publish_atomically(path, |temp| {
-                    hdf5::write_aggregate(temp, path, &plan.metadata, &plan.names, &plan.rows)
+                    hdf5::write_aggregate(
+                        temp,
+                        path,
+                        &plan.metadata,
+                        &plan.names,
+                        &plan.rows,
+                        &plan.counters,
+                    )
                 })?;
                 Some(path.clone())
             }
@@ -289,6 +302,7 @@ impl Results {
             health: RecordingHealth::default(),
             write_path: WritePath::Memory,
             aggregates: plan.rows,
+            counters: plan.counters,
         };
         if options.get_verbose() {
             eprintln!("{results}");
@@ -325,7 +339,39 @@ impl Results {
             write_path: WritePath::Deactivated,
             statistics: Vec::new(),
             aggregates: Vec::new(),
+            counters: Vec::new(),
         }
+    }
+
+    /// Per region, the counters of a session that counted allocations
+    /// ([`Options::track_allocations`](crate::Options::track_allocations))
+    /// or perf events ([`Options::perf_events`](crate::Options::perf_events)),
+    /// inclusive of callees and own; empty otherwise.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// // The doc test's binary has no CountingAllocator: perf events need
+    /// // Linux, so this counts nothing and shows the empty case.
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// sp::region("work").run(|| ());
+    /// assert!(sp::finalize()?.counters().is_empty());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn counters(&self) -> &[RegionCounters] {
+        &self.counters
+    }
+
+    /// The counters of the region `name`, if it was counted.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// sp::region("work").run(|| ());
+    /// assert!(sp::finalize()?.counters_of("work").is_none());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn counters_of(&self, name: &str) -> Option<&RegionCounters> {
+        self.counters.iter().find(|c| c.name == name)
     }
 
     /// The recorded data of an in-memory session; `None` for a file session,
@@ -456,6 +502,29 @@ impl std::fmt::Display for Results {
                 "  {total} calls past the limits were counted but not recorded \
                  (see the file's dropped_calls_by_region metadata)"
             )?;
+        }
+        if !self.counters.is_empty() {
+            // Per counted region: calls and each event's inclusive total
+            // (own in parentheses), at most 20 regions.
+            writeln!(f, "  Region counters (inclusive, own in parentheses):")?;
+            for c in self.counters.iter().take(20) {
+                let events: Vec<String> = c
+                    .event_names
+                    .iter()
+                    .zip(c.inclusive.iter().zip(&c.own))
+                    .map(|(e, (i, o))| format!("{e} {i} ({o})"))
+                    .collect();
+                writeln!(
+                    f,
+                    "    {}: {} calls; {}",
+                    c.name,
+                    c.calls,
+                    events.join(", ")
+                )?;
+            }
+            if self.counters.len() > 20 {
+                writeln!(f, "    ... {} more regions", self.counters.len() - 20)?;
+            }
         }
         if let (true, Some(name)) = (
             self.statistics().is_empty(),

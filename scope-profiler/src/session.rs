@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use crate::active::{self, Session, active_generation, active_session};
 use crate::assemble;
 use crate::clock::{self, Anchor};
+use crate::counters::{self, CounterSet};
 use crate::error::Error;
 use crate::metadata;
 use crate::options::{Options, Output};
@@ -187,6 +188,8 @@ impl Run {
 
 /// Starts a profiling session.
 pub(crate) fn setup(options: Options) -> Result<Run, Error> {
+    // The profiler's own allocations are never counted.
+    let _quiet = counters::suspend();
     #[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
     let serial = crate::sync::lifecycle();
     let checked = check_setup(&options);
@@ -200,6 +203,12 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     if options.get_deactivate() {
         return Ok(setup_deactivated());
     }
+    // What the session counts, checked here (the allocator installed, the
+    // perf group opened on this thread).
+    let counter_set = CounterSet::new(options.get_track_allocations(), options.get_perf_events())?;
+    if let Some(set) = &counter_set {
+        set.check()?;
+    }
     clock::init();
     let generation = active::new_generation();
     let file_path = options.get_file_path().map(Path::to_path_buf);
@@ -212,6 +221,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
             .unwrap_or(u64::MAX),
         on_failure: options.get_on_spill_failure(),
         aggregate: options.get_aggregation(),
+        counters: counter_set.map(Arc::new),
     };
     let trace_all = options.get_trace_all();
     let envelope = options.get_session_region();
@@ -423,6 +433,7 @@ fn check_output_dir(path: &Path) -> Result<(), Error> {
 
 /// Writes everything recorded so far and keeps recording.
 pub(crate) fn checkpoint() -> Result<Results, Error> {
+    let _quiet = counters::suspend();
     let serial = crate::sync::lifecycle();
     if deactivated().is_some() {
         return Ok(Results::deactivated());
@@ -444,6 +455,7 @@ pub(crate) fn finalize_generation(
     generation: Option<u32>,
     path: Option<&Path>,
 ) -> Result<Results, Error> {
+    let _quiet = counters::suspend();
     let serial = crate::sync::lifecycle();
     if let Some(done) = finalize_deactivated(generation) {
         return done;

@@ -45,6 +45,9 @@ const PYTHON_KEYS: &[&str] = &[
     "hdf5_chunk_size",
     "enable_tags",
     "gpu_sync_on_exit",
+    // This crate's own key (not the Python package's): see
+    // Options::track_allocations.
+    "track_allocations",
 ];
 
 /// The group tables (`[profiling.memray]`, `[profiling.gpu]`,
@@ -284,11 +287,6 @@ impl Setting<'_, '_> {
             "output_mode" => v.as_str() != Some("auto"),
             "buffer_limit" => v.as_integer().is_none_or(|i| i.as_str() != "1024"),
             "memory_profile_path" => true,
-            "perf_events" => match v {
-                DeValue::Array(a) => !a.is_empty(),
-                DeValue::String(s) => !s.is_empty(),
-                _ => true,
-            },
             // Always on in this crate: only turning them off asks for
             // something it does not do.
             "track_threads" | "track_async" => v.as_bool() != Some(true),
@@ -302,7 +300,6 @@ impl Setting<'_, '_> {
 fn unsupported(name: &str) -> Option<&'static str> {
     Some(match name {
         "use_likwid" => "LIKWID counters",
-        "perf_events" => "perf events",
         "use_line_profiler" => "line profiling",
         "use_memray"
         | "memory_profile_path"
@@ -455,6 +452,8 @@ impl Options {
             "recursive_profile" => self.trace_all(s.boolean(src)?),
             "capture_region_source" => self.capture_region_source(s.boolean(src)?),
             "aggregation_mode" => self.aggregation(s.boolean(src)?),
+            "track_allocations" => self.track_allocations(s.boolean(src)?),
+            "perf_events" => self.perf_events(s.strings(src)?),
             "metadata_detail" => match s.string(src)? {
                 "minimal" => self.metadata_detail(MetadataDetail::Minimal),
                 "full" => self.metadata_detail(MetadataDetail::Full),
@@ -681,6 +680,8 @@ mod tests {
             "recursive_profile",
             "capture_region_source",
             "aggregation_mode",
+            "track_allocations",
+            "perf_events",
             "metadata_detail",
             "enable_tags",
             "hdf5_chunk_size",

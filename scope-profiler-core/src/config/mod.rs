@@ -117,6 +117,9 @@ impl Options {
             }
             options = options.enable_tags(all);
         }
+        if let Some(on) = env_bool(TRACK_ALLOCATIONS, get(TRACK_ALLOCATIONS)?)? {
+            options = options.track_allocations(on);
+        }
         if let Some(off) = env_bool(DISABLE, get(DISABLE)?)? {
             options = options.deactivate(off);
         }
@@ -146,6 +149,7 @@ const OUTPUT: &str = "SCOPE_PROFILER_OUTPUT";
 const RECURSIVE: &str = "SCOPE_PROFILER_RECURSIVE";
 const TRACE_ALL: &str = "SCOPE_PROFILER_TRACE_ALL";
 const ENABLE_TAGS: &str = "SCOPE_PROFILER_ENABLE_TAGS";
+const TRACK_ALLOCATIONS: &str = "SCOPE_PROFILER_TRACK_ALLOCATIONS";
 const DISABLE: &str = "SCOPE_PROFILER_DISABLE";
 const AUTO_FINALIZE: &str = "SCOPE_PROFILER_AUTO_FINALIZE";
 #[cfg(feature = "mpi")]

@@ -246,3 +246,110 @@ pub fn user_from_database() -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// `struct perf_event_attr`, zero-filled through its 120 bytes (the Python
+/// package's size: a kernel that knows fewer fields accepts trailing zeros).
+const PERF_ATTR_WORDS: usize = 15;
+/// `perf_event_open` flags: the descriptor is closed on exec.
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+/// `perf_type_id` of the kernel's software events.
+const PERF_TYPE_SOFTWARE: u32 = 1;
+/// `read_format`: `PERF_FORMAT_GROUP` (one read gives every member).
+const PERF_FORMAT_GROUP: u64 = 1 << 3;
+/// `exclude_kernel | exclude_hv`, as the Python package sets them (a user
+/// may count user space where kernel counting is barred).
+const PERF_EXCLUDE_KERNEL_HV: u64 = (1 << 5) | (1 << 6);
+
+/// A perf counter group of the calling thread: its descriptors, the
+/// leader first.
+pub struct PerfGroup {
+    fds: Vec<i32>,
+}
+
+impl PerfGroup {
+    pub fn open(events: &[(u32, u64)]) -> Result<PerfGroup, (usize, i32)> {
+        let mut group = PerfGroup { fds: Vec::new() };
+        for (i, &(kind, config)) in events.iter().enumerate() {
+            // A software event counts in the kernel too where allowed (a
+            // context switch happens there: excluding the kernel counts
+            // none); else, and for hardware events, user space only, as the
+            // Python package asks.
+            let fd = match kind {
+                PERF_TYPE_SOFTWARE => match group.open_one(kind, config, 0) {
+                    Err(errno) if errno == libc::EACCES || errno == libc::EPERM => {
+                        group.open_one(kind, config, PERF_EXCLUDE_KERNEL_HV)
+                    }
+                    other => other,
+                },
+                _ => group.open_one(kind, config, PERF_EXCLUDE_KERNEL_HV),
+            };
+            match fd {
+                Ok(fd) => group.fds.push(fd),
+                Err(errno) => return Err((i, errno)),
+            }
+        }
+        Ok(group)
+    }
+
+    /// Opens one member of the group (the leader if it is the first) with
+    /// the attribute flags `flags`; the errno if the kernel refused.
+    fn open_one(&self, kind: u32, config: u64, flags: u64) -> Result<i32, i32> {
+        let mut attr = [0u64; PERF_ATTR_WORDS];
+        // `type` and `size`, two u32s, share the first word.
+        let mut head = [0u8; 8];
+        head[..4].copy_from_slice(&kind.to_ne_bytes());
+        head[4..].copy_from_slice(&((PERF_ATTR_WORDS * 8) as u32).to_ne_bytes());
+        attr[0] = u64::from_ne_bytes(head);
+        attr[1] = config;
+        attr[4] = PERF_FORMAT_GROUP;
+        attr[5] = flags;
+        let leader = self.fds.first().copied().unwrap_or(-1);
+        // SAFETY: `attr` is a zeroed perf_event_attr of the size its
+        // `size` field says, alive for the call; pid 0 / cpu -1 is the
+        // calling thread on any CPU; `leader` is -1 or our open fd.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                attr.as_ptr(),
+                0 as libc::pid_t,
+                -1 as libc::c_int,
+                leader as libc::c_int,
+                PERF_FLAG_FD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+        }
+        Ok(fd as i32)
+    }
+
+    /// Reads every member's count into `out` (one `read`); `false` if the
+    /// read failed (then `out` is unchanged).
+    pub fn read(&self, out: &mut [u64]) -> bool {
+        const MAX: usize = 16;
+        let Some(&leader) = self.fds.first() else {
+            return true;
+        };
+        let mut buf = [0u64; MAX + 1];
+        let n = self.fds.len().min(MAX);
+        // SAFETY: `buf` has room for `1 + n` u64s, the group read format's
+        // size (`nr` then one value per member); `leader` is our open fd.
+        let got = unsafe { libc::read(leader, buf.as_mut_ptr().cast(), (n + 1) * 8) };
+        if got != ((n + 1) * 8) as isize {
+            return false;
+        }
+        for (o, v) in out.iter_mut().zip(&buf[1..=n]) {
+            *o = *v;
+        }
+        true
+    }
+}
+
+impl Drop for PerfGroup {
+    fn drop(&mut self) {
+        for &fd in self.fds.iter().rev() {
+            // SAFETY: `fd` is a descriptor this group opened and owns.
+            unsafe { libc::close(fd) };
+        }
+    }
+}

@@ -16,6 +16,8 @@
 //! - chunk memory comes from the global allocator (page aligned): no huge
 //!   pages, and a discarded chunk keeps its pages until it is dropped;
 //! - no fork handling: a child forked while a session is active inherits it;
+//! - no perf counters (`PerfGroup::open` fails: perf events are an error
+//!   at `setup`);
 //! - free disk space is unknown, so the default disk limit is the fixed
 //!   fallback, not half the free space;
 //! - the host description comes from the environment (`HOSTNAME`,
@@ -262,6 +264,34 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 pub(crate) fn resident_pages(ptr: NonNull<u8>, bytes: usize) -> Option<usize> {
     os::resident_pages(ptr, bytes)
+}
+
+/// Whether this build can count kernel and hardware events
+/// (`perf_event_open`): Linux, not `scope_profiler_portable`.
+pub const HAS_PERF_EVENTS: bool = cfg!(all(target_os = "linux", not(scope_profiler_portable)));
+
+/// A group of perf counters of the calling thread (`perf_event_open` with
+/// pid 0, cpu -1), read all at once; closed when dropped.
+pub struct PerfGroup(os::PerfGroup);
+
+impl PerfGroup {
+    /// Opens one counter per `(type, config)` of `events` in one group; on
+    /// failure, the index of the event the kernel refused and the errno.
+    pub fn open(events: &[(u32, u64)]) -> Result<PerfGroup, (usize, i32)> {
+        os::PerfGroup::open(events).map(PerfGroup)
+    }
+
+    /// The members' counts now, in the order opened, into `out`; `false`
+    /// if the read failed.
+    pub fn read(&self, out: &mut [u64]) -> bool {
+        self.0.read(out)
+    }
+}
+
+impl std::fmt::Debug for PerfGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PerfGroup")
+    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,28 @@ impl Traced {
 mod tests {
     use super::*;
 
+    /// The counting allocator is in the lean build too (issue 27).
+    #[global_allocator]
+    static ALLOC: sp::CountingAllocator = sp::CountingAllocator::system();
+
+    /// Allocations are counted per region in the lean build.
+    #[test]
+    fn counts_allocations_in_the_lean_build() {
+        let _s = serial();
+        sp::setup(
+            sp::Options::new()
+                .in_memory()
+                .verbose(false)
+                .track_allocations(true),
+        )
+        .unwrap();
+        sp::region("alloc").run(|| drop(std::hint::black_box(vec![0u8; 256])));
+        let results = sp::finalize().unwrap();
+        let c = results.counters_of("alloc").unwrap();
+        assert_eq!(c.get("alloc-count"), Some(1));
+        assert_eq!(c.get("alloc-bytes"), Some(256));
+    }
+
     /// One session at a time: the tests run on threads of one process.
     fn serial() -> std::sync::MutexGuard<'static, ()> {
         static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
