@@ -28,10 +28,12 @@ memcheck() {
 reliability=$(executable -p integration-tests --test reliability)
 # The runtime's unit tests, crate by crate: the core (recording, assembly),
 # the HDF5 file, and the facade (sessions, readers, exports).
+# SP_MEMCHECK: tests that record millions of calls on several threads
+# record fewer (valgrind runs one thread at a time, 20-50x slower).
 for crate in scope-profiler-core scope-profiler-hdf5 scope-profiler; do
     unit=$(executable -p "$crate" --lib)
     echo "memcheck: $crate unit tests ($unit)"
-    memcheck "$unit" --test-threads=2
+    SP_MEMCHECK=1 memcheck "$unit" --test-threads=2
 done
 echo "memcheck: a recording thread, a polling thread and the spill writer"
 # --fair-sched=yes: valgrind runs one thread at a time, and with its default
