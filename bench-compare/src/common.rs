@@ -1,4 +1,6 @@
-//! What both binaries share: the workload, the timed loop and the statistics.
+//! What the benchmark binaries share: the workload, the timed loop, the
+//! statistics and the allocation rows' calls (also compiled into
+//! `bench-alloc-peers`, by path, whose binaries have the peers' allocators).
 //!
 //! Every variant is an `#[inline(never)]` function around the same
 //! `#[inline(never)]` workload, called from the same loop shape: `calls`
@@ -79,4 +81,38 @@ pub fn quantile(v: &[f64], q: f64) -> f64 {
 pub fn rotated<T: Copy>(order: &[T], round: usize) -> Vec<T> {
     let k = round % order.len().max(1);
     order[k..].iter().chain(&order[..k]).copied().collect()
+}
+
+/// The block every allocation row allocates and frees.
+pub const LAYOUT: std::alloc::Layout = match std::alloc::Layout::from_size_align(64, 8) {
+    Ok(l) => l,
+    Err(_) => panic!("layout"),
+};
+
+/// An allocation and a free of [`LAYOUT`] through `System`, then the workload.
+#[inline(never)]
+#[allow(dead_code)] // not every binary has allocation rows
+pub fn alloc_system(x: u64) -> u64 {
+    use std::alloc::GlobalAlloc;
+    // SAFETY: a valid non-zero layout; the block is freed with it at once.
+    unsafe {
+        let p = std::alloc::System.alloc(LAYOUT);
+        black_box(p);
+        std::alloc::System.dealloc(p, LAYOUT);
+    }
+    work(x)
+}
+
+/// An allocation and a free of [`LAYOUT`] through the global allocator,
+/// then the workload.
+#[inline(never)]
+#[allow(dead_code)] // not every binary has allocation rows
+pub fn alloc_global(x: u64) -> u64 {
+    // SAFETY: as above, through the global allocator.
+    unsafe {
+        let p = std::alloc::alloc(LAYOUT);
+        black_box(p);
+        std::alloc::dealloc(p, LAYOUT);
+    }
+    work(x)
 }

@@ -21,10 +21,9 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 
-use common::{bare, median, rotated, time, work};
+use common::{alloc_global, alloc_system, bare, median, rotated, time, work};
 use scope_profiler::{self as sp, CountingAllocator, Options};
 
 #[global_allocator]
@@ -79,33 +78,6 @@ impl Row {
             Row::ProfilePerf => Some(base.perf_events(["task-clock"])),
         }
     }
-}
-
-const LAYOUT: Layout = match Layout::from_size_align(64, 8) {
-    Ok(l) => l,
-    Err(_) => panic!("layout"),
-};
-
-#[inline(never)]
-fn alloc_system(x: u64) -> u64 {
-    // SAFETY: a valid non-zero layout; the block is freed with it at once.
-    unsafe {
-        let p = System.alloc(LAYOUT);
-        black_box(p);
-        System.dealloc(p, LAYOUT);
-    }
-    work(x)
-}
-
-#[inline(never)]
-fn alloc_global(x: u64) -> u64 {
-    // SAFETY: as above, through the global allocator.
-    unsafe {
-        let p = std::alloc::alloc(LAYOUT);
-        black_box(p);
-        std::alloc::dealloc(p, LAYOUT);
-    }
-    work(x)
 }
 
 #[sp::profile]

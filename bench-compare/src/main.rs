@@ -26,6 +26,7 @@ mod sustained;
 mod threads;
 mod whatif;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -182,7 +183,107 @@ fn counters(settings: &Settings) -> Result<String, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let peers =
+        alloc_peers(settings, &table).unwrap_or_else(|e| format!("\nNo peers' rows: {e}\n"));
+    Ok(table + &peers)
+}
+
+/// Builds `bench-alloc-peers` (alone: its hotpath has the allocation mode
+/// on, which must not reach `compare`'s own hotpath rows) and runs its two
+/// binaries, each with the peer's allocator as the global one; a table of
+/// their cost per allocation beside ours (the tracked row of `table`).
+fn alloc_peers(settings: &Settings, table: &str) -> Result<String, String> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .ok_or("no workspace root")?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new("nice")
+        .args([
+            "-n",
+            "10",
+            &cargo,
+            "build",
+            "--release",
+            "-p",
+            "bench-alloc-peers",
+        ])
+        .current_dir(workspace)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building bench-alloc-peers: {status}"));
+    }
+    let run = |bin: &str| -> Result<HashMap<String, String>, String> {
+        let exe = std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .with_file_name(bin);
+        let out = Command::new(&exe)
+            .args(["--calls", &settings.calls.to_string()])
+            .args(["--rounds", &settings.rounds.to_string()])
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{bin} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect())
+    };
+    let num = |m: &HashMap<String, String>, k: &str| -> Result<f64, String> {
+        m.get(k)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("no {k} in {m:?}"))
+    };
+    let hotpath = run("alloc-hotpath")?;
+    let dhat = run("alloc-dhat")?;
+    if num(&dhat, "dhat_blocks")? != num(&dhat, "calls")? {
+        return Err(format!("dhat did not count every allocation: {dhat:?}"));
+    }
+    // Ours, from compare-counters' table: the tracked allocation row.
+    let ours = table
+        .lines()
+        .find(|l| l.contains("tracking on, inside a region"))
+        .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+        .and_then(|c| Some((c.get(2)?.parse::<f64>().ok()?, c.get(3)?.to_string())))
+        .ok_or("no tracked allocation row in compare-counters' table")?;
+    let mut out = String::from(
+        "\nAllocation tracking beside the peers that count allocations, each in a process \
+         whose global allocator is its own, the same alloc+free of 64 bytes per call, inside \
+         one open measured scope; **over `System`** subtracts `System` directly, timed in the \
+         same process (dhat: a tenth of the calls).\n\n\
+         | allocation tracking on | ns/call | over `System` |\n| --- | ---: | ---: |\n",
+    );
+    out += &format!(
+        "| ours: `CountingAllocator`, `track_allocations(true)`, inside a region | {:.1} | {} |\n",
+        ours.0, ours.1
+    );
+    for (label, m) in [
+        (
+            "hotpath 0.30, `hotpath-alloc`: its `CountingAllocator`, inside a `#[hotpath::measure]` fn",
+            &hotpath,
+        ),
+        ("dhat 0.3: `dhat::Alloc`, a heap `Profiler` running", &dhat),
+    ] {
+        let (t, sys) = (num(m, "tracked_ns")?, num(m, "system_ns")?);
+        out += &format!("| {label} | {t:.1} | {:+.1} |\n", t - sys);
+    }
+    out += &format!(
+        "\nhotpath charged {} to its measured functions (its allocation mode was on); dhat \
+         counted {} blocks for {} calls.\n",
+        hotpath
+            .get("hotpath_total_allocated")
+            .map_or("nothing", |v| v.as_str())
+            .replace('_', " "),
+        dhat["dhat_blocks"],
+        dhat["calls"]
+    );
+    Ok(out)
 }
 
 fn main() {
