@@ -429,28 +429,25 @@ fn mutated_files_give_errors_never_crashes() {
                 // code is an abort: an allocation failure or a panic); a
                 // hang: HDF5 looping in a corrupt structure (ours never
                 // loops unbounded). Both must be contained by scope-prof.
-                // glibc aborts on a heap HDF5 corrupted ("malloc(): unaligned
-                // tcache chunk detected", "Fatal glibc error: malloc assertion
-                // failure in _int_malloc": the same input segfaults in H5HG_read
-                // on another run, the heap's layout decides); Rust's SIGSEGV handler reports a fault in a thread's
-                // guard page as a stack overflow and aborts: HDF5 writing
-                // wild there (seen under H5HG_read) looks so; this crate's
-                // code has no unbounded recursion (the JSON parser is
-                // depth-bounded, the exports walk with stacks of their own).
+                // An abort is ours only when Rust says why: an allocation
+                // failure ("memory allocation of N bytes failed": a size
+                // trusted before allocating) or a panic that could not
+                // unwind ("panicked"). Any other SIGABRT comes from glibc
+                // finding a heap HDF5 corrupted, in whatever words its
+                // check at hand uses ("malloc(): unaligned tcache chunk
+                // detected", "munmap_chunk(): invalid pointer", "Fatal glibc
+                // error: malloc assertion failure in _int_malloc", "double
+                // free or corruption"...: input 2667 of seed 26, a flipped
+                // global heap in python_features.h5, gave three of them and
+                // a SIGSEGV in H5HG_read in different runs, the heap's
+                // layout decides), or from Rust's SIGSEGV handler reporting
+                // a fault in a guard page as a stack overflow (HDF5 writing
+                // wild there, seen under H5HG_read; this crate's code has
+                // no unbounded recursion: the JSON parser is depth-bounded,
+                // the exports walk with stacks of their own).
                 let wild = signal == Some(6)
-                    && [
-                        "has overflowed its stack",
-                        "Fatal glibc error",
-                        "malloc(",
-                        "free(",
-                        "double free",
-                        "corruption",
-                        "corrupted",
-                    ]
-                    .iter()
-                    .any(|m| stderr.contains(m))
-                    // An allocation failure is ours: a size trusted before allocating.
-                    && !stderr.contains("memory allocation of");
+                    && !stderr.contains("memory allocation of")
+                    && !stderr.contains("panicked");
                 if hung || wild || matches!(signal, Some(7 | 11)) {
                     contained.push(failure);
                 } else {
@@ -477,9 +474,17 @@ fn mutated_files_give_errors_never_crashes() {
         if finished {
             continue;
         }
+        // One line of ours naming the file; before it, glibc may have
+        // printed its own when it aborted the reading process on a heap
+        // HDF5 corrupted ("munmap_chunk(): invalid pointer"): the child's
+        // stderr is the terminal's, for its progress bars.
+        let lines: Vec<&str> = stderr.lines().collect();
+        let ours = lines.last().copied().unwrap_or("");
+        let glibc = |l: &&str| !l.starts_with("scope-prof") && !l.contains("panicked");
         if out.status.code() != Some(2)
-            || stderr.lines().count() != 1
-            || !stderr.contains(&crash.saved.display().to_string())
+            || lines.len() > 2
+            || !lines[..lines.len().saturating_sub(1)].iter().all(glibc)
+            || !ours.contains(&crash.saved.display().to_string())
         {
             failures.push(Failure {
                 input: crash.input,
@@ -500,9 +505,20 @@ fn mutated_files_give_errors_never_crashes() {
             .output()
             .expect("run scope-prof");
         let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        // As above: one line of ours, perhaps after one of glibc's.
+        let one_of_ours = match lines.as_slice() {
+            [ours] => ours.starts_with("scope-prof"),
+            [glibc, ours] => {
+                ours.starts_with("scope-prof")
+                    && !glibc.starts_with("scope-prof")
+                    && !glibc.contains("panicked")
+            }
+            _ => false,
+        };
         match out.status.code() {
             Some(0) => {}
-            Some(2) if stderr.lines().count() == 1 => {}
+            Some(2) if one_of_ours => {}
             _ => failures.push(Failure {
                 input: i,
                 what: format!("{what}: scope-prof gave {:?}: {stderr}", out.status),
