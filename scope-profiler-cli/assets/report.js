@@ -461,6 +461,43 @@
       container.appendChild(d);
     });
   }
+  // Region counters (allocations, perf events): a row per region (and
+  // rank), per event its inclusive total with the own one in parentheses.
+  function countersTable(container, run) {
+    var events = [], ranks = run.counters.some(function (c) { return c.rank !== 0; });
+    run.counters.forEach(function (c) {
+      Object.keys(c.events).forEach(function (e) { if (events.indexOf(e) < 0) events.push(e); });
+    });
+    var hasOwn = run.counters.some(function (c) {
+      return Object.keys(c.events).some(function (e) { return c.events[e].own; });
+    });
+    // task-clock and cpu-clock count nanoseconds.
+    var fmt = function (e, v) { return /-clock$/.test(e) ? dur(v) : num(v); };
+    var ipc = run.counters.some(function (c) { return c.ipc != null; });
+    var perCall = run.counters.some(function (c) { return c.alloc_bytes_per_call != null; });
+    var head = ['Region'].concat(ranks ? ['Rank'] : [], ['Calls'], events,
+        ipc ? ['IPC'] : [], perCall ? ['Bytes allocated / call'] : []);
+    var tbl = el('table', { class: 'grid counters', id: 'counters-table' });
+    tbl.appendChild(el('tr', null, head.map(function (h) { return el('th', { text: h }); })));
+    run.counters.forEach(function (c) {
+      var cells = [el('td', { text: c.name })];
+      if (ranks) cells.push(el('td', { class: 'n', text: String(c.rank) }));
+      cells.push(el('td', { class: 'n', text: num(c.calls) }));
+      events.forEach(function (e) {
+        var v = c.events[e];
+        var text = v ? fmt(e, v.inclusive) + (hasOwn && v.own != null ? ' (' + fmt(e, v.own) + ')' : '') : '-';
+        cells.push(el('td', { class: 'n', text: text }));
+      });
+      if (ipc) cells.push(el('td', { class: 'n', text: c.ipc == null ? '-' : c.ipc.toFixed(2) }));
+      if (perCall) {
+        cells.push(el('td', { class: 'n', text: c.alloc_bytes_per_call == null ? '-' : num(Math.round(c.alloc_bytes_per_call)) }));
+      }
+      tbl.appendChild(el('tr', null, cells));
+    });
+    container.appendChild(el('div', { class: 'sub', text: 'Each event: the calls\' total, callees included' +
+        (hasOwn ? '; in parentheses the calls\' own (callees excluded).' : ' (the file has no own totals).') }));
+    container.appendChild(el('div', { class: 'tw' }, [tbl]));
+  }
   function runHeader(app, run) {
     app.appendChild(cards([
       ['Label', run.label], ['Date', shortDate(run.date)], ['Duration', dur(run.session_ns)],
@@ -476,6 +513,7 @@
     app.appendChild(el('div', { class: 'sub', text: run.file + (run.host ? ' · ' + run.host : '') }));
     runHeader(app, run);
     var links = [['tree', 'Call tree'], ['flame', 'Flame graph'], ['timeline', 'Timeline'], ['histograms', 'Durations']];
+    if (run.counters && run.counters.length) links.push(['counters', 'Counters']);
     if (run.sources.length) links.push(['sources', 'Source']);
     links.push(['metadata', 'Metadata']);
     app.appendChild(el('nav', null, links.map(function (l) { return el('a', { href: '#' + l[0], text: l[1] }); })));
@@ -483,6 +521,7 @@
     flameGraph(el2(section(app, 'flame', 'Flame graph'), 'flame-panel'), run);
     timelineChart(el2(section(app, 'timeline', 'Timeline')), run);
     histograms(el2(section(app, 'histograms', 'Durations per region')), run);
+    if (run.counters && run.counters.length) countersTable(el2(section(app, 'counters', 'Region counters')), run);
     if (run.sources.length) sources(el2(section(app, 'sources', 'Captured source')), run);
     section(app, 'metadata', 'Metadata').appendChild(metadataTable(run.metadata));
   }

@@ -261,7 +261,7 @@ pub(crate) fn tree_json(
 /// The region counters (allocations, perf events) as JSON: per region and
 /// rank, the calls and per event its inclusive and own totals, with the
 /// derived `ipc` and `alloc_bytes_per_call` where they apply.
-fn counters_json(reader: &ProfileReader) -> Vec<Value> {
+pub(crate) fn counters_json(reader: &ProfileReader) -> Vec<Value> {
     reader
         .counters()
         .iter()

@@ -348,6 +348,43 @@ fn reports_render_in_chromium() {
     // with the top levels open.
     check_run_page(&r, 3, 2 * 10);
     assert!(r.dom.contains("worker-0") && r.dom.contains("worker-1"));
+    assert!(!r.dom.contains("id=\"counters-table\""), "no counters, no table");
+    // The same run with region counters (issue 27): a table of them.
+    let counted = dir.join("counted.h5");
+    let mut profile = sp::read_profile(&one).expect("read the run");
+    let mut step = sp::RegionCounters::default();
+    step.name = "step".into();
+    step.calls = 200;
+    step.event_names = ["cycles", "instructions", "alloc-bytes", "task-clock"]
+        .map(String::from)
+        .to_vec();
+    step.inclusive = vec![1000, 2000, 4096, 3_000_000];
+    step.own = vec![400, 900, 0, 1_000_000];
+    profile.counters.push(step);
+    sp::write_profile(&profile, &counted, sp::Compression::None).expect("write");
+    report(&[&counted], &page("counted"), &[]);
+    let c = render(&chromium, &page("counted"));
+    let table = c
+        .dom
+        .split("id=\"counters-table\"")
+        .nth(1)
+        .expect("a counters table");
+    for cell in [
+        "<th>instructions</th>",
+        "<th>IPC</th>",
+        "1,000 (400)",
+        "2,000 (900)",
+        "4,096 (0)",
+        "3.00 ms (1.00 ms)",
+        ">2.00<",
+        ">20<",
+    ] {
+        assert!(table.contains(cell), "{cell} in {table}");
+    }
+    assert!(
+        c.dom.contains("href=\"#counters\""),
+        "the nav links the section"
+    );
     // Zoomed in (`#zoom=`, fractions of the session) on the first 2%, where
     // the first call starts, a finer level is drawn.
     let zoomed = render_at(

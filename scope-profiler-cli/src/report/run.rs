@@ -236,6 +236,7 @@ pub(crate) fn run_json(
         "bins_per_octave": timeline::BINS_PER_OCTAVE,
         "histograms": histograms_json(&tl),
         "sources": sources(reader),
+        "counters": crate::stats::counters_json(reader),
         "timeline": timeline_json(&tl),
     }))
 }
