@@ -348,7 +348,10 @@ fn reports_render_in_chromium() {
     // with the top levels open.
     check_run_page(&r, 3, 2 * 10);
     assert!(r.dom.contains("worker-0") && r.dom.contains("worker-1"));
-    assert!(!r.dom.contains("id=\"counters-table\""), "no counters, no table");
+    assert!(
+        !r.dom.contains("id=\"counters-table\""),
+        "no counters, no table"
+    );
     // The same run with region counters (issue 27): a table of them.
     let counted = dir.join("counted.h5");
     let mut profile = sp::read_profile(&one).expect("read the run");

@@ -6,7 +6,7 @@
 //! The allocator touches one thread-local of plain cells (no destructor,
 //! constant initializer: no lazy registration, usable from inside the
 //! allocator) and counts only while its thread's state is exactly
-//! [`TRACK`]: tracking on for the thread's session and not [`suspended`]
+//! `TRACK`: tracking on for the thread's session and not [`suspended`]
 //! (the recorder suspends counting while it works, so the profiler's own
 //! allocations are never counted). The recorder reads the running counts at
 //! each enter and exit (`thread`), and turns the deltas into per-region

@@ -305,7 +305,7 @@ impl FileSink {
     }
 
     /// Writes each region's counters where the Python package writes perf
-    /// events: `rank<N>/perf_events/<region>` (see [`write_counters`]).
+    /// events: `rank<N>/perf_events/<region>` (see `write_counters`).
     pub fn counters(&mut self, counters: &[RegionCounters]) -> std::result::Result<(), Error> {
         let write = || write_counters(&self.file.root()?, counters);
         write().map_err(|e| Error::hdf5(&self.target, e))
