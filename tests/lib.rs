@@ -148,14 +148,21 @@ pub fn reader_python(target_tmpdir: impl AsRef<Path>, make: bool) -> Result<Path
             .status()
             .is_ok_and(|s| s.success())
     };
-    if python.exists() && ready(&python) {
+    // A venv's scripts name its python by the path it was made at: a venv
+    // moved with its target directory imports fine, but its
+    // `scope-profiler` command cannot start. Such a venv is made again.
+    let in_place = || {
+        std::fs::read_to_string(venv.join("bin/scope-profiler"))
+            .is_ok_and(|t| t.lines().next() == Some(&format!("#!{}", python.display())))
+    };
+    if python.exists() && ready(&python) && in_place() {
         return Ok(python);
     }
     if !make {
         return Err("no interop venv (the interop test makes it)".into());
     }
     let made = Command::new("python3")
-        .args(["-m", "venv"])
+        .args(["-m", "venv", "--clear"])
         .arg(&venv)
         .status();
     if !made.is_ok_and(|s| s.success()) {
