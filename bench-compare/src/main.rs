@@ -141,21 +141,8 @@ fn compiled_out(settings: &Settings) -> Result<Vec<(String, scale::Fields)>, Str
         features,
     ];
     build_bench(&args, &[]).map_err(|e| format!("building compare-off: {e}"))?;
-    let exe = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .with_file_name("compare-off");
-    let out = Command::new(&exe)
-        .args(["--calls", &settings.calls.to_string()])
-        .args(["--rounds", &settings.rounds.to_string()])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "compare-off failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
+    let stdout = run_sibling("compare-off", settings)?;
+    Ok(stdout
         .lines()
         .filter_map(|l| {
             let (name, rest) = l.split_once(' ')?;
@@ -164,14 +151,12 @@ fn compiled_out(settings: &Settings) -> Result<Vec<(String, scale::Fields)>, Str
         .collect())
 }
 
-/// Builds `compare-counters` (region counters' costs, with
-/// `CountingAllocator` as its global allocator) and runs it; its table.
-fn counters(settings: &Settings) -> Result<String, String> {
-    build_bench(&["--bin", "compare-counters"], &[])
-        .map_err(|e| format!("building compare-counters: {e}"))?;
+/// Runs the binary `bin` built next to this one with `--calls` and
+/// `--rounds` of `settings`; its standard output.
+fn run_sibling(bin: &str, settings: &Settings) -> Result<String, String> {
     let exe = std::env::current_exe()
         .map_err(|e| e.to_string())?
-        .with_file_name("compare-counters");
+        .with_file_name(bin);
     let out = Command::new(&exe)
         .args(["--calls", &settings.calls.to_string()])
         .args(["--rounds", &settings.rounds.to_string()])
@@ -179,11 +164,20 @@ fn counters(settings: &Settings) -> Result<String, String> {
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     if !out.status.success() {
         return Err(format!(
-            "compare-counters failed: {}",
+            "{bin} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Builds `compare-counters` (region counters' costs, with
+/// `CountingAllocator` as its global allocator) and runs it; its table.
+fn counters(settings: &Settings) -> Result<String, String> {
+    build_bench(&["--bin", "compare-counters"], &[])
+        .map_err(|e| format!("building compare-counters: {e}"))?;
+    let stdout = run_sibling("compare-counters", settings)?;
+    let table = stdout;
     let peers =
         alloc_peers(settings, &table).unwrap_or_else(|e| format!("\nNo peers' rows: {e}\n"));
     Ok(table + &peers)
@@ -215,21 +209,7 @@ fn alloc_peers(settings: &Settings, table: &str) -> Result<String, String> {
         return Err(format!("building bench-alloc-peers: {status}"));
     }
     let run = |bin: &str| -> Result<HashMap<String, String>, String> {
-        let exe = std::env::current_exe()
-            .map_err(|e| e.to_string())?
-            .with_file_name(bin);
-        let out = Command::new(&exe)
-            .args(["--calls", &settings.calls.to_string()])
-            .args(["--rounds", &settings.rounds.to_string()])
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{bin} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout)
+        Ok(run_sibling(bin, settings)?
             .lines()
             .filter_map(|l| l.split_once(' '))
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
