@@ -448,7 +448,16 @@ pub(crate) struct SummaryBuilder {
     first_start: Vec<i64>,
     /// The node of each `(parent, region)`.
     children: HashMap<(u32, u32), u32, BuildHasherDefault<FxHasher>>,
+    /// Recently met `(parent, region, node)`s, direct-mapped: a program's
+    /// loops meet the same few edges again and again, and a hit saves the
+    /// map's hash and probe (the tree walk of the scale test's 50M calls:
+    /// see [`SummaryBuilder::call`]). An entry's region is `NO_NODE` while
+    /// it is empty.
+    recent: Vec<(u32, u32, u32)>,
 }
+
+/// Entries of [`SummaryBuilder::recent`] (a power of two).
+const RECENT: usize = 256;
 
 impl SummaryBuilder {
     /// A builder for a tree of at least `nodes` nodes.
@@ -458,6 +467,7 @@ impl SummaryBuilder {
             parents: Vec::with_capacity(nodes),
             first_start: Vec::with_capacity(nodes),
             children: HashMap::with_capacity_and_hasher(nodes, Default::default()),
+            recent: Vec::new(),
         }
     }
 
@@ -484,15 +494,26 @@ impl SummaryBuilder {
             node.own_ns -= duration;
         }
         let key = (parent.unwrap_or(NO_NODE), region);
-        let node = *self.children.entry(key).or_insert_with(|| {
-            self.nodes.push(Node {
-                region,
-                ..Node::default()
-            });
-            self.parents.push(key.0);
-            self.first_start.push(start);
-            self.nodes.len() as u32 - 1
-        });
+        if self.recent.is_empty() {
+            self.recent = vec![(NO_NODE, NO_NODE, NO_NODE); RECENT];
+        }
+        let slot = (key.0.wrapping_mul(0x9e37_79b1) ^ region) as usize % RECENT;
+        let node = match self.recent[slot] {
+            (p, r, node) if (p, r) == key => node,
+            _ => {
+                let node = *self.children.entry(key).or_insert_with(|| {
+                    self.nodes.push(Node {
+                        region,
+                        ..Node::default()
+                    });
+                    self.parents.push(key.0);
+                    self.first_start.push(start);
+                    self.nodes.len() as u32 - 1
+                });
+                self.recent[slot] = (key.0, key.1, node);
+                node
+            }
+        };
         let first = &mut self.first_start[node as usize];
         *first = (*first).min(start);
         let n = &mut self.nodes[node as usize];
@@ -531,9 +552,8 @@ impl SummaryBuilder {
             mut nodes,
             parents,
             first_start,
-            children,
+            ..
         } = self;
-        drop(children);
         // Each node's children, back to back, in node order; then each
         // node's slice (and the roots) sorted by first call.
         for &p in &parents {
