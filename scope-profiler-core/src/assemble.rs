@@ -26,17 +26,16 @@ use crate::error::Error;
 use crate::histogram::{self, LogHistogram};
 use crate::lane::{AggTable, CounterTable, Lane, LaneCut, LaneKind, SegmentCut, TaskRecord, bump};
 use crate::metadata::json_string;
-use crate::placement::{self, DirectRuns, InMemory, PLACED_BYTES, PlacedCall, Placer, SlotRun};
+use crate::placement::{
+    self, DirectRuns, InMemory, PLACED_BYTES, PackedReader, PackedRuns, PlacedCall, Placer, SlotRun,
+};
 use crate::profile::{
     AggregateRow, CallPath, DroppedCalls, RecordingHealth, RegionCounters, RegionStatistics,
     StatsAccumulator, TaskInfo, ThreadInfo,
 };
 use crate::record::Record;
 use crate::registry::{self, RegionInfo, RegionTable};
-use crate::sink::{
-    self, CALL_IDS, ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, PARENT_IDS,
-    START_DELTAS, TASK_IDS, THREAD_IDS,
-};
+use crate::sink::{self, ColumnStore, DURATIONS, EventSink, EventSlice, IndexRow, START_DELTAS};
 use crate::store::Store;
 use crate::summary::{CallPaths, Summary, SummaryBuilder};
 use crate::sync::lock;
@@ -235,12 +234,15 @@ impl Plan {
     /// sink as each row is completed; returns the summary tree.
     pub fn emit(&mut self, sink: &mut dyn EventSink) -> Result<Summary, Error> {
         if self.emits_through_scratch() {
-            let columns = 5 + usize::from(self.with_task_ids);
-            let dir = &self.walk.dir;
-            let scratch = placement::scratch_columns(dir, self.total, columns)
-                .map_err(|e| Error::io(dir, e))?;
-            let summary = self.place_into(&scratch)?;
-            self.column_pass(&scratch, sink, Pass::Emit)?;
+            let dir = self.walk.dir.clone();
+            let err = |e| Error::io(&dir, e);
+            let mut packed =
+                PackedRuns::new(&dir, self.regions.len(), self.run_len(), self.with_task_ids)
+                    .map_err(err)?;
+            let summary = self.place(&mut packed).map_err(err)?;
+            let mut reader = packed.finish(self.total).map_err(err)?;
+            self.column_pass(Source::Packed(&mut reader), sink)
+                .map_err(|e| e.or_io(|e| Error::io(&dir, e)))?;
             return Ok(summary);
         }
         let dir = self.walk.dir.clone();
@@ -273,18 +275,24 @@ impl Plan {
         stats_sink: &mut dyn EventSink,
     ) -> Result<Summary, Error> {
         let summary = self.place_into(columns)?;
-        self.column_pass(columns, stats_sink, Pass::WriteBack)?;
+        self.column_pass(Source::Columns(columns), stats_sink)
+            .map_err(|e| e.or_io(|e| columns.error(e)))?;
         Ok(summary)
+    }
+
+    /// Calls buffered per region before a run of them is written (the
+    /// buffers of every region with calls fill the budget).
+    fn run_len(&self) -> usize {
+        (self.walk.budget / PLACED_BYTES / self.rows().max(1)).clamp(64, 8192)
     }
 
     /// The backward walk, writing every call into `columns` at its slot
     /// (starts absolute: [`Plan::column_pass`] makes them deltas).
     fn place_into(&mut self, columns: &dyn ColumnStore) -> Result<Summary, Error> {
-        let active_regions = self.rows().max(1);
         let mut direct = DirectRuns {
             columns,
             runs: vec![SlotRun::default(); self.regions.len()],
-            run_len: (self.walk.budget / PLACED_BYTES / active_regions).clamp(64, 8192),
+            run_len: self.run_len(),
             with_tasks: self.with_task_ids,
             values: Vec::new(),
         };
@@ -293,26 +301,25 @@ impl Plan {
         Ok(summary)
     }
 
-    /// One pass over placed `columns` in file order, a step of events at a
+    /// One pass over the placed calls in file order, a step of events at a
     /// time: each row's start deltas and statistics (to `sink`, row by row),
-    /// then the deltas written back ([`Pass::WriteBack`]) or every column
-    /// handed to `sink` ([`Pass::Emit`]).
+    /// then the deltas written back into the file's columns
+    /// ([`Source::Columns`]) or every column handed to `sink`
+    /// ([`Source::Packed`]).
     fn column_pass(
         &mut self,
-        columns: &dyn ColumnStore,
+        mut source: Source<'_>,
         sink: &mut dyn EventSink,
-        pass: Pass,
-    ) -> Result<(), Error> {
-        let err = |e| columns.error(e);
+    ) -> Result<(), PassError> {
         // Bytes held per event of a step: the columns read, and the deltas.
         // Emitting, steps of 64k events (a compressed chunk of each
         // column), so that the sink's workers deflate one step's chunks
         // while this thread reads the next (with reused buffers no longer
         // zeroed, `compare finalize 10000000 auto` went from 0.60-0.62 s
         // with steps of 1M to 0.52-0.53 s).
-        let (held, most) = match pass {
-            Pass::WriteBack => (3 * 8, 1 << 20),
-            Pass::Emit => (7 * 8, 1 << 16),
+        let (held, most) = match source {
+            Source::Columns(_) => (3 * 8, 1 << 20),
+            Source::Packed(_) => (7 * 8, 1 << 16),
         };
         let step = (self.walk.budget / held).clamp(4096, most);
         let with_tasks = self.with_task_ids;
@@ -321,9 +328,23 @@ impl Plan {
         let mut first = 0usize;
         while first < self.total {
             let len = step.min(self.total - first);
-            let read = |column, out: &mut Vec<i64>| columns.read(column, first, len, out);
-            read(START_DELTAS, &mut cols.start_ns).map_err(err)?;
-            read(DURATIONS, &mut cols.durations).map_err(err)?;
+            match &mut source {
+                Source::Columns(columns) => {
+                    columns.read(START_DELTAS, first, len, &mut cols.start_ns)?;
+                    columns.read(DURATIONS, first, len, &mut cols.durations)?;
+                }
+                Source::Packed(reader) => reader.fill(
+                    len,
+                    [
+                        &mut cols.start_ns,
+                        &mut cols.durations,
+                        &mut cols.call_ids,
+                        &mut cols.parent_ids,
+                        &mut cols.thread_ids,
+                        &mut cols.task_ids,
+                    ],
+                )?,
+            }
             cols.start_deltas.resize(len, 0);
             for i in 0..len {
                 cols.start_deltas[i] = stats.add(
@@ -333,19 +354,11 @@ impl Plan {
                     cols.durations[i],
                 )?;
             }
-            match pass {
-                Pass::WriteBack => columns
-                    .write(START_DELTAS, first, &cols.start_deltas)
-                    .map_err(err)?,
-                Pass::Emit => {
-                    read(CALL_IDS, &mut cols.call_ids).map_err(err)?;
-                    read(PARENT_IDS, &mut cols.parent_ids).map_err(err)?;
-                    read(THREAD_IDS, &mut cols.thread_ids).map_err(err)?;
-                    if with_tasks {
-                        read(TASK_IDS, &mut cols.task_ids).map_err(err)?;
-                    }
-                    sink.events(first, &cols.slice(with_tasks))?;
+            match source {
+                Source::Columns(columns) => {
+                    columns.write(START_DELTAS, first, &cols.start_deltas)?
                 }
+                Source::Packed(_) => sink.events(first, &cols.slice(with_tasks))?,
             }
             first += len;
         }
@@ -363,7 +376,7 @@ impl Plan {
     /// start (for 10M calls of bench-compare's simulation: 0.24 s placing,
     /// 0.19 s for the trees). Without a helper (the thread cannot be
     /// started), both walks run here in turn.
-    fn place(&mut self, placer: &mut dyn Placer) -> std::io::Result<Summary> {
+    fn place<P: Placer>(&mut self, placer: &mut P) -> std::io::Result<Summary> {
         let input = &self.walk;
         let mut placing = Placing {
             exclusive: vec![0i64; self.regions.len()],
@@ -385,25 +398,29 @@ impl Plan {
         // with it, and both walks ran at half speed (false sharing: 0.47
         // instead of 0.24 s for 10M calls, depending on the build's
         // allocation order).
-        let walk_trees = || -> std::io::Result<Trees> {
+        let walk_trees = |mut source: Spilled| -> std::io::Result<Trees> {
             let mut trees = Trees {
                 // Every region with calls has a node at least.
                 summary: SummaryBuilder::with_capacity(nodes),
                 paths: CallPaths::default(),
             };
             for lane in &input.lanes {
-                walk_lane(&mut trees, input, lane)?;
+                walk_lane(&mut trees, input, lane, &mut source)?;
             }
             Ok(trees)
         };
         let (placed, trees) = std::thread::scope(|s| {
+            let (decode, mut receive) = Spilled::pair();
             let helper = std::thread::Builder::new()
                 .name("scope-profiler-walk".into())
-                .spawn_scoped(s, walk_trees);
+                .spawn_scoped(s, move || walk_trees(decode));
+            if helper.is_err() {
+                receive = Spilled::decode();
+            }
             let placed: std::io::Result<()> = (|| {
                 let mut call_base = 0i64;
                 for lane in &input.lanes {
-                    placing.lane(input, lane, call_base)?;
+                    placing.lane(input, lane, call_base, &mut receive)?;
                     call_base += lane.len as i64;
                 }
                 Ok(())
@@ -412,7 +429,7 @@ impl Plan {
                 Ok(helper) => helper
                     .join()
                     .unwrap_or_else(|_| Err(std::io::Error::other("the walk's thread panicked"))),
-                Err(_) => walk_trees(),
+                Err(_) => walk_trees(Spilled::decode()),
             };
             (placed, trees)
         });
@@ -587,13 +604,41 @@ fn exact_percentiles(durations: &mut [i64]) -> (i64, i64, i64) {
     (p50, p95, p99)
 }
 
-/// What [`Plan::column_pass`] does with the columns it reads.
-#[derive(Clone, Copy)]
-enum Pass {
-    /// Writes the start deltas back (an uncompressed file's columns).
-    WriteBack,
-    /// Hands every column to the sink.
-    Emit,
+/// Where [`Plan::column_pass`] reads the placed calls.
+enum Source<'a> {
+    /// The columns of an uncompressed file, starts absolute: the deltas
+    /// are written back.
+    Columns(&'a dyn ColumnStore),
+    /// Packed runs in scratch: every column goes to the sink.
+    Packed(&'a mut PackedReader),
+}
+
+/// A column pass's failure: the placed calls' I/O (the caller names the
+/// file) or the sink's.
+enum PassError {
+    Io(std::io::Error),
+    Sink(Error),
+}
+
+impl PassError {
+    fn or_io(self, name: impl FnOnce(std::io::Error) -> Error) -> Error {
+        match self {
+            PassError::Io(e) => name(e),
+            PassError::Sink(e) => e,
+        }
+    }
+}
+
+impl From<std::io::Error> for PassError {
+    fn from(e: std::io::Error) -> PassError {
+        PassError::Io(e)
+    }
+}
+
+impl From<Error> for PassError {
+    fn from(e: Error) -> PassError {
+        PassError::Sink(e)
+    }
 }
 
 /// The event columns of a step of events.
@@ -672,10 +717,13 @@ trait Visitor {
 
 /// Walks `lane` backwards: every call after its parent (see the module's
 /// comment), with the chain of its open ancestors' links.
-fn walk_lane<V: Visitor>(v: &mut V, input: &WalkInput, lane: &LaneCut) -> std::io::Result<()> {
+fn walk_lane<V: Visitor>(
+    v: &mut V,
+    input: &WalkInput,
+    lane: &LaneCut,
+    source: &mut Spilled,
+) -> std::io::Result<()> {
     let mut chain: Vec<Option<V::Link>> = Vec::new();
-    let mut buffer = Vec::new();
-    let mut spilled = crate::spill::Buffers::default();
     let mut thread = lane.lane.index as i32;
     // A tasks lane: each block's task, met backwards at its depth-0 call;
     // records after the last block belong to the lane's own task.
@@ -687,10 +735,7 @@ fn walk_lane<V: Visitor>(v: &mut V, input: &WalkInput, lane: &LaneCut) -> std::i
         let records: &[Record] = match segment {
             SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
             SegmentCut::Spilled { offset, len, bytes } => {
-                input
-                    .store
-                    .read_spilled((*offset, *len, *bytes), &mut spilled, &mut buffer)?;
-                &buffer
+                source.records(input, (*offset, *len, *bytes))?
             }
         };
         for r in records.iter().rev() {
@@ -716,19 +761,133 @@ fn walk_lane<V: Visitor>(v: &mut V, input: &WalkInput, lane: &LaneCut) -> std::i
             chain.resize(depth + 1, None);
             chain[depth] = Some(link);
         }
+        if let SegmentCut::Spilled { .. } = segment {
+            source.walked();
+        }
     }
     Ok(())
 }
 
+/// Decoded spilled records, as a walk sends them to another walk.
+type DecodedBlock = std::io::Result<Vec<Record>>;
+
+/// Where a walk gets the records of spilled segments: each is decoded once
+/// per finalize, by the tree walk, which hands each decoded block on to the
+/// placing walk (that walk was the longer of the two; decoding was a sixth
+/// of it).
+enum Spilled {
+    /// Reads and decodes them; with `to`, hands each decoded block on, in
+    /// walk order, once walked (a send to a walk that has ended is
+    /// ignored), taking its buffers back from `back`.
+    Decode {
+        buffers: crate::spill::Buffers,
+        records: Vec<Record>,
+        to: Option<(
+            std::sync::mpsc::SyncSender<DecodedBlock>,
+            std::sync::mpsc::Receiver<Vec<Record>>,
+        )>,
+    },
+    /// Receives them from a walk that decodes, in walk order, and gives
+    /// each buffer back once walked.
+    Receive {
+        from: std::sync::mpsc::Receiver<DecodedBlock>,
+        back: std::sync::mpsc::Sender<Vec<Record>>,
+        records: Vec<Record>,
+    },
+}
+
+impl Spilled {
+    /// Decodes by itself.
+    fn decode() -> Spilled {
+        Spilled::Decode {
+            buffers: Default::default(),
+            records: Vec::new(),
+            to: None,
+        }
+    }
+
+    /// A walk that decodes and one that receives its decoded blocks.
+    fn pair() -> (Spilled, Spilled) {
+        // A few blocks in flight (each at most a chunk: 1/64 of the memory
+        // limit).
+        let (to, from) = std::sync::mpsc::sync_channel(4);
+        let (back, returned) = std::sync::mpsc::channel();
+        (
+            Spilled::Decode {
+                buffers: Default::default(),
+                records: Vec::new(),
+                to: Some((to, returned)),
+            },
+            Spilled::Receive {
+                from,
+                back,
+                records: Vec::new(),
+            },
+        )
+    }
+
+    /// The records of the spilled segment `(offset, len, bytes)`.
+    fn records(
+        &mut self,
+        input: &WalkInput,
+        segment: (u64, usize, u32),
+    ) -> std::io::Result<&[Record]> {
+        match self {
+            Spilled::Decode {
+                buffers,
+                records,
+                to,
+            } => {
+                if let Err(e) = input.store.read_spilled(segment, buffers, records) {
+                    if let Some((to, _)) = to {
+                        let _ = to.send(Err(std::io::Error::new(e.kind(), e.to_string())));
+                    }
+                    return Err(e);
+                }
+                Ok(records)
+            }
+            Spilled::Receive { from, records, .. } => {
+                *records = from.recv().map_err(|_| {
+                    std::io::Error::other("the walk that decodes spilled records ended early")
+                })??;
+                if records.len() != segment.1 {
+                    return Err(std::io::Error::other(
+                        "a decoded block of spilled records out of order",
+                    ));
+                }
+                Ok(records)
+            }
+        }
+    }
+
+    /// The last block of [`Spilled::records`] has been walked.
+    fn walked(&mut self) {
+        match self {
+            Spilled::Decode {
+                records,
+                to: Some((to, returned)),
+                ..
+            } => {
+                let spare = returned.try_recv().unwrap_or_default();
+                let _ = to.send(Ok(std::mem::replace(records, spare)));
+            }
+            Spilled::Decode { to: None, .. } => {}
+            Spilled::Receive { back, records, .. } => {
+                let _ = back.send(std::mem::take(records));
+            }
+        }
+    }
+}
+
 /// The walk that places the calls: ids, parents, slots, exclusive times
 /// and call metadata.
-struct Placing<'a> {
+struct Placing<'a, P: Placer> {
     /// Exclusive ns per session region id.
     exclusive: Vec<i64>,
     /// Per session region id, the slot after the next call's (see
     /// [`Plan::place`]).
     cursor: Vec<u64>,
-    placer: &'a mut dyn Placer,
+    placer: &'a mut P,
     /// `(slot, metadata entry)` of every call with metadata.
     call_meta: Vec<(u64, Arc<CallMetadata>)>,
     /// The next call's id.
@@ -740,13 +899,14 @@ struct Placing<'a> {
     matched: Vec<Arc<CallMetadata>>,
 }
 
-impl<'a> Placing<'a> {
+impl<'a, P: Placer> Placing<'a, P> {
     /// Places the calls of `lane`, whose first id is `call_base`.
     fn lane(
         &mut self,
         input: &'a WalkInput,
         lane: &'a LaneCut,
         call_base: i64,
+        source: &mut Spilled,
     ) -> std::io::Result<()> {
         let past_lane = |cursor: &mut [u64]| {
             for (region, at) in cursor.iter_mut().enumerate() {
@@ -759,13 +919,13 @@ impl<'a> Placing<'a> {
             LaneKind::Thread => LaneMeta::new(&lane.metadata),
             LaneKind::Tasks => None,
         };
-        walk_lane(self, input, lane)?;
+        walk_lane(self, input, lane, source)?;
         past_lane(&mut self.cursor);
         Ok(())
     }
 }
 
-impl Visitor for Placing<'_> {
+impl<P: Placer> Visitor for Placing<'_, P> {
     /// The call's id and region.
     type Link = (i64, u32);
 
@@ -1322,7 +1482,7 @@ mod tests {
             Vec::new(),
         );
         let mut log = Log::default();
-        walk_lane(&mut log, &input(), &lane).unwrap();
+        walk_lane(&mut log, &input(), &lane, &mut Spilled::decode()).unwrap();
         let met: Vec<(u32, Option<u32>)> = log.0.iter().map(|m| (m.0, m.1)).collect();
         // Backwards: every call after its parent.
         assert_eq!(
@@ -1353,7 +1513,7 @@ mod tests {
             Vec::new(),
         );
         let mut log = Log::default();
-        walk_lane(&mut log, &input(), &lane).unwrap();
+        walk_lane(&mut log, &input(), &lane, &mut Spilled::decode()).unwrap();
         let parents: Vec<(u32, Option<u32>)> = log.0.iter().map(|m| (m.0, m.1)).collect();
         assert_eq!(
             parents,
@@ -1391,7 +1551,7 @@ mod tests {
         );
         let mut log = Log::default();
         let input = input();
-        walk_lane(&mut log, &input, &lane).unwrap();
+        walk_lane(&mut log, &input, &lane, &mut Spilled::decode()).unwrap();
         let ns = |t| input.conv.ns(t);
         // (region, parent, start, thread, task position in the file)
         assert_eq!(

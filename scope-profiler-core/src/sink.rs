@@ -157,9 +157,8 @@ pub trait ColumnStore {
 }
 
 /// A [`ColumnStore`] in a file: each column at its own byte offset, 8 bytes
-/// an event, in native byte order. The event datasets of an uncompressed
-/// file (`hdf5::FileSink::direct`), or an unlinked scratch file
-/// (`placement::scratch_columns`).
+/// an event, in native byte order: the event datasets of an uncompressed
+/// file (`hdf5::FileSink::direct`).
 pub struct FileColumns {
     file: File,
     /// Byte offset of each column.

@@ -132,14 +132,17 @@ pub fn decode(
     Ok(())
 }
 
-fn zigzag(v: i64) -> u64 {
+#[inline]
+pub(crate) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-fn unzigzag(v: u64) -> i64 {
+#[inline]
+pub(crate) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
+#[inline]
 fn push_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
@@ -148,7 +151,20 @@ fn push_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+#[inline]
 fn read_varint(raw: &[u8], at: &mut usize) -> io::Result<u64> {
+    // Most values are one byte (the columns' small differences).
+    if let Some(&byte) = raw.get(*at)
+        && byte < 0x80
+    {
+        *at += 1;
+        return Ok(u64::from(byte));
+    }
+    read_long_varint(raw, at)
+}
+
+#[cold]
+fn read_long_varint(raw: &[u8], at: &mut usize) -> io::Result<u64> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
         let byte = *raw.get(*at).ok_or_else(|| {
