@@ -808,9 +808,10 @@ impl Spilled {
 
     /// A walk that decodes and one that receives its decoded blocks.
     fn pair() -> (Spilled, Spilled) {
-        // A few blocks in flight (each at most a chunk: 1/64 of the memory
-        // limit).
-        let (to, from) = std::sync::mpsc::sync_channel(4);
+        // Two blocks in flight, so that at most five are decoded at once
+        // (each at most a chunk: 1/64 of the memory limit): those, the one
+        // each walk is on, and one on its way back.
+        let (to, from) = std::sync::mpsc::sync_channel(2);
         let (back, returned) = std::sync::mpsc::channel();
         (
             Spilled::Decode {
