@@ -77,9 +77,13 @@ echo "run-tests-mpi: built in $((SECONDS - start)) s"
 cargo test -q -p scope-profiler -p scope-profiler-core --features scope-profiler/mpio,scope-profiler-core/mpio --lib
 
 # The Python package 0.7.5 with its plotting extras, in a venv of its own.
+# A venv's scripts name its python by the path it was made at: one moved with
+# its target directory imports fine, but its `scope-profiler` command cannot
+# start. Such a venv is made again.
 venv=$CARGO_TARGET_DIR/reader-venv
-if ! "$venv/bin/python" -c 'import scope_profiler, matplotlib' 2>/dev/null; then
-    python3 -m venv "$venv"
+if ! "$venv/bin/python" -c 'import scope_profiler, matplotlib' 2>/dev/null ||
+    [ "$(head -n1 "$venv/bin/scope-profiler" 2>/dev/null)" != "#!$venv/bin/python" ]; then
+    python3 -m venv --clear "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check \
         'scope-profiler==0.7.5' matplotlib maxplotlibx
 fi

@@ -371,10 +371,12 @@ impl Plan {
     /// returns the summary tree.
     ///
     /// Two walks of the same records run at once: this thread places the
-    /// calls ([`Placing`]) while a helper thread builds the summary tree and
-    /// the call paths ([`Trees`]), so that finalize uses two cores from the
-    /// start (for 10M calls of bench-compare's simulation: 0.24 s placing,
-    /// 0.19 s for the trees). Without a helper (the thread cannot be
+    /// calls and builds the summary tree ([`Placing`]) while a helper thread
+    /// decodes spilled blocks and builds the call paths ([`Paths`]), so that
+    /// finalize uses two cores from the start (the scale test's 50M calls:
+    /// with the summary tree on the helper, this thread waited for its
+    /// blocks 0.2-0.5 of about 1.4 s; with it here, the helper waits
+    /// 0.2-0.3 s for room to hand blocks on). Without a helper (the thread cannot be
     /// started), both walks run here in turn.
     fn place<P: Placer>(&mut self, placer: &mut P) -> std::io::Result<Summary> {
         let input = &self.walk;
@@ -390,30 +392,27 @@ impl Plan {
             meta: None,
             keyed: input.keyed.as_ref(),
             matched: Vec::new(),
+            // Every region with calls has a node at least.
+            summary: SummaryBuilder::with_capacity(self.row_regions.len()),
         };
-        let nodes = self.row_regions.len();
-        // The tree's state is made by the thread that walks it, so that
+        // The paths' state is made by the thread that walks it, so that
         // its small, hot allocations come from that thread's own heap
         // arena: made here, beside `placing`'s, they shared cache lines
         // with it, and both walks ran at half speed (false sharing: 0.47
         // instead of 0.24 s for 10M calls, depending on the build's
         // allocation order).
-        let walk_trees = |mut source: Spilled| -> std::io::Result<Trees> {
-            let mut trees = Trees {
-                // Every region with calls has a node at least.
-                summary: SummaryBuilder::with_capacity(nodes),
-                paths: CallPaths::default(),
-            };
+        let walk_paths = |mut source: Spilled| -> std::io::Result<CallPaths> {
+            let mut paths = Paths(CallPaths::default());
             for lane in &input.lanes {
-                walk_lane(&mut trees, input, lane, &mut source)?;
+                walk_lane(&mut paths, input, lane, &mut source)?;
             }
-            Ok(trees)
+            Ok(paths.0)
         };
-        let (placed, trees) = std::thread::scope(|s| {
+        let (placed, paths) = std::thread::scope(|s| {
             let (decode, mut receive) = Spilled::pair();
             let helper = std::thread::Builder::new()
                 .name("scope-profiler-walk".into())
-                .spawn_scoped(s, move || walk_trees(decode));
+                .spawn_scoped(s, move || walk_paths(decode));
             if helper.is_err() {
                 receive = Spilled::decode();
             }
@@ -425,19 +424,20 @@ impl Plan {
                 }
                 Ok(())
             })();
-            let trees = match helper {
+            let paths = match helper {
                 Ok(helper) => helper
                     .join()
                     .unwrap_or_else(|_| Err(std::io::Error::other("the walk's thread panicked"))),
-                Err(_) => walk_trees(Spilled::decode()),
+                Err(_) => walk_paths(Spilled::decode()),
             };
-            (placed, trees)
+            (placed, paths)
         });
         placed?;
-        let Trees { summary, paths } = trees?;
+        let paths = paths?;
         let Placing {
             exclusive,
             mut call_meta,
+            summary,
             ..
         } = placing;
         self.exclusive = exclusive;
@@ -898,6 +898,7 @@ struct Placing<'a, P: Placer> {
     /// The session's metadata of calls known by region and start.
     keyed: Option<&'a KeyedMeta>,
     matched: Vec<Arc<CallMetadata>>,
+    summary: SummaryBuilder,
 }
 
 impl<'a, P: Placer> Placing<'a, P> {
@@ -927,13 +928,20 @@ impl<'a, P: Placer> Placing<'a, P> {
 }
 
 impl<P: Placer> Visitor for Placing<'_, P> {
-    /// The call's id and region.
-    type Link = (i64, u32);
+    /// The call's id, region and node in the summary tree.
+    type Link = (i64, u32, u32);
 
-    fn visit(&mut self, parent: Option<(i64, u32)>, c: &Met<'_>) -> std::io::Result<(i64, u32)> {
+    fn visit(
+        &mut self,
+        parent: Option<(i64, u32, u32)>,
+        c: &Met<'_>,
+    ) -> std::io::Result<(i64, u32, u32)> {
         let region = c.record.region;
+        let node = self
+            .summary
+            .call(parent.map(|p| p.2), region, c.start, c.duration);
         self.exclusive[region as usize] += c.duration;
-        if let Some((_, parent_region)) = parent {
+        if let Some((_, parent_region, _)) = parent {
             self.exclusive[parent_region as usize] -= c.duration;
         }
         self.cursor[region as usize] -= 1;
@@ -955,40 +963,34 @@ impl<P: Placer> Visitor for Placing<'_, P> {
             start: c.start,
             duration: c.duration,
             call,
-            parent: parent.map_or(-1, |(id, _)| id),
+            parent: parent.map_or(-1, |(id, ..)| id),
             thread: c.thread,
             task: c.task,
             region,
         })?;
         self.call += 1;
-        Ok((call, region))
+        Ok((call, region, node))
     }
 }
 
-/// The walk that builds the summary tree and the call paths.
-struct Trees {
-    summary: SummaryBuilder,
-    paths: CallPaths,
-}
+/// The walk that builds the call paths.
+struct Paths(CallPaths);
 
-impl Visitor for Trees {
-    /// The call's node in the summary and its path.
-    type Link = (u32, u32);
+impl Visitor for Paths {
+    /// The call's path.
+    type Link = u32;
 
-    fn visit(&mut self, parent: Option<(u32, u32)>, c: &Met<'_>) -> std::io::Result<(u32, u32)> {
+    fn visit(&mut self, parent: Option<u32>, c: &Met<'_>) -> std::io::Result<u32> {
         let region = c.record.region;
-        let node = self
-            .summary
-            .call(parent.map(|p| p.0), region, c.start, c.duration);
-        let path = self.paths.call(
-            parent.map(|p| p.1),
+        let path = self.0.call(
+            parent,
             c.depth,
             (i64::from(c.thread), i64::from(c.task)),
             region,
             c.start,
             c.duration,
         );
-        Ok((node, path))
+        Ok(path)
     }
 }
 

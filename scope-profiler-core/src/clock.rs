@@ -136,19 +136,26 @@ impl Slope {
     /// walks). With `x` that exact quotient, `a *
     /// scale / 2^64` lies in `(x - a / 2^64, x]`, so its floor `q` is
     /// `floor(x)` or one less, which one more product tells apart.
+    ///
+    /// Every product is of two 64-bit values, one multiplication each
+    /// (128-bit operands took twice as many: four conversions a call, in
+    /// finalize's two walks, made them a visible share of its time). A
+    /// quotient past 64 bits (no tick value of a session gives one) takes
+    /// the 128-bit products, and wraps.
     #[inline]
     fn apply(&self, a: u64) -> u64 {
-        let a = u128::from(a);
-        let (high, low) = (self.scale >> 64, self.scale & u128::from(u64::MAX));
-        let q = a * high + ((a * low) >> 64);
-        // No overflow: `a * span_ns < 2^127` and `(q + 1) * span_ticks <=
-        // a * span_ns + span_ticks`.
-        let exact = if (q + 1) * u128::from(self.span_ticks) <= a * u128::from(self.span_ns) {
-            q + 1
-        } else {
-            q
+        let wide = u128::from(a);
+        let (high, low) = ((self.scale >> 64) as u64, self.scale as u64);
+        let q = wide * u128::from(high) + ((wide * u128::from(low)) >> 64);
+        let ticks = u128::from(self.span_ticks);
+        let below = match u64::try_from(q) {
+            // No overflow: `q * span_ticks + span_ticks < 2^128`.
+            Ok(q) => u128::from(q) * ticks + ticks <= wide * u128::from(self.span_ns),
+            // No overflow: `a * span_ns < 2^127` and `(q + 1) * span_ticks
+            // <= a * span_ns + span_ticks`.
+            Err(_) => (q + 1) * ticks <= wide * u128::from(self.span_ns),
         };
-        exact as u64
+        (q + u128::from(below)) as u64
     }
 }
 
