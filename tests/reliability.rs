@@ -413,6 +413,34 @@ fn a_file_size_limit_during_finalize_is_an_error_and_loses_nothing() {
     }
 }
 
+/// Past the placement budget with spilled records, the placing walk's
+/// scratch writes fail while the walk that decodes the spilled blocks still
+/// has blocks to hand it: finalize is an error, not a wait for a walk that
+/// has stopped taking blocks (a hang before the fix).
+#[test]
+fn a_file_size_limit_while_placing_spilled_calls_is_an_error_not_a_hang() {
+    let _s = serial(); // no HDF5 file of this process is open while children start
+    let dir = temp_dir("fsize-spilled");
+    let path = dir.join("out.h5");
+    let other = dir.join("other.h5");
+    write_previous(&path);
+    // 2M calls: a few MB spilled, about 12 MB of placed calls in scratch.
+    let (code, out, err) = run_child_within(
+        300,
+        &[
+            "fsize-limit-spilled",
+            s(&path),
+            s(&other),
+            "2000000",
+            &(6u64 << 20).to_string(),
+        ],
+    );
+    println!("{}", out.trim());
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    assert!(out.contains("finalize failed as expected"), "{out}");
+    assert_eq!(listing(&dir), ["other.h5", "out.h5"]);
+}
+
 #[test]
 fn a_full_disk_during_finalize_is_an_error_and_loses_nothing() {
     let _s = serial(); // no HDF5 file of this process is open while children start

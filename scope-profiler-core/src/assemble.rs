@@ -424,6 +424,9 @@ impl Plan {
                 }
                 Ok(())
             })();
+            // A placing walk that stopped early takes no more blocks: the
+            // helper's next hand-over must fail, not wait for room.
+            drop(receive);
             let paths = match helper {
                 Ok(helper) => helper
                     .join()
@@ -762,7 +765,7 @@ fn walk_lane<V: Visitor>(
             chain[depth] = Some(link);
         }
         if let SegmentCut::Spilled { .. } = segment {
-            source.walked();
+            source.walked()?;
         }
     }
     Ok(())
@@ -862,7 +865,12 @@ impl Spilled {
     }
 
     /// The last block of [`Spilled::records`] has been walked.
-    fn walked(&mut self) {
+    ///
+    /// # Errors
+    /// A walk that hands blocks on and finds the other walk gone (it
+    /// stopped on an error of its own, which is the one reported): this
+    /// walk's result is not needed.
+    fn walked(&mut self) -> std::io::Result<()> {
         match self {
             Spilled::Decode {
                 records,
@@ -870,11 +878,14 @@ impl Spilled {
                 ..
             } => {
                 let spare = returned.try_recv().unwrap_or_default();
-                let _ = to.send(Ok(std::mem::replace(records, spare)));
+                to.send(Ok(std::mem::replace(records, spare)))
+                    .map_err(|_| std::io::Error::other("the placing walk stopped"))
             }
-            Spilled::Decode { to: None, .. } => {}
+            Spilled::Decode { to: None, .. } => Ok(()),
             Spilled::Receive { back, records, .. } => {
+                // The other walk may be done with its buffers.
                 let _ = back.send(std::mem::take(records));
+                Ok(())
             }
         }
     }

@@ -65,7 +65,10 @@ fn main() -> ExitCode {
             record_and_finalize(Path::new(path), num(n), Some(num(limit)))
         }
         ["fsize-limit", path, other, n, limit] => {
-            fsize_limit(Path::new(path), Path::new(other), num(n), num(limit))
+            fsize_limit(Path::new(path), Path::new(other), num(n), num(limit), false)
+        }
+        ["fsize-limit-spilled", path, other, n, limit] => {
+            fsize_limit(Path::new(path), Path::new(other), num(n), num(limit), true)
         }
         ["disk-full", dir, n] => disk_full(Path::new(dir), num(n)),
         ["no-permission", dir] => no_permission(Path::new(dir)),
@@ -86,7 +89,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: sp-child record-and-finalize PATH N [MEMORY_LIMIT] | fsize-limit PATH OTHER N LIMIT \
+                "usage: sp-child record-and-finalize PATH N [MEMORY_LIMIT] | fsize-limit[-spilled] PATH OTHER N LIMIT \
                  | disk-full DIR N | no-permission DIR | nul-name DIR \
                  | spill-fail keep|drop removed-dir|fsize DIR N | disk-limit DIR N | fork DIR \
                  | failed-finalize-while-recording DIR | deep-chain DEPTH DIR | many-names distinct|one N DIR \
@@ -236,19 +239,23 @@ fn set_fsize_soft_limit(soft: Option<u64>) -> Result<libc::rlim_t, String> {
     Ok(limit.rlim_max)
 }
 
-fn fsize_limit(path: &Path, other: &Path, n: u64, limit: u64) -> Outcome {
+fn fsize_limit(path: &Path, other: &Path, n: u64, limit: u64, spilled: bool) -> Outcome {
     let dir = path.parent().expect("PATH has a directory");
     let before = read(path)?;
     let before_listing = listing(dir)?;
-    // Far below the memory limit: nothing is spilled, everything stays in memory.
-    sp::setup(
-        Options::new()
-            .file_path(path)
-            .verbose(false)
-            .compression(Compression::None)
-            .memory_limit(1 << 30),
-    )
-    .map_err(|e| format!("setup: {e}"))?;
+    let options = Options::new().file_path(path).verbose(false);
+    let options = if spilled {
+        // Spilled records (a few bytes a call, under the limit), then a
+        // compressed file whose placed calls go to scratch (about 6 bytes a
+        // call, past it): the placing walk fails while the other walk still
+        // has blocks to hand on.
+        options.compression(Compression::Auto).memory_limit(4 << 20)
+    } else {
+        // Far below the memory limit: nothing is spilled, everything stays
+        // in memory.
+        options.compression(Compression::None).memory_limit(1 << 30)
+    };
+    sp::setup(options).map_err(|e| format!("setup: {e}"))?;
     let expected = record(n);
 
     // SAFETY: ignoring SIGXFSZ has no preconditions; writes past the limit
@@ -267,8 +274,10 @@ fn fsize_limit(path: &Path, other: &Path, n: u64, limit: u64) -> Outcome {
         Err(e) => e.to_string(),
     };
     say(&format!("finalize failed as expected: {err}"));
-    ensure(err.contains(&path.display().to_string()), || {
-        format!("the error does not name {}: {err}", path.display())
+    // The file, or (placing in scratch) its directory.
+    let named = if spilled { dir } else { path };
+    ensure(err.contains(&named.display().to_string()), || {
+        format!("the error does not name {}: {err}", named.display())
     })?;
     ensure(read(path)? == before, || {
         format!("{} changed after the failed finalize", path.display())
@@ -283,8 +292,12 @@ fn fsize_limit(path: &Path, other: &Path, n: u64, limit: u64) -> Outcome {
     sp::read_profile(path).map_err(|e| format!("the previous file is unreadable: {e}"))?;
 
     // Everything is still recorded: a later finalize elsewhere writes it all.
-    sp::finalize_to(other).map_err(|e| format!("finalize_to after the limit was raised: {e}"))?;
+    let results = sp::finalize_to(other)
+        .map_err(|e| format!("finalize_to after the limit was raised: {e}"))?;
     check_file(other, &expected)?;
+    ensure(!spilled || results.health().spilled_bytes > 0, || {
+        "nothing was spilled".to_owned()
+    })?;
     ensure(read(path)? == before, || {
         format!("{} changed", path.display())
     })?;
