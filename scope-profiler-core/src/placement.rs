@@ -1,8 +1,8 @@
 //! Where the backward walk puts each call: at its slot in the file.
 //!
 //! `DirectRuns` writes runs of consecutive slots straight into the columns
-//! of an uncompressed file; [`PackedRuns`] packs them into an unlinked
-//! scratch file that a sink then reads in file order ([`PackedReader`]);
+//! of an uncompressed file; `PackedRuns` packs them into an unlinked
+//! scratch file that a sink then reads in file order (`PackedReader`);
 //! [`InMemory`] keeps every placed call, when they fit the budget.
 
 use std::fs::File;
@@ -136,7 +136,7 @@ impl Placer for InMemory {
 
 /// Whether `total` events need more than `budget` bytes in memory (a
 /// [`PlacedCall`] each, then its columns), and so go through
-/// [`scratch_columns`] instead of [`InMemory`].
+/// packed runs in scratch (`PackedRuns`) instead of [`InMemory`].
 pub fn needs_scratch(total: usize, budget: usize) -> bool {
     total > (budget / (PLACED_BYTES + COLUMN_BYTES)).max(4096)
 }
