@@ -735,13 +735,16 @@ fn walk_lane<V: Visitor>(
     let mut task = lane.lane.task_index.map_or(-1, position);
     let mut block = lane.tasks.len();
     for segment in lane.segments.iter().rev() {
-        let records: &[Record] = match segment {
-            SegmentCut::Memory(chunk, n) => &chunk.records()[..*n],
+        // Spilled records come with their times converted (once, by the
+        // walk that decodes them); records in memory are converted here.
+        let (records, times): (&[Record], &[(i64, i64)]) = match segment {
+            SegmentCut::Memory(chunk, n) => (&chunk.records()[..*n], &[]),
             SegmentCut::Spilled { offset, len, bytes } => {
-                source.records(input, (*offset, *len, *bytes))?
+                let block = source.block(input, (*offset, *len, *bytes))?;
+                (&block.records, &block.times)
             }
         };
-        for r in records.iter().rev() {
+        for (i, r) in records.iter().enumerate().rev() {
             let depth = r.depth as usize;
             if tasks_lane && depth == 0 && block > 0 {
                 block -= 1;
@@ -751,12 +754,18 @@ fn walk_lane<V: Visitor>(
             let parent = depth
                 .checked_sub(1)
                 .and_then(|d| chain.get(d).copied().flatten());
-            let start = input.conv.ns(r.start);
+            let (start, duration) = match times.get(i) {
+                Some(&t) => t,
+                None => {
+                    let start = input.conv.ns(r.start);
+                    (start, input.conv.ns(r.end) - start)
+                }
+            };
             let met = Met {
                 record: r,
                 depth,
                 start,
-                duration: input.conv.ns(r.end) - start,
+                duration,
                 thread,
                 task,
             };
@@ -771,31 +780,38 @@ fn walk_lane<V: Visitor>(
     Ok(())
 }
 
-/// Decoded spilled records, as a walk sends them to another walk.
-type DecodedBlock = std::io::Result<Vec<Record>>;
+/// A decoded spilled block: its records and each one's start and duration
+/// in nanoseconds.
+#[derive(Default)]
+struct Block {
+    records: Vec<Record>,
+    times: Vec<(i64, i64)>,
+}
 
-/// Where a walk gets the records of spilled segments: each is decoded once
-/// per finalize, by the tree walk, which hands each decoded block on to the
-/// placing walk (that walk was the longer of the two; decoding was a sixth
-/// of it).
+/// A decoded block, as a walk sends it to another walk.
+type DecodedBlock = std::io::Result<Block>;
+
+/// Where a walk gets the records of spilled segments: each is decoded, and
+/// its times converted, once per finalize, by the call paths' walk, which
+/// hands each decoded block on to the placing walk (decoding had been a
+/// sixth of each walk, converting the times a visible share).
 enum Spilled {
     /// Reads and decodes them; with `to`, hands each decoded block on, in
-    /// walk order, once walked (a send to a walk that has ended is
-    /// ignored), taking its buffers back from `back`.
+    /// walk order, once walked, taking its buffers back from `back`.
     Decode {
         buffers: crate::spill::Buffers,
-        records: Vec<Record>,
+        block: Block,
         to: Option<(
             std::sync::mpsc::SyncSender<DecodedBlock>,
-            std::sync::mpsc::Receiver<Vec<Record>>,
+            std::sync::mpsc::Receiver<Block>,
         )>,
     },
     /// Receives them from a walk that decodes, in walk order, and gives
     /// each buffer back once walked.
     Receive {
         from: std::sync::mpsc::Receiver<DecodedBlock>,
-        back: std::sync::mpsc::Sender<Vec<Record>>,
-        records: Vec<Record>,
+        back: std::sync::mpsc::Sender<Block>,
+        block: Block,
     },
 }
 
@@ -804,7 +820,7 @@ impl Spilled {
     fn decode() -> Spilled {
         Spilled::Decode {
             buffers: Default::default(),
-            records: Vec::new(),
+            block: Block::default(),
             to: None,
         }
     }
@@ -819,52 +835,52 @@ impl Spilled {
         (
             Spilled::Decode {
                 buffers: Default::default(),
-                records: Vec::new(),
+                block: Block::default(),
                 to: Some((to, returned)),
             },
             Spilled::Receive {
                 from,
                 back,
-                records: Vec::new(),
+                block: Block::default(),
             },
         )
     }
 
-    /// The records of the spilled segment `(offset, len, bytes)`.
-    fn records(
-        &mut self,
-        input: &WalkInput,
-        segment: (u64, usize, u32),
-    ) -> std::io::Result<&[Record]> {
+    /// The decoded block of the spilled segment `(offset, len, bytes)`.
+    fn block(&mut self, input: &WalkInput, segment: (u64, usize, u32)) -> std::io::Result<&Block> {
         match self {
-            Spilled::Decode {
-                buffers,
-                records,
-                to,
-            } => {
-                if let Err(e) = input.store.read_spilled(segment, buffers, records) {
+            Spilled::Decode { buffers, block, to } => {
+                if let Err(e) = input
+                    .store
+                    .read_spilled(segment, buffers, &mut block.records)
+                {
                     if let Some((to, _)) = to {
                         let _ = to.send(Err(std::io::Error::new(e.kind(), e.to_string())));
                     }
                     return Err(e);
                 }
-                Ok(records)
+                block.times.clear();
+                block.times.extend(block.records.iter().map(|r| {
+                    let start = input.conv.ns(r.start);
+                    (start, input.conv.ns(r.end) - start)
+                }));
+                Ok(block)
             }
-            Spilled::Receive { from, records, .. } => {
-                *records = from.recv().map_err(|_| {
+            Spilled::Receive { from, block, .. } => {
+                *block = from.recv().map_err(|_| {
                     std::io::Error::other("the walk that decodes spilled records ended early")
                 })??;
-                if records.len() != segment.1 {
+                if block.records.len() != segment.1 || block.times.len() != segment.1 {
                     return Err(std::io::Error::other(
                         "a decoded block of spilled records out of order",
                     ));
                 }
-                Ok(records)
+                Ok(block)
             }
         }
     }
 
-    /// The last block of [`Spilled::records`] has been walked.
+    /// The last block of [`Spilled::block`] has been walked.
     ///
     /// # Errors
     /// A walk that hands blocks on and finds the other walk gone (it
@@ -873,18 +889,18 @@ impl Spilled {
     fn walked(&mut self) -> std::io::Result<()> {
         match self {
             Spilled::Decode {
-                records,
+                block,
                 to: Some((to, returned)),
                 ..
             } => {
                 let spare = returned.try_recv().unwrap_or_default();
-                to.send(Ok(std::mem::replace(records, spare)))
+                to.send(Ok(std::mem::replace(block, spare)))
                     .map_err(|_| std::io::Error::other("the placing walk stopped"))
             }
             Spilled::Decode { to: None, .. } => Ok(()),
-            Spilled::Receive { back, records, .. } => {
+            Spilled::Receive { back, block, .. } => {
                 // The other walk may be done with its buffers.
-                let _ = back.send(std::mem::take(records));
+                let _ = back.send(std::mem::take(block));
                 Ok(())
             }
         }
