@@ -437,12 +437,7 @@ fn unshuffle(bytes: &[u8], out: &mut Vec<i64>) {
     if n == 0 {
         return;
     }
-    // Eight elements at a time, a transposition of 8x8 bytes in registers.
-    let whole = if cfg!(target_endian = "little") {
-        n / 8 * 8
-    } else {
-        0
-    };
+    let whole = transposed(n);
     for i in (0..whole).step_by(8) {
         let mut x = [0u64; 8];
         for (j, word) in x.iter_mut().enumerate() {
@@ -459,6 +454,19 @@ fn unshuffle(bytes: &[u8], out: &mut Vec<i64>) {
         for (v, &b) in out[whole..].iter_mut().zip(&plane[whole..]) {
             *v |= i64::from(b) << shift;
         }
+    }
+}
+
+/// How many of `n` elements [`shuffle`] and [`unshuffle`] take eight at a
+/// time, by a transposition of 8x8 bytes in registers ([`transpose8`]; the
+/// rest go byte by byte): all but the last `n % 8` on little-endian targets.
+/// Plane by plane, a shift and a byte store per byte, shuffling had been 8%
+/// of finalize's samples on the scale test, the most of any function.
+fn transposed(n: usize) -> usize {
+    if cfg!(target_endian = "little") {
+        n / 8 * 8
+    } else {
+        0
     }
 }
 
@@ -503,14 +511,7 @@ fn shuffle(values: &[i64], out: &mut Vec<u8>) {
     if n == 0 {
         return;
     }
-    // Eight elements at a time, a transposition of 8x8 bytes in registers
-    // (plane by plane, a shift and a byte store per byte, had been 8% of
-    // finalize's samples on the scale test, the most of any function).
-    let whole = if cfg!(target_endian = "little") {
-        n / 8 * 8
-    } else {
-        0
-    };
+    let whole = transposed(n);
     for i in (0..whole).step_by(8) {
         let mut x = [0u64; 8];
         for (word, &v) in x.iter_mut().zip(&values[i..i + 8]) {
