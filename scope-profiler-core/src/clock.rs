@@ -214,10 +214,19 @@ mod tests {
         let b = Anchor::now();
         let conv = TickConverter::new(a, b);
         // Short session: quanta's rate from the start anchor; within 0.1 ms
-        // of the bracket.
+        // of the bracket. Under valgrind (scripts/memcheck.sh sets
+        // SP_MEMCHECK), which runs one thread at a time and slows each,
+        // quanta's calibration is off by up to about 1%: there, within 2% of
+        // the time since the start anchor (a CI run's memcheck saw 145 us
+        // over 20 ms).
+        let tolerance = if std::env::var_os("SP_MEMCHECK").is_some() {
+            ((after - a.ns) / 50).max(100_000)
+        } else {
+            100_000
+        };
         assert!(
-            conv.ns(t) > before - 100_000 && conv.ns(t) < after + 100_000,
-            "{} not within 0.1 ms of [{before}, {after}]",
+            conv.ns(t) > before - tolerance && conv.ns(t) < after + tolerance,
+            "{} not within {tolerance} ns of [{before}, {after}]",
             conv.ns(t),
         );
         assert!(conv.ns(a.ticks) == a.ns);
