@@ -127,6 +127,9 @@ impl Session {
         }
         let mut counts = vec![0u64; self.regions.len()];
         for lane in lock(&self.store.lanes).iter() {
+            if lane.is_spliced() {
+                continue; // counted in the lane it was placed in
+            }
             let cut = lane.cut();
             for (region, n) in cut.counts.iter().enumerate() {
                 bump(&mut counts, region, *n);

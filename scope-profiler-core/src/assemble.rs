@@ -737,14 +737,30 @@ fn walk_lane<V: Visitor>(
     for segment in lane.segments.iter().rev() {
         // Spilled records come with their times converted (once, by the
         // walk that decodes them); records in memory are converted here.
-        let (records, times): (&[Record], &[(i64, i64)]) = match segment {
-            SegmentCut::Memory(chunk, n) => (&chunk.records()[..*n], &[]),
-            SegmentCut::Spilled { offset, len, bytes } => {
+        let (records, times, below): (&[Record], &[(i64, i64)], u32) = match segment {
+            SegmentCut::Memory(chunk, n, below) => (&chunk.records()[..*n], &[], *below),
+            SegmentCut::Spilled {
+                offset,
+                len,
+                bytes,
+                depth,
+            } => {
                 let block = source.block(input, (*offset, *len, *bytes))?;
-                (&block.records, &block.times)
+                (&block.records, &block.times, *depth)
             }
         };
         for (i, r) in records.iter().enumerate().rev() {
+            // A nested lane's records, at their depth here.
+            let placed;
+            let r = if below == 0 {
+                r
+            } else {
+                placed = Record {
+                    depth: r.depth + below,
+                    ..*r
+                };
+                &placed
+            };
             let depth = r.depth as usize;
             if tasks_lane && depth == 0 && block > 0 {
                 block -= 1;
@@ -1045,7 +1061,12 @@ pub fn plan(
     // Lanes first, then regions: every region a cut record uses is
     // registered (its id was published with Release and read with Acquire
     // before the record was made).
-    let lanes: Vec<LaneCut> = lock(&store.lanes).iter().map(|l| l.cut()).collect();
+    // A spliced lane is read in the lane it was placed in.
+    let lanes: Vec<LaneCut> = lock(&store.lanes)
+        .iter()
+        .filter(|l| !l.is_spliced())
+        .map(|l| l.cut())
+        .collect();
     // After the lanes: a keyed entry is added before its call's record.
     let keyed = KeyedMeta::new(&lock(&store.keyed_metadata));
     let (tasks, task_pos) = task_table(&lanes);
@@ -1453,7 +1474,7 @@ mod tests {
             // SAFETY: this thread is the chunk's only writer; indices in order.
             unsafe { chunk.push(i, *record) };
         }
-        SegmentCut::Memory(chunk, records.len())
+        SegmentCut::Memory(chunk, records.len(), 0)
     }
 
     fn cut(lane: Lane, segments: Vec<SegmentCut>, tasks: Vec<TaskRecord>) -> LaneCut {

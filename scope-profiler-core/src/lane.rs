@@ -2,7 +2,7 @@
 //! memory and some spilled to the scratch file, and the one routine that
 //! counts them (for `num_calls` and for the cut `finalize` writes).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::clock::ticks;
@@ -20,6 +20,15 @@ pub enum Segment {
         offset: u64,
         len: usize,
         bytes: u32,
+    },
+    /// The records of another lane (a large frame's: a future first polled
+    /// inside a task, see `thread`), all finished, placed here as if they
+    /// had been recorded here, `depth` calls deep. That lane stays in the
+    /// store (its chunks spill as any lane's) but is no lane of the file
+    /// ([`Lane::is_spliced`]).
+    Nested {
+        lane: Arc<Lane>,
+        depth: u32,
     },
 }
 
@@ -244,13 +253,24 @@ pub struct Lane {
     /// The thread's per-region totals in aggregation mode (replaced by a
     /// larger table as regions appear).
     pub aggregates: Mutex<Option<Arc<AggTable>>>,
+    /// Whether the lane's records were placed in another lane (a
+    /// [`Segment::Nested`] there): then cuts read them there, and only
+    /// there. Set under the store's lock of its lanes (`Store::splice`),
+    /// which cuts of every lane are taken under too.
+    spliced: AtomicBool,
 }
 
 /// A segment of a lane as it was at a cut: a chunk with the number of its
-/// records published then, or a spilled run.
+/// records published then, or a spilled run; each with the depth its
+/// records' depths start at (0 but for the records of a nested lane).
 pub(crate) enum SegmentCut {
-    Memory(Arc<Chunk>, usize),
-    Spilled { offset: u64, len: usize, bytes: u32 },
+    Memory(Arc<Chunk>, usize, u32),
+    Spilled {
+        offset: u64,
+        len: usize,
+        bytes: u32,
+        depth: u32,
+    },
 }
 
 /// A lane as it was at one instant (a consistent cut: records published
@@ -318,7 +338,20 @@ impl Lane {
             dropped: Mutex::new(Vec::new()),
             metadata: Mutex::new(Vec::new()),
             aggregates: Mutex::new(None),
+            spliced: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the lane's records are read as part of another lane's (see
+    /// [`Segment::Nested`]), not as a lane of their own.
+    pub fn is_spliced(&self) -> bool {
+        self.spliced.load(Ordering::Acquire)
+    }
+
+    /// Marks the lane as placed in another (`Store::splice`, under the
+    /// store's lock of its lanes).
+    pub(crate) fn set_spliced(&self) {
+        self.spliced.store(true, Ordering::Release);
     }
 
     /// Visits the records held in memory (not spilled), chunk by chunk.
@@ -364,26 +397,14 @@ impl Lane {
     pub(crate) fn cut(self: &Arc<Self>) -> LaneCut {
         // A tasks lane's blocks are published with their task under `tasks`.
         let tasks = lock(&self.tasks);
-        let (segments, mut counts) = {
-            let segments = lock(&self.segments);
-            let counts = lock(&self.spilled_counts).clone();
-            let cut = segments
-                .iter()
-                .map(|s| match s {
-                    Segment::Memory(c) => SegmentCut::Memory(Arc::clone(c), c.records().len()),
-                    Segment::Spilled { offset, len, bytes } => SegmentCut::Spilled {
-                        offset: *offset,
-                        len: *len,
-                        bytes: *bytes,
-                    },
-                })
-                .collect::<Vec<_>>();
-            (cut, counts)
-        };
+        let mut segments = Vec::new();
+        let mut counts = Vec::new();
+        let mut dropped = lock(&self.dropped).clone();
+        self.cut_segments(0, &mut segments, &mut counts, &mut dropped);
         let mut len = 0;
         for s in &segments {
             match s {
-                SegmentCut::Memory(chunk, n) => {
+                SegmentCut::Memory(chunk, n, _) => {
                     for r in &chunk.records()[..*n] {
                         bump(&mut counts, r.region as usize, 1);
                     }
@@ -397,9 +418,49 @@ impl Lane {
             segments,
             tasks: tasks.clone(),
             counts,
-            dropped: lock(&self.dropped).clone(),
+            dropped,
             len,
             metadata: lock(&self.metadata).clone(),
+        }
+    }
+
+    /// Appends the lane's segments as they are now to `out`, at `depth`,
+    /// those of its nested lanes in their place; adds the spilled calls to
+    /// `counts` (in memory ones are counted from the cut) and a nested
+    /// lane's dropped calls to `dropped`.
+    fn cut_segments(
+        &self,
+        depth: u32,
+        out: &mut Vec<SegmentCut>,
+        counts: &mut Vec<u64>,
+        dropped: &mut Vec<Dropped>,
+    ) {
+        let segments = lock(&self.segments);
+        for (region, n) in lock(&self.spilled_counts).iter().enumerate() {
+            bump(counts, region, *n);
+        }
+        for s in segments.iter() {
+            match s {
+                Segment::Memory(c) => {
+                    out.push(SegmentCut::Memory(Arc::clone(c), c.records().len(), depth))
+                }
+                Segment::Spilled { offset, len, bytes } => out.push(SegmentCut::Spilled {
+                    offset: *offset,
+                    len: *len,
+                    bytes: *bytes,
+                    depth,
+                }),
+                Segment::Nested { lane, depth: more } => {
+                    for (region, d) in lock(&lane.dropped).iter().enumerate() {
+                        if region >= dropped.len() {
+                            dropped.resize(region + 1, Dropped::default());
+                        }
+                        dropped[region].calls += d.calls;
+                        dropped[region].ticks += d.ticks;
+                    }
+                    lane.cut_segments(depth + more, out, counts, dropped);
+                }
+            }
         }
     }
 

@@ -169,6 +169,20 @@ impl Store {
         lane
     }
 
+    /// Places the finished lane `nested` in `host` after its records so
+    /// far, `depth` calls deep (a [`Segment::Nested`]); from then on cuts
+    /// read it there and not as a lane of its own. Under the lock of the
+    /// lanes, as every cut of them is taken, so that no cut sees it twice
+    /// or not at all.
+    pub(crate) fn splice(&self, host: &Lane, nested: &Arc<Lane>, depth: u32) {
+        let _lanes = lock(&self.lanes);
+        lock(&host.segments).push(Segment::Nested {
+            lane: Arc::clone(nested),
+            depth,
+        });
+        nested.set_spliced();
+    }
+
     /// Records per chunk at most.
     pub fn max_chunk(&self) -> usize {
         self.max_chunk
@@ -564,19 +578,22 @@ impl Store {
     }
 }
 
-/// The finished in-memory chunks of a lane: full ones, or every non-empty
-/// one if its thread has exited (its recorder no longer writes).
+/// The finished in-memory chunks of a lane: full ones, those a nested
+/// lane follows (its host went on in a new chunk), or every non-empty one
+/// if its thread has exited (its recorder no longer writes).
 fn spillable(lane: &Lane) -> Vec<(usize, Arc<Chunk>)> {
     let exited = lock(&lane.exit).is_some();
-    lock(&lane.segments)
+    let segments = lock(&lane.segments);
+    segments
         .iter()
         .enumerate()
         .filter_map(|(i, s)| match s {
             Segment::Memory(c) => {
                 let n = c.records().len();
-                (n == c.capacity() || (exited && n > 0)).then(|| (i, Arc::clone(c)))
+                let sealed = matches!(segments.get(i + 1), Some(Segment::Nested { .. }));
+                (n == c.capacity() || ((exited || sealed) && n > 0)).then(|| (i, Arc::clone(c)))
             }
-            Segment::Spilled { .. } => None,
+            Segment::Spilled { .. } | Segment::Nested { .. } => None,
         })
         .collect()
 }

@@ -37,6 +37,11 @@ pub enum Mode {
     Entrypoint,
     /// A traced function: records only inside a recursive entrypoint (or trace-all).
     Traced,
+    /// A traced function's future made while a trace was on (inside a
+    /// recursive entrypoint): it records, and keeps the trace on for what
+    /// its polls call, wherever it is polled (a task spawned onto another
+    /// thread), as `tracing`'s `#[instrument]` keeps the span it was made in.
+    Carried,
 }
 
 enum State {
@@ -92,6 +97,9 @@ pub struct Instrumented<F, O = NoOutcome> {
     mode: Mode,
     state: State,
     outcome: O,
+    /// An async entrypoint's being in progress (see `trace`), from its
+    /// first poll to its end.
+    in_progress: Option<trace::InProgress>,
 }
 
 /// Where an instrumented future's region comes from: a call site (see
@@ -115,12 +123,19 @@ impl<F, O> Instrumented<F, O> {
     /// Wraps `fut`, recording it as a call of `site`'s region, and its
     /// outcome as `outcome` says.
     pub(crate) fn new(fut: F, site: &'static dyn RegionSite, mode: Mode, outcome: O) -> Self {
+        // The trace is taken when the future is made, not when it is first
+        // polled (a future made in a trace and spawned is polled elsewhere).
+        let mode = match mode {
+            Mode::Traced if trace::tracing_here() => Mode::Carried,
+            mode => mode,
+        };
         Instrumented {
             fut,
             site,
             mode,
             state: State::Fresh,
             outcome,
+            in_progress: None,
         }
     }
 
@@ -132,7 +147,9 @@ impl<F, O> Instrumented<F, O> {
         // calls records on the thread that polls it).
         let off = generation == 0
             || active::aggregating()
-            || (self.mode == Mode::Traced && !trace::tracing_here());
+            || (self.mode == Mode::Traced
+                && !trace::tracing_here()
+                && !trace::entrypoint_in_progress());
         let region = if off {
             None
         } else {
@@ -142,7 +159,17 @@ impl<F, O> Instrumented<F, O> {
             None => State::Off,
             // Its own call opens in its first poll, at the bottom of its stack.
             Some(region) => match thread::start_task(generation, region) {
-                thread::Start::Task(task) => State::Task(task),
+                thread::Start::Task(task) => {
+                    if self.mode == Mode::Traced {
+                        // Spawned from a trace in progress: carries it.
+                        self.mode = Mode::Carried;
+                    }
+                    State::Task(task)
+                }
+                // Traced, polled inside a task outside a trace: not in one.
+                thread::Start::InTask if self.mode == Mode::Traced && !trace::tracing_here() => {
+                    State::Off
+                }
                 // A frame of the task being polled: its own recorder while
                 // polled, its calls handed to the one around it at its end.
                 thread::Start::InTask => match thread::start_frame(generation, region) {
@@ -159,6 +186,7 @@ impl<F, O> Instrumented<F, O> {
     /// its calls on: a task's to a tasks lane, a frame's to the recorder
     /// around it.
     fn finish(&mut self, end: u64) {
+        self.in_progress = None;
         if let State::Task(mut task) = std::mem::replace(&mut self.state, State::Done) {
             let root = task.root;
             if root != 0 {
@@ -178,8 +206,11 @@ impl<F: Future, O: OutcomeOf<F::Output>> Future for Instrumented<F, O> {
         let this = unsafe { self.get_unchecked_mut() };
         if let State::Fresh = this.state {
             this.start();
+            if this.mode == Mode::Entrypoint && matches!(this.state, State::Task(_)) {
+                this.in_progress = Some(trace::InProgress::begin());
+            }
         }
-        let _trace = (this.mode == Mode::Entrypoint).then(TraceScope::begin);
+        let _trace = matches!(this.mode, Mode::Entrypoint | Mode::Carried).then(TraceScope::poll);
         let fut = &mut this.fut;
         let outcome = &this.outcome;
         // SAFETY: see above; `fut` stays where it is for its lifetime.

@@ -28,6 +28,13 @@ use crate::value::CallMetadata;
 
 const FIRST_CHUNK: usize = 1024;
 
+/// Set in an open call's sequence number on the stack while finished
+/// frames wait for that call's end to be placed after it ([`Deferred`]):
+/// the fast exit paths then miss it and take `exit_cold`, which places
+/// them. Sequence numbers stay far below it (a thread's base is its
+/// number times 2^40).
+const DEFERS: u64 = 1 << 63;
+
 /// A call that has started and not ended.
 #[derive(Clone, Copy, Default)]
 struct Open {
@@ -317,6 +324,42 @@ struct Cold {
     counts: RecCounts,
     /// The thread's counting in a session that counts (see `counters`).
     counting: Option<Box<Counting>>,
+    /// The current recorder's finished frames waiting for an open call to
+    /// end (a task's while one is polled).
+    deferred: Vec<Deferred>,
+}
+
+/// The calls of a finished frame (a future first polled inside a task),
+/// to be placed in the recorder around it.
+enum FrameCalls {
+    /// The first `len` records of a frame's private chunk, its own call
+    /// last, at depth 0.
+    Records(Arc<Chunk>, usize),
+    /// A large frame's own lane (see `Cold::graduate`).
+    Lane(Arc<Lane>),
+}
+
+/// A finished frame that started before the innermost open call did: it
+/// nests under the innermost call that contains its whole span, one of
+/// those open below it (a future first polled in one sync call and
+/// completed in a later one). Its calls are placed right after the end of
+/// the open call above that one, `seq`, at that call's depth: then, walking
+/// the lane backwards (see `assemble`), they are met after every call of
+/// `seq`'s subtree, before the parent's own record.
+struct Deferred {
+    seq: u64,
+    depth: u32,
+    calls: FrameCalls,
+}
+
+/// Where a finished frame went ([`Cold::nest`]).
+enum Nesting {
+    /// Placed now; the calls are the caller's again (a chunk to reuse).
+    Placed(FrameCalls),
+    /// Kept until an open call ends.
+    Deferred,
+    /// Nothing open contains it: it is a task of its own.
+    Alone(FrameCalls),
 }
 
 /// A recorder's counters (see `crate::counters`): the counts its open calls
@@ -503,6 +546,7 @@ thread_local! {
                 root: Vec::new(),
             },
             counting: None,
+            deferred: Vec::new(),
         })
     };
 }
@@ -731,7 +775,7 @@ impl Cold {
     /// store hands one out (see `Store::new_chunk`); else leaves none.
     fn next_chunk(&mut self, hot: &Hot) {
         if self.lane.is_none() {
-            self.graduate(hot);
+            self.graduate(hot, false);
             if self.lane.is_none() && self.task.is_some_and(|t| t.frame) {
                 return; // the frame's chunk grew: `close_top` pushes there
             }
@@ -779,6 +823,7 @@ impl Cold {
                     depth: 0,
                     len: 0,
                     counts: RecCounts::default(),
+                    deferred: Vec::new(),
                     record: TaskRecord::default(),
                     root: 0,
                 })
@@ -808,14 +853,17 @@ impl Cold {
     }
 
     /// A task being polled whose private chunk is full gets a lane of its
-    /// own, which starts with that chunk.
-    fn graduate(&mut self, hot: &Hot) {
-        let (Some(mut task), Some(store)) = (self.task, self.store.clone()) else {
+    /// own, which starts with that chunk. A frame grows its chunk first, up
+    /// to the store's chunk size; past it (or with `force`), it gets a lane
+    /// too, which is no lane of the file: when the frame ends, that lane is
+    /// placed in the recorder around it (`Store::splice`), so a large
+    /// future stays under the call that awaits it.
+    fn graduate(&mut self, hot: &Hot, force: bool) {
+        let (Some(task), Some(store)) = (self.task, self.store.clone()) else {
             return;
         };
-        if task.frame {
-            // A frame grows its private chunk (records copied) up to the
-            // store's chunk size; past it, it becomes a task of its own.
+        if task.frame && !force {
+            // The frame's private chunk doubles (records copied).
             let old = self.chunk.as_ref().map_or(0, |c| c.capacity());
             if old < store.max_chunk() {
                 let Some(bigger) = store.new_task_chunk((old * 2).max(TASK_CHUNK)) else {
@@ -837,15 +885,101 @@ impl Cold {
                 self.chunk = Some(bigger);
                 return;
             }
-            task.index = store.next_task_index();
-            task.frame = false;
-            self.task = Some(task);
         }
-        let lane = store.register_tasks_lane(task.thread, Some(task.index));
+        let lane = store.register_tasks_lane(task.thread, (!task.frame).then_some(task.index));
         if let Some(chunk) = &self.chunk {
             lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
         }
         self.lane = Some(lane);
+    }
+
+    /// Places a finished frame that started at `start` (ticks) in this
+    /// recorder: under the innermost open call that started before it,
+    /// now if that is the innermost open call, else when the open call
+    /// above it ends ([`Deferred`]). `root`: the frame's own call's counts
+    /// (counting sessions), its parent's children's.
+    fn nest(
+        &mut self,
+        hot: &Hot,
+        generation: u32,
+        start: u64,
+        root: &[u64],
+        calls: FrameCalls,
+    ) -> Nesting {
+        if hot.generation.get() != generation
+            && (self.task.is_some() || !self.attach(hot, generation))
+        {
+            return Nesting::Alone(calls);
+        }
+        let depth = hot.depth.get().min(self.stack.len());
+        let base = self.stack[..depth]
+            .iter()
+            .rposition(|o| o.start <= start)
+            .map_or(0, |i| i + 1);
+        if base == 0 && self.task.is_some() {
+            // Moved to another task that started after it.
+            return Nesting::Alone(calls);
+        }
+        self.count_frame_root(base, root);
+        if base == depth {
+            self.place(hot, base as u32, &calls);
+            return Nesting::Placed(calls);
+        }
+        let call = &mut self.stack[base];
+        call.seq |= DEFERS;
+        let seq = call.seq & !DEFERS;
+        self.deferred.push(Deferred {
+            seq,
+            depth: base as u32,
+            calls,
+        });
+        Nesting::Deferred
+    }
+
+    /// Appends a finished frame's calls to this recorder, `depth` calls
+    /// deep: its records, or its lane after what this recorder has so far
+    /// (this recorder then goes on in a new chunk).
+    fn place(&mut self, hot: &Hot, depth: u32, calls: &FrameCalls) {
+        match calls {
+            FrameCalls::Records(chunk, len) => {
+                for r in &chunk.records()[..*len] {
+                    let record = Record {
+                        depth: r.depth + depth,
+                        ..*r
+                    };
+                    self.push_record(hot, record);
+                }
+            }
+            FrameCalls::Lane(nested) => {
+                if self.lane.is_none() {
+                    self.graduate(hot, true);
+                }
+                // Without a lane here (no store: not recording) the frame's
+                // lane stays one of its own, its calls kept.
+                let (Some(host), Some(store)) = (self.lane.clone(), self.store.clone()) else {
+                    return;
+                };
+                store.splice(&host, nested, depth);
+                self.next_chunk(hot);
+            }
+        }
+    }
+
+    /// The call `seq` just ended (its record pushed): places the frames
+    /// that waited for it.
+    fn place_deferred(&mut self, hot: &Hot, seq: u64) {
+        let mut i = 0;
+        while i < self.deferred.len() {
+            if self.deferred[i].seq != seq {
+                i += 1;
+                continue;
+            }
+            let d = self.deferred.remove(i);
+            self.place(hot, d.depth, &d.calls);
+            if let (FrameCalls::Records(chunk, _), Some(store)) = (d.calls, &self.store) {
+                store.recycle(chunk);
+            }
+        }
     }
 
     /// Swaps the task's recorder with the thread's (twice: back).
@@ -855,6 +989,7 @@ impl Cold {
         std::mem::swap(&mut self.store, &mut task.store);
         std::mem::swap(&mut self.chunk, &mut task.chunk);
         std::mem::swap(&mut self.stack, &mut task.stack);
+        std::mem::swap(&mut self.deferred, &mut task.deferred);
         std::mem::swap(&mut self.task, &mut task.id);
         let (depth, len, generation) = (hot.depth.get(), hot.len.get(), hot.generation.get());
         hot.depth.set(task.depth);
@@ -902,9 +1037,9 @@ impl Cold {
     }
 
     /// Counting: a frame's ended depth-0 calls (`root`) are children of
-    /// the innermost call open here.
-    fn count_frame_root(&mut self, hot: &Hot, root: &[u64]) {
-        let Some(up) = hot.depth.get().checked_sub(1) else {
+    /// the open call at depth `base - 1`, which contains it.
+    fn count_frame_root(&mut self, base: usize, root: &[u64]) {
+        let Some(up) = base.checked_sub(1) else {
             return;
         };
         let Some(parent) = self.stack.get(up).map(|o| o.region as usize) else {
@@ -1001,19 +1136,6 @@ impl Cold {
         }
     }
 
-    /// Appends a completed frame's records (its own call last, at depth 0)
-    /// to this recorder, under the calls open here now.
-    fn append_nested(&mut self, hot: &Hot, records: &[Record]) {
-        let base = hot.depth.get() as u32;
-        for r in records {
-            let record = Record {
-                depth: r.depth + base,
-                ..*r
-            };
-            self.push_record(hot, record);
-        }
-    }
-
     /// Stores `record` in the current chunk (a new one if it is full), or
     /// counts it as dropped if there is no room.
     fn push_record(&mut self, hot: &Hot, record: Record) {
@@ -1063,6 +1185,9 @@ impl Cold {
             depth: (depth - 1) as u32,
         };
         self.push_record(hot, record);
+        if open.seq & DEFERS != 0 {
+            self.place_deferred(hot, open.seq & !DEFERS);
+        }
     }
 }
 
@@ -1077,6 +1202,13 @@ impl Drop for Cold {
         }
         if let Some(tasks) = &self.tasks {
             *lock(&tasks.lane.exit) = Some((ticks(), -1)); // its last chunk may spill
+        }
+        // Frames that waited for a call that never ended: their chunks go
+        // back to the store's count (a large frame's lane stays a lane).
+        for d in std::mem::take(&mut self.deferred) {
+            if let (FrameCalls::Records(chunk, _), Some(store)) = (d.calls, &self.store) {
+                store.recycle(chunk);
+            }
         }
     }
 }
@@ -1230,7 +1362,7 @@ fn exit_cold(seq: u64, end: u64) {
         let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
         // From the top: a task's stack holds calls of several threads,
         // whose numbers are not in order.
-        let Some(pos) = open.iter().rposition(|o| o.seq == seq) else {
+        let Some(pos) = open.iter().rposition(|o| o.seq & !DEFERS == seq) else {
             return;
         };
         while hot.depth.get() > pos {
@@ -1251,6 +1383,7 @@ pub(crate) struct TaskState {
     depth: usize,
     len: usize,
     counts: RecCounts,
+    deferred: Vec<Deferred>,
     /// The task, its end set when it completes.
     pub record: TaskRecord,
     /// The sequence number of the task's own call (depth 0) while it is
@@ -1353,51 +1486,88 @@ pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R 
 /// Ends a task whose own call was closed (in [`poll_in_task`]) at `end`:
 /// a task with a lane of its own gives it its record; else its block goes
 /// to this thread's tasks lane, and its private chunk back to the store.
+/// A frame's calls go under the innermost call around it that contains
+/// its whole span ([`Cold::nest`]); with none, it is a task.
 pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     let _quiet = counters::suspend();
     task.record.end = end;
     let frame = task.id.is_some_and(|id| id.frame);
     if let Some(id) = task.id {
-        task.record.index = id.index; // a frame that became a task got one
+        task.record.index = id.index;
     }
-    if let Some(lane) = &task.lane {
-        lock(&lane.tasks).push(task.record);
+    let generation = task.generation;
+    let start = task.record.start;
+    let root = std::mem::take(&mut task.counts.root);
+    if let Some(lane) = task.lane.clone() {
         *lock(&lane.exit) = Some((end, -1)); // its last chunk may spill
+        if frame {
+            let calls = FrameCalls::Lane(Arc::clone(&lane));
+            match Cold::with(|cold, hot| cold.nest(hot, generation, start, &root, calls)) {
+                Some(Nesting::Placed(_) | Nesting::Deferred) => return,
+                // A task of its own, in the file's task table.
+                _ => match &task.store {
+                    Some(store) => task.record.index = store.next_task_index(),
+                    None => return,
+                },
+            }
+        }
+        lock(&lane.tasks).push(task.record);
         return;
     }
-    let Some(chunk) = task.chunk.take() else {
+    let Some(mut chunk) = task.chunk.take() else {
         return;
     };
-    let records = &chunk.records()[..task.len.min(chunk.records().len())];
-    let generation = task.generation;
-    let record = task.record;
+    let len = task.len.min(chunk.records().len());
     // A block is the task's calls with its own call last, the only one at
     // depth 0 (a tasks lane is read block by block at depth 0). Without it
     // (the recorder was busy, re-entered, when the task started: as for any
     // call made then) nothing is kept.
-    let kept = records.last().is_some_and(|r| r.depth == 0);
-    let spare = Cold::with(|cold, hot| {
-        if kept && frame {
-            // A frame's calls go under what is open around it now.
-            if hot.generation.get() == generation {
-                cold.count_frame_root(hot, &task.counts.root);
-                cold.append_nested(hot, records);
+    let kept = chunk.records()[..len].last().is_some_and(|r| r.depth == 0);
+    let mut alone = kept && !frame;
+    if kept && frame {
+        let mut calls = Some(FrameCalls::Records(chunk, len));
+        let nested = Cold::with(|cold, hot| {
+            let calls = calls.take()?;
+            Some(cold.nest(hot, generation, start, &root, calls))
+        })
+        .flatten();
+        // A busy recorder (re-entered) keeps nothing, as for any call.
+        let back = match nested {
+            None => calls,
+            Some(Nesting::Deferred) => return,
+            Some(Nesting::Placed(calls)) => Some(calls),
+            Some(Nesting::Alone(calls)) => {
+                alone = true;
+                if let Some(store) = &task.store {
+                    task.record.index = store.next_task_index();
+                }
+                Some(calls)
             }
-        } else if kept {
+        };
+        match back {
+            Some(FrameCalls::Records(back, _)) => chunk = back,
+            _ => return,
+        }
+    }
+    let record = task.record;
+    let spare = Cold::with(|cold, hot| {
+        if alone {
+            let records = &chunk.records()[..len];
             cold.append_block(hot, generation, records, record);
         }
         // Its state becomes the thread's spare for the next task.
         cold.spare.is_none() && hot.generation.get() == generation
     })
     .unwrap_or(false);
-    let mut chunk = chunk;
     match Arc::get_mut(&mut chunk) {
         Some(only) if spare => {
             only.clear();
             task.chunk = Some(chunk);
             (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
             task.counts.active = false;
+            task.counts.root = root;
             task.counts.root.fill(0);
+            task.deferred.clear();
             let _ = Cold::with(|cold, _| cold.spare = Some(task));
         }
         _ => {
@@ -1473,7 +1643,9 @@ pub(crate) fn add_keyed_metadata(seq: u64, values: Arc<CallMetadata>) -> bool {
     }
     Cold::with(|cold, hot| {
         let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
-        let (Some(call), Some(store)) = (open.iter().rfind(|o| o.seq == seq), &cold.store) else {
+        let (Some(call), Some(store)) =
+            (open.iter().rfind(|o| o.seq & !DEFERS == seq), &cold.store)
+        else {
             return false;
         };
         if cold.agg.is_some() {
@@ -1614,7 +1786,7 @@ mod tests {
         let mut out = Vec::new();
         // The cut before the session ends (its end lets go of the records).
         for segment in lane.cut().segments {
-            if let SegmentCut::Memory(chunk, n) = segment {
+            if let SegmentCut::Memory(chunk, n, _) = segment {
                 out.extend_from_slice(&chunk.records()[..n]);
             }
         }

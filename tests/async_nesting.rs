@@ -1,0 +1,310 @@
+//! Async call trees in the await patterns of real async code (issue 37): a
+//! future held in a struct and polled across two sync calls, large futures
+//! awaited inside a trace, traced futures spawned onto other workers. Every
+//! call lies within its parent's span, on its parent's lane, in the profile
+//! `finalize` returns and in the `.h5` and `.json` files it writes.
+
+#![deny(warnings)]
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::hint::black_box;
+use std::path::Path;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use integration_tests::{check_nesting, serial, temp_dir};
+use scope_profiler::{self as sp, Options, Profile, profile};
+use tokio::task::yield_now;
+
+/// Runs `future` on a multi-threaded tokio runtime with two workers.
+fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("tokio runtime")
+        .block_on(future)
+}
+
+/// One call: its region's name, its id, its parent's id, its span.
+#[derive(Clone, Debug)]
+struct Call {
+    name: String,
+    id: i64,
+    parent: i64,
+    start: i64,
+    end: i64,
+}
+
+/// Every call of `p`, named without this crate's path (traced functions'
+/// names are qualified).
+fn calls(p: &Profile) -> Vec<Call> {
+    let e = &p.events;
+    let mut out = Vec::new();
+    for row in &p.rows {
+        let name = &p.region_names[row.region_id as usize];
+        let name = name.strip_prefix("async_nesting::").unwrap_or(name);
+        for i in row.events() {
+            out.push(Call {
+                name: name.to_owned(),
+                id: e.call_ids[i],
+                parent: e.parent_ids[i],
+                start: e.start_ns[i],
+                end: e.start_ns[i] + e.durations[i],
+            });
+        }
+    }
+    out
+}
+
+fn named<'a>(calls: &'a [Call], name: &str) -> Vec<&'a Call> {
+    calls.iter().filter(|c| c.name == name).collect()
+}
+
+/// The name of each call's parent ("-" for a root), per call name, counted.
+fn parent_names(calls: &[Call]) -> BTreeMap<(String, String), usize> {
+    let by_id: BTreeMap<i64, &Call> = calls.iter().map(|c| (c.id, c)).collect();
+    let mut out = BTreeMap::new();
+    for c in calls {
+        let parent = by_id
+            .get(&c.parent)
+            .map_or_else(|| "-".to_owned(), |p| p.name.clone());
+        *out.entry((c.name.clone(), parent)).or_insert(0) += 1;
+    }
+    out
+}
+
+fn pairs(list: &[(&str, &str, usize)]) -> BTreeMap<(String, String), usize> {
+    list.iter()
+        .map(|(c, p, n)| ((c.to_string(), p.to_string()), *n))
+        .collect()
+}
+
+/// Checks the nesting of `p` and returns its calls.
+fn nested_calls(p: &Profile, what: &str) -> Vec<Call> {
+    let checked = check_nesting(p)
+        .unwrap_or_else(|e| panic!("{what}: calls outside their parents:\n{}", e.join("\n")));
+    assert_eq!(checked, p.events.len());
+    calls(p)
+}
+
+/// Reads `path` back, checks its nesting, returns its calls.
+fn file_calls(path: &Path) -> Vec<Call> {
+    let p = sp::read_profile(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    nested_calls(&p, &path.display().to_string())
+}
+
+// ---- a future held in a struct, polled across two sync calls -------------
+
+#[profile]
+async fn inner() {
+    yield_now().await
+}
+
+#[profile]
+fn poll_held(f: &mut Pin<Box<dyn Future<Output = ()> + Send>>, cx: &mut Context<'_>) -> Poll<()> {
+    // A call of the sync function's own before it polls the held future:
+    // it stays this call's child whatever is placed after it.
+    leaf();
+    f.as_mut().poll(cx)
+}
+
+#[profile]
+fn leaf() -> u32 {
+    black_box(1)
+}
+
+#[profile]
+async fn outer() {
+    let mut held: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(inner());
+    std::future::poll_fn(|cx| poll_held(&mut held, cx)).await;
+    for _ in 0..10 {
+        leaf();
+    }
+}
+
+/// The issue's program: `inner` starts in the first `poll_held` and ends in
+/// the second, so it nests under `outer`, the innermost call that contains
+/// it, not under the second `poll_held`; the `leaf` each `poll_held` makes
+/// stays under it, and the ten later ones under `outer`. The same tree in
+/// the profile, the `.h5` and the `.json`.
+#[test]
+fn a_future_polled_across_two_sync_calls_nests_under_the_call_containing_it() {
+    let _s = serial();
+    let dir = temp_dir("held-future");
+    let expected = pairs(&[
+        ("outer", "-", 1),
+        ("poll_held", "outer", 2),
+        ("inner", "outer", 1),
+        ("leaf", "poll_held", 2),
+        ("leaf", "outer", 10),
+    ]);
+    let mut trees = Vec::new();
+    for name in ["held.h5", "held.json"] {
+        let path = dir.join(name);
+        sp::setup(Options::new().file_path(&path).verbose(false)).unwrap();
+        block_on(outer());
+        sp::finalize().unwrap();
+        let read = file_calls(&path);
+        assert_eq!(parent_names(&read), expected, "{name}: {read:#?}");
+        let inner = named(&read, "inner")[0];
+        let first = named(&read, "poll_held")
+            .into_iter()
+            .min_by_key(|c| c.start)
+            .unwrap();
+        assert!(
+            inner.start < first.end,
+            "the path under test: inner starts in the first poll_held"
+        );
+        trees.push(parent_names(&read));
+    }
+    assert_eq!(trees[0], trees[1], ".h5 and .json");
+}
+
+#[profile]
+async fn big_inner(n: u32) {
+    for i in 0..n {
+        leaf();
+        if i == n / 2 {
+            yield_now().await;
+        }
+    }
+}
+
+#[profile]
+async fn big_outer(n: u32) {
+    let mut held: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(big_inner(n));
+    std::future::poll_fn(|cx| poll_held(&mut held, cx)).await;
+    leaf();
+}
+
+/// The same pattern with a future too large for a frame's chunk (it gets a
+/// lane of its own, placed under `big_outer` when it ends), in a session
+/// small enough to spill: every call under the right parent.
+#[test]
+fn a_large_held_future_nests_under_the_call_containing_it_and_spills() {
+    let _s = serial();
+    let dir = temp_dir("large-held-future");
+    let path = dir.join("large.h5");
+    sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .memory_limit(1 << 20),
+    )
+    .unwrap();
+    block_on(big_outer(40_000));
+    let results = sp::finalize().unwrap();
+    let expected = pairs(&[
+        ("big_outer", "-", 1),
+        ("poll_held", "big_outer", 2),
+        ("big_inner", "big_outer", 1),
+        ("leaf", "poll_held", 2),
+        ("leaf", "big_inner", 40_000),
+        ("leaf", "big_outer", 1),
+    ]);
+    assert!(
+        results.health().spilled_bytes > 0,
+        "the path under test: the session spilled"
+    );
+    assert_eq!(parent_names(&file_calls(&path)), expected);
+}
+
+// ---- large futures awaited inside a trace ---------------------------------
+
+#[profile(traced)]
+fn step(x: u64) -> u64 {
+    black_box(x + 1)
+}
+
+#[profile(traced)]
+async fn stage(n: u64) -> u64 {
+    let mut x = 0;
+    for i in 0..n {
+        x = step(x);
+        if i % 4_096 == 0 {
+            yield_now().await;
+        }
+    }
+    x
+}
+
+#[profile(recursive)]
+async fn pipeline() -> u64 {
+    let mut total = 0;
+    for n in [50_000, 10, 30_000, 20, 40_000] {
+        total += stage(n).await;
+    }
+    total
+}
+
+/// Five awaited sub-futures, three of them with more calls than a frame's
+/// chunk: each stays under the function awaiting it, whose own time is
+/// then a small part of its time (it was 292 of 351 ms in the issue).
+#[test]
+fn large_futures_awaited_in_a_trace_stay_under_their_awaiter() {
+    let _s = serial();
+    sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .memory_limit(1 << 20),
+    )
+    .unwrap();
+    assert_eq!(block_on(pipeline()), 120_030);
+    let results = sp::finalize().unwrap();
+    let profile = results.profile().unwrap();
+    let recorded = nested_calls(profile, "the profile");
+    let expected = pairs(&[
+        ("pipeline", "-", 1),
+        ("stage", "pipeline", 5),
+        ("step", "stage", 120_030),
+    ]);
+    assert_eq!(parent_names(&recorded), expected);
+    let row = |name: &str| {
+        profile
+            .rows
+            .iter()
+            .find(|r| profile.region_names[r.region_id as usize].ends_with(name))
+            .unwrap()
+    };
+    let (own, total) = (row("pipeline").exclusive_total, row("pipeline").stats.total);
+    assert!(
+        own * 2 < total,
+        "pipeline's own time {own} ns of {total} ns: its stages are its children"
+    );
+}
+
+// ---- traced futures spawned onto other workers ----------------------------
+
+#[profile(traced)]
+async fn codec(n: u64) -> u64 {
+    yield_now().await;
+    step(n)
+}
+
+#[profile(recursive)]
+async fn serve() -> u64 {
+    let handles: Vec<_> = (0..8).map(|n| tokio::spawn(codec(n))).collect();
+    let mut total = 0;
+    for h in handles {
+        total += h.await.unwrap();
+    }
+    total
+}
+
+/// Futures made inside a trace carry it: spawned, polled by other workers
+/// outside `serve`'s polls, they record, and so do the traced calls they
+/// make. A traced future made outside any trace records nothing.
+#[test]
+fn traced_futures_spawned_from_a_trace_record_wherever_they_run() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    assert_eq!(block_on(serve()), 36);
+    // Outside a trace: nothing.
+    assert_eq!(block_on(async { tokio::spawn(codec(1)).await.unwrap() }), 2);
+    let results = sp::finalize().unwrap();
+    let recorded = nested_calls(results.profile().unwrap(), "the profile");
+    let expected = pairs(&[("serve", "-", 1), ("codec", "-", 8), ("step", "codec", 8)]);
+    assert_eq!(parent_names(&recorded), expected);
+}
