@@ -308,3 +308,52 @@ fn traced_futures_spawned_from_a_trace_record_wherever_they_run() {
     let expected = pairs(&[("serve", "-", 1), ("codec", "-", 8), ("step", "codec", 8)]);
     assert_eq!(parent_names(&recorded), expected);
 }
+
+// ---- a future moved from one task to another -------------------------------
+
+#[profile]
+async fn moved() {
+    yield_now().await;
+    leaf();
+}
+
+/// Polls a `moved` future once and hands it on, unfinished.
+#[profile]
+async fn first_poller() -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    let mut held: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(moved());
+    std::future::poll_fn(|cx| {
+        assert!(held.as_mut().poll(cx).is_pending());
+        Poll::Ready(())
+    })
+    .await;
+    held
+}
+
+#[profile]
+async fn finisher(held: Pin<Box<dyn Future<Output = ()> + Send>>) {
+    held.await
+}
+
+/// A future first polled in one task and completed in another that started
+/// after it: nothing open contains it, so it is a task of its own, kept
+/// whole (its call and its `leaf`).
+#[test]
+fn a_future_moved_to_a_later_task_is_a_task_of_its_own() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("tokio runtime");
+    let held = runtime.block_on(first_poller());
+    runtime.block_on(finisher(held));
+    let results = sp::finalize().unwrap();
+    let recorded = nested_calls(results.profile().unwrap(), "the profile");
+    let expected = pairs(&[
+        ("first_poller", "-", 1),
+        ("finisher", "-", 1),
+        ("moved", "-", 1),
+        ("leaf", "moved", 1),
+    ]);
+    assert_eq!(parent_names(&recorded), expected);
+}

@@ -327,6 +327,9 @@ struct Cold {
     /// The current recorder's finished frames waiting for an open call to
     /// end (a task's while one is polled).
     deferred: Vec<Deferred>,
+    /// The session this thread attached to and its own lane's index (kept
+    /// while a task's recorder takes the thread's place).
+    own: Option<(u32, u32)>,
 }
 
 /// The calls of a finished frame (a future first polled inside a task),
@@ -547,6 +550,7 @@ thread_local! {
             },
             counting: None,
             deferred: Vec::new(),
+            own: None,
         })
     };
 }
@@ -684,6 +688,7 @@ impl Cold {
         self.counts = RecCounts::own();
         self.counting = None;
         counters::set_tracking(false);
+        self.own = Some((generation, lane.index));
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;
@@ -1060,25 +1065,40 @@ impl Cold {
             .tasks
             .as_ref()
             .is_some_and(|t| t.generation == generation);
-        // A new tasks lane needs the thread's own recorder in place (not a
-        // task's being polled: a future dropped inside another's poll).
-        if !ready && (self.task.is_some() || !self.attach(hot, generation)) {
-            return;
-        }
-        let Some(store) = self.store.clone() else {
-            return;
-        };
         if !ready {
-            let Some(thread) = self.lane.clone() else {
+            let thread = match self.task {
+                // A task of the session is polled here (a future completed
+                // or dropped inside its poll): the thread's lane is swapped
+                // out, its index kept at attach; a thread that never
+                // attached gives the polled task's.
+                Some(around) if hot.generation.get() == generation => match self.own {
+                    Some((g, index)) if g == generation => index,
+                    _ => around.thread,
+                },
+                Some(_) => return,
+                None => {
+                    if !self.attach(hot, generation) {
+                        return;
+                    }
+                    match &self.lane {
+                        Some(lane) => lane.index,
+                        None => return,
+                    }
+                }
+            };
+            let Some(store) = self.store.clone() else {
                 return;
             };
             self.tasks = Some(TasksLane {
                 generation,
-                lane: store.register_tasks_lane(thread.index, None),
+                lane: store.register_tasks_lane(thread, None),
                 chunk: None,
                 len: 0,
             });
         }
+        let Some(store) = self.store.clone() else {
+            return;
+        };
         let Some(tasks) = &mut self.tasks else {
             return;
         };
