@@ -197,3 +197,144 @@ pub(super) fn walk(
     walk.end_lane()?;
     Ok((lanes, walk.done))
 }
+
+#[cfg(test)]
+mod tests {
+    //! The instants the walk hands on, and where it places a call.
+
+    use super::*;
+    use crate::export::filter::Filter;
+    use crate::profile::{Profile, RegionRow};
+
+    /// Records what the visitor gets: (open?, region, depth, at).
+    #[derive(Default)]
+    struct Log(Vec<(bool, u64, usize, i64)>);
+
+    impl Visitor for Log {
+        fn open(&mut self, call: &Call, depth: usize, at: i64) -> Result<(), Error> {
+            self.0.push((true, call.region, depth, at));
+            Ok(())
+        }
+        fn close(&mut self, call: &Call, depth: usize, _: i64, at: i64) -> Result<(), Error> {
+            self.0.push((false, call.region, depth, at));
+            Ok(())
+        }
+        fn lane(&mut self, _: u64, _: bool) -> Result<(), Error> {
+            Ok(())
+        }
+        fn lanes(&mut self, _: &[Lane]) {}
+    }
+
+    /// (region, start, end, id, parent) calls of one thread, one row per
+    /// region id.
+    fn log(calls: &[(u32, i64, i64, i64, i64)]) -> Vec<(bool, u64, usize, i64)> {
+        let mut p = Profile::default();
+        let regions = calls.iter().map(|c| c.0).max().map_or(0, |m| m + 1);
+        for r in 0..regions {
+            p.region_names.push(format!("r{r}"));
+            let mut row = RegionRow::default();
+            row.region_id = r;
+            row.event_offset = p.events.len() as u64;
+            for &(_, start, end, id, parent) in calls.iter().filter(|c| c.0 == r) {
+                p.events.start_ns.push(start);
+                p.events.durations.push(end - start);
+                p.events.call_ids.push(id);
+                p.events.parent_ids.push(parent);
+                p.events.thread_ids.push(0);
+                row.event_count += 1;
+            }
+            p.rows.push(row);
+        }
+        let reader = ProfileReader::from_profile(p).unwrap();
+        let filter = Resolved::new(&reader, &Filter::new()).unwrap();
+        let mut log = Log::default();
+        walk(&reader, &filter, &mut log).unwrap();
+        log.0
+    }
+
+    #[test]
+    fn a_child_that_sticks_out_is_cut_at_its_parents_end() {
+        // r1 [100, 200] in r0 [0, 1000]; r2 starts in r1 and ends after r0.
+        let got = log(&[
+            (0, 0, 1000, 1, -1),
+            (1, 100, 200, 2, 1),
+            (2, 150, 1500, 3, 2),
+            (1, 500, 700, 4, 1),
+        ]);
+        let want = vec![
+            (true, 0, 0, 0),
+            (true, 1, 1, 100),
+            (true, 2, 2, 150),
+            (false, 2, 2, 200),
+            (false, 1, 1, 200),
+            (true, 1, 1, 500),
+            (false, 1, 1, 700),
+            (false, 0, 0, 1000),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_sibling_that_overlaps_an_earlier_one_opens_when_it_closes() {
+        // Two roots by id, the second starting inside the first.
+        let got = log(&[(0, 0, 10, 1, -1), (1, 5, 12, 2, -1)]);
+        let want = vec![
+            (true, 0, 0, 0),
+            (false, 0, 0, 10),
+            (true, 1, 0, 10),
+            (false, 1, 0, 12),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_call_whose_parent_starts_later_goes_by_time_and_closes_nothing() {
+        // r2's parent (id 4) starts after it: placed in r1, which it
+        // starts in; r0 and r1 stay open for the second r1.
+        let got = log(&[
+            (0, 0, 1000, 1, -1),
+            (1, 100, 200, 2, 1),
+            (2, 150, 600, 3, 4),
+            (1, 500, 700, 4, 1),
+            (3, 800, 900, 5, 1),
+        ]);
+        let depths: Vec<(u64, usize)> = got.iter().filter(|e| e.0).map(|e| (e.1, e.2)).collect();
+        assert_eq!(depths, [(0, 0), (1, 1), (2, 2), (1, 1), (3, 1)]);
+    }
+
+    fn open(call_id: i64, bound: i64) -> Open {
+        Open {
+            call: Call {
+                call_id,
+                ..Call::default()
+            },
+            children: 0,
+            at: 0,
+            bound,
+            subtree: true,
+            shown: true,
+            inner: 0,
+        }
+    }
+
+    #[test]
+    fn placement_by_ids_finds_the_parent_below_the_top_and_by_time_keeps_what_is_open() {
+        let stack = [open(1, 100), open(2, 50), open(3, 40)];
+        let call = |start, duration, parent_id| Call {
+            start,
+            duration,
+            parent_id,
+            call_id: 9,
+            ..Call::default()
+        };
+        assert_eq!(placement(&stack, &call(45, 1, 1), true), 1);
+        assert_eq!(placement(&stack, &call(45, 1, 2), true), 2);
+        assert_eq!(placement(&stack, &call(45, 1, -1), true), 0);
+        // Parent 7 is not open: by time, r3 ended (40), r2 is open (50).
+        assert_eq!(placement(&stack, &call(45, 100, 7), true), 2);
+        assert_eq!(placement(&stack, &call(45, 100, 7), false), 2);
+        // At the very end of r3, lasting 0 ns: still in it.
+        assert_eq!(placement(&stack, &call(40, 0, 7), false), 3);
+        assert_eq!(placement(&stack, &call(100, 1, 7), false), 0);
+    }
+}
