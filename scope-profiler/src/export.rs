@@ -44,11 +44,15 @@ use crate::profile::CallPath;
 use crate::reader::ProfileReader;
 use crate::scratch::{self, Plain};
 
+mod chrome;
 mod filter;
+mod speedscope;
 mod walk;
 
+pub use chrome::{chrome_trace, chrome_trace_filtered};
 use filter::Resolved;
 pub use filter::{Exported, Filter, LaneId};
+pub use speedscope::{speedscope, speedscope_filtered};
 use walk::{Visitor, walk};
 
 /// Calls sorted in memory at once before a run is spilled to disk.
