@@ -27,17 +27,14 @@
 //! events is reached; the calls that are not handed on still place the
 //! others, so a kept call's parent is the nearest kept call above it.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
 use super::filter::{Exported, Resolved};
 use super::{Call, Lane, sort_calls};
 use crate::error::Error;
-use crate::fxhash::FxHasher;
 use crate::reader::ProfileReader;
 
-/// The position on the stack of each open call, by call id.
-type OpenIds = HashMap<i64, usize, BuildHasherDefault<FxHasher>>;
+/// How many open calls, from the innermost, a call's parent is looked for
+/// among.
+const PARENT_SCAN: usize = 64;
 
 /// Receives the kept calls of each lane in tree order.
 pub(super) trait Visitor {
@@ -67,26 +64,22 @@ struct Open {
     shown: bool,
     /// The visitor's depth of its children: its shown ancestors and it.
     inner: usize,
-    /// The position an open call of the same id had in [`OpenIds`]
-    /// before this one hid it (a file with repeated ids).
-    hidden: Option<usize>,
 }
 
 /// How many calls of `stack` stay open under `call` (its parent is the
 /// last of them).
-fn placement(stack: &[Open], ids: &OpenIds, call: &Call, by_ids: bool) -> usize {
+fn placement(stack: &[Open], call: &Call, by_ids: bool) -> usize {
     if by_ids {
-        let parent = call.parent_id;
-        if parent < 0 {
+        if call.parent_id < 0 {
             return 0;
         }
-        if stack.last().is_some_and(|o| o.call.call_id == parent) {
-            return stack.len();
-        }
-        if let Some(&k) = ids.get(&parent)
-            && stack.get(k).is_some_and(|o| o.call.call_id == parent)
-        {
-            return k + 1;
+        // The innermost open calls only: a hostile file (every parent id
+        // naming no call) must not make each call scan a deep stack. A
+        // parent deeper down than that is rare: the calls above it are
+        // open siblings' calls; the call goes by time then.
+        let mut top = stack.iter().rev().take(PARENT_SCAN);
+        if let Some(up) = top.position(|o| o.call.call_id == call.parent_id) {
+            return stack.len() - up;
         }
     }
     // By time: close the calls that ended before this one starts (a call
@@ -106,9 +99,6 @@ struct Walk<'v, V: Visitor> {
     visitor: &'v mut V,
     filter: &'v Resolved,
     stack: Vec<Open>,
-    /// The open calls by id (with parent ids only).
-    ids: OpenIds,
-    by_ids: bool,
     /// The last instant handed on in the lane.
     now: i64,
     lane: Option<u64>,
@@ -121,12 +111,6 @@ impl<V: Visitor> Walk<'_, V> {
     fn close_to(&mut self, keep: usize) -> Result<(), Error> {
         while self.stack.len() > keep {
             let Some(done) = self.stack.pop() else { break };
-            if self.by_ids {
-                match done.hidden {
-                    Some(k) => self.ids.insert(done.call.call_id, k),
-                    None => self.ids.remove(&done.call.call_id),
-                };
-            }
             if done.shown {
                 let at = done.bound.max(self.now);
                 self.now = at;
@@ -149,13 +133,13 @@ impl<V: Visitor> Walk<'_, V> {
         Ok(())
     }
 
-    fn call(&mut self, call: Call) -> Result<(), Error> {
+    fn call(&mut self, call: Call, by_ids: bool) -> Result<(), Error> {
         if self.lane != Some(call.lane) {
             self.end_lane()?;
             self.lane = Some(call.lane);
             self.now = i64::MIN;
         }
-        let keep = placement(&self.stack, &self.ids, &call, self.by_ids);
+        let keep = placement(&self.stack, &call, by_ids);
         self.close_to(keep)?;
         let parent = self.stack.last();
         let subtree = self.filter.region(call.region) || parent.is_some_and(|p| p.subtree);
@@ -184,13 +168,8 @@ impl<V: Visitor> Walk<'_, V> {
             self.done.events += 1;
             self.visitor.open(&call, depth, at)?;
         }
-        let hidden = match self.by_ids {
-            true => self.ids.insert(call.call_id, self.stack.len()),
-            false => None,
-        };
         self.stack.push(Open {
             call,
-            hidden,
             children: 0,
             at,
             bound,
@@ -216,15 +195,13 @@ pub(super) fn walk(
         visitor,
         filter,
         stack: Vec::new(),
-        ids: OpenIds::default(),
-        by_ids,
         now: i64::MIN,
         lane: None,
         begun: false,
         done: Exported::default(),
     };
     while let Some(call) = sorted.next_call(reader.path())? {
-        walk.call(call)?;
+        walk.call(call, by_ids)?;
     }
     walk.end_lane()?;
     Ok((lanes, walk.done))
@@ -334,20 +311,6 @@ mod tests {
         assert_eq!(depths, [(0, 0), (1, 1), (2, 2), (1, 1), (3, 1)]);
     }
 
-    #[test]
-    fn deep_calls_whose_parents_are_not_in_the_file_nest_by_time() {
-        // Each call's parent id names no call: every one is placed by time,
-        // under the one before (a lookup, not a scan of the stack).
-        let n = 50_000i64;
-        let calls: Vec<_> = (0..n)
-            .map(|i| ((i % 3) as u32, i, 2 * n - i, i, i + 10 * n))
-            .collect();
-        let got = log(&calls);
-        assert_eq!(got.len(), 2 * n as usize);
-        let depths: Vec<usize> = got.iter().filter(|e| e.0).map(|e| e.2).collect();
-        assert!(depths.iter().enumerate().all(|(i, &d)| d == i));
-    }
-
     fn open(call_id: i64, bound: i64) -> Open {
         Open {
             call: Call {
@@ -360,15 +323,26 @@ mod tests {
             subtree: true,
             shown: true,
             inner: 0,
-            hidden: None,
         }
+    }
+
+    #[test]
+    fn deep_calls_whose_parents_are_not_in_the_file_nest_by_time() {
+        // Each call's parent id names no call: every one is placed by time,
+        // under the one before (after a bounded look down the stack).
+        let n = 50_000i64;
+        let calls: Vec<_> = (0..n)
+            .map(|i| ((i % 3) as u32, i, 2 * n - i, i, i + 10 * n))
+            .collect();
+        let got = log(&calls);
+        assert_eq!(got.len(), 2 * n as usize);
+        let depths: Vec<usize> = got.iter().filter(|e| e.0).map(|e| e.2).collect();
+        assert!(depths.iter().enumerate().all(|(i, &d)| d == i));
     }
 
     #[test]
     fn placement_by_ids_finds_the_parent_below_the_top_and_by_time_keeps_what_is_open() {
         let stack = [open(1, 100), open(2, 50), open(3, 40)];
-        let ids: OpenIds = [(1, 0), (2, 1), (3, 2)].into_iter().collect();
-        let placement = |stack: &[Open], call: &Call, by_ids| placement(stack, &ids, call, by_ids);
         let call = |start, duration, parent_id| Call {
             start,
             duration,
