@@ -3,8 +3,8 @@
 //! visitor in tree order.
 //!
 //! **Where a call goes.** With parent ids (every file we write, and the
-//! Python package's): under its parent wherever that parent is on the
-//! stack, the calls above it closing; a root (parent id -1) closes every
+//! Python package's): under its parent when that parent is among the
+//! `PARENT_SCAN` innermost open calls, the calls above it closing; a root (parent id -1) closes every
 //! open call. A call whose parent is not open (it started later, or
 //! ended before the call began, or is not in the file) and every call of
 //! a file without parent ids is placed by time, closing only the open
