@@ -7,9 +7,10 @@ use scope_profiler::export::{Exported, Filter, LaneId};
 /// The export filters as given on the command line.
 #[derive(clap::Args, Debug, Default)]
 pub(crate) struct FilterArgs {
-    /// Only the calls of region NAME and everything they call (their whole
+    /// Only the calls of the regions whose name matches this glob (`*`,
+    /// `?`; as `inspect --region`) and everything they call (their whole
     /// subtrees; their callers are left out). Repeatable.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "GLOB")]
     region: Vec<String>,
     /// Only the calls of this lane, as `inspect --threads` names it:
     /// `N` or `thread N` (thread index), `thread NAME` (thread name),
@@ -32,11 +33,23 @@ pub(crate) struct FilterArgs {
 }
 
 impl FilterArgs {
-    /// The library's filter.
-    pub(crate) fn filter(&self) -> Filter {
+    /// The library's filter for a file with regions `names`: each
+    /// `--region` glob becomes the names it matches (none is an error).
+    pub(crate) fn filter(&self, names: &[String]) -> Result<Filter, String> {
         let mut f = Filter::new().window(self.from, self.to);
-        for r in &self.region {
-            f = f.region(r.clone());
+        for pattern in &self.region {
+            let mut found = false;
+            for name in names.iter().filter(|n| crate::stats::glob(pattern, n)) {
+                if !f.regions.contains(name) {
+                    f = f.region(name.clone());
+                }
+                found = true;
+            }
+            if !found {
+                return Err(format!(
+                    "--region {pattern:?}: no region of the file matches"
+                ));
+            }
         }
         for l in &self.lane {
             f = f.lane(l.clone());
@@ -44,7 +57,7 @@ impl FilterArgs {
         if let Some(n) = self.max_events {
             f = f.max_events(n);
         }
-        f
+        Ok(f)
     }
 }
 
@@ -91,6 +104,27 @@ pub(crate) fn cut_note(done: &Exported, max: Option<u64>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_region_glob_becomes_the_names_it_matches() {
+        let names: Vec<String> = ["app::solve", "app::load", "lib::solve"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let args = FilterArgs {
+            region: vec!["*::solve".into(), "app::solve".into()],
+            ..FilterArgs::default()
+        };
+        assert_eq!(
+            args.filter(&names).unwrap().regions,
+            ["app::solve", "lib::solve"]
+        );
+        let none = FilterArgs {
+            region: vec!["nope*".into()],
+            ..FilterArgs::default()
+        };
+        assert!(none.filter(&names).unwrap_err().contains("nope*"));
+    }
 
     #[test]
     fn times_are_ms_unless_they_say_their_unit() {

@@ -433,7 +433,10 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
             args.file.display()
         )));
     }
-    let filter = args.filters.filter();
+    let filter = args
+        .filters
+        .filter(reader.region_names())
+        .map_err(Failure)?;
     if args.kind == ExportKind::Json && !filter.is_empty() {
         return Err(Failure(
             "export json writes the statistics of the whole file: --region, --lane, --from, \

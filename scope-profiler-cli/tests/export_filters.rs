@@ -205,6 +205,10 @@ fn region_keeps_the_calls_of_the_region_and_their_subtrees() {
             "{line}"
         );
     }
+    // A glob, as inspect --region takes.
+    let globs = ["--region", "rh?", "--region", "up*"];
+    let (glob, _) = export("folded", &file, &dir.join("g.txt"), &globs);
+    assert_eq!(glob, folded);
     // A region the file does not have is an error, not an empty output.
     let o = run(&[
         "export",
@@ -216,7 +220,11 @@ fn region_keeps_the_calls_of_the_region_and_their_subtrees() {
         "nope",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no region named \"nope\""));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--region \"nope\": no region of the file matches"),
+        "{err}"
+    );
 }
 
 #[test]
