@@ -459,3 +459,61 @@ fn the_held_future_gives_one_tree_from_json_and_hdf5() {
         integration_tests::calls_per_region(&profile)
     );
 }
+
+#[sp::profile]
+async fn spawned(i: u64) -> u64 {
+    tokio::task::yield_now().await;
+    u64::from(leaf()) + i
+}
+
+/// The held future among 4,200 distinct regions and 200 spawned tasks:
+/// past the call-path limit, so the `.h5` too is walked from its events.
+fn run_held_past_the_limit(path: &Path) {
+    let _s = serial();
+    sp::setup(Options::new().file_path(path).verbose(false)).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        outer().await;
+        let tasks: Vec<_> = (0..200).map(|i| tokio::spawn(spawned(i))).collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    for i in 0..4_200 {
+        sp::region(&format!("distinct-{i}")).run(leaf);
+    }
+    sp::finalize().unwrap();
+}
+
+#[test]
+fn past_the_call_path_limit_the_held_future_gives_one_tree_from_json_and_hdf5() {
+    let dir = temp_dir("event-trees-held-many");
+    let (h5, json) = (dir.join("held.h5"), dir.join("held.json"));
+    run_held_past_the_limit(&h5);
+    run_held_past_the_limit(&json);
+    let from_h5 = ProfileReader::open(&h5).unwrap();
+    assert!(
+        from_h5.call_paths().is_none(),
+        "past the limit: no stored paths"
+    );
+    let tree = short(tree_of(&from_h5));
+    assert_eq!(short(tree_of(&ProfileReader::open(&json).unwrap())), tree);
+    let count = |p: &[&str]| {
+        let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+        tree.get(&p).copied()
+    };
+    assert_eq!(
+        count(&["outer", "leaf"]),
+        Some(10),
+        "{:?}",
+        count(&["leaf"])
+    );
+    assert_eq!(count(&["outer", "poll_held", "inner"]), Some(1));
+    assert_eq!(count(&["spawned", "leaf"]), Some(200));
+    assert_eq!(count(&["distinct-4199", "leaf"]), Some(1));
+    // Every leaf under its caller: none is a root.
+    assert_eq!(count(&["leaf"]), None);
+}
