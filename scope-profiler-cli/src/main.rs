@@ -6,6 +6,7 @@
 //! CI regression budget; text, markdown or JSON), `report` (one HTML page). Exit codes: 0 success, 1 a `check` regression,
 //! 2 an unreadable input or any other error.
 
+mod export_filter;
 mod isolate;
 mod markdown;
 mod report;
@@ -147,6 +148,8 @@ struct ExportArgs {
     /// Flamegraph width in pixels.
     #[arg(long, default_value_t = 1200)]
     width: usize,
+    #[command(flatten)]
+    filters: export_filter::FilterArgs,
 }
 
 /// Statistic compared by `diff` and `check`.
@@ -430,6 +433,17 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
             args.file.display()
         )));
     }
+    let filter = args
+        .filters
+        .filter(reader.region_names())
+        .map_err(Failure)?;
+    if args.kind == ExportKind::Json && !filter.is_empty() {
+        return Err(Failure(
+            "export json writes the statistics of the whole file: --region, --lane, --from, \
+             --to and --max-events apply to chrome-trace, speedscope, folded and flamegraph"
+                .to_owned(),
+        ));
+    }
     for note in stats::recording_notes(&reader) {
         eprintln!("scope-prof: {}: note: {note}", args.file.display());
     }
@@ -447,19 +461,20 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         }
         e => Failure(e.to_string()),
     };
+    let mut done = None;
     match args.kind {
         ExportKind::ChromeTrace => {
-            export::chrome_trace(&reader, &mut sink).map_err(named)?;
+            done = Some(export::chrome_trace_filtered(&reader, &filter, &mut sink).map_err(named)?);
         }
         ExportKind::Speedscope => {
-            export::speedscope(&reader, &mut sink).map_err(named)?;
+            done = Some(export::speedscope_filtered(&reader, &filter, &mut sink).map_err(named)?);
         }
         ExportKind::Folded => {
-            export::folded(&reader, &mut sink).map_err(named)?;
+            done = Some(export::folded_filtered(&reader, &filter, &mut sink).map_err(named)?);
         }
         ExportKind::Flamegraph => {
             let mut folded = Vec::new();
-            export::folded(&reader, &mut folded).map_err(named)?;
+            done = Some(export::folded_filtered(&reader, &filter, &mut folded).map_err(named)?);
             let text = String::from_utf8_lossy(&folded);
             let mut options = inferno::flamegraph::Options::default();
             options.title = args.title.clone().unwrap_or_else(|| {
@@ -489,6 +504,16 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+    let cut = done.and_then(|d| export_filter::cut_note(&d, filter.max_events));
+    if let Some(note) = cut {
+        eprintln!("scope-prof: {}: note: {note}", args.file.display());
+    }
+    if done.is_some_and(|d| d.events == 0) && !filter.is_empty() {
+        eprintln!(
+            "scope-prof: {}: note: no call passed the filters",
+            args.file.display()
+        );
     }
     if !to_stdout {
         eprintln!("wrote {}", output.display());

@@ -40,10 +40,20 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::fxhash::FxHasher;
 use crate::histogram::LogHistogram;
-use crate::json::{push_int, push_string as json_string};
 use crate::profile::CallPath;
 use crate::reader::ProfileReader;
 use crate::scratch::{self, Plain};
+
+mod chrome;
+mod filter;
+mod speedscope;
+mod walk;
+
+pub use chrome::{chrome_trace, chrome_trace_filtered};
+use filter::Resolved;
+pub use filter::{Exported, Filter, LaneId};
+pub use speedscope::{speedscope, speedscope_filtered};
+use walk::{Visitor, walk};
 
 /// Calls sorted in memory at once before a run is spilled to disk.
 const SORT_RUN: usize = 2 << 20;
@@ -236,6 +246,9 @@ struct LaneMap<'r> {
     ids: HashMap<(u32, i64, i64), u64, BuildHasherDefault<FxHasher>>,
     lanes: Vec<Lane>,
     last: Option<((u32, i64, i64), u64)>,
+    /// The filter whose lanes are kept, and per lane whether it is.
+    filter: Option<&'r Resolved>,
+    kept: Vec<bool>,
 }
 
 impl<'r> LaneMap<'r> {
@@ -245,7 +258,14 @@ impl<'r> LaneMap<'r> {
             ids: HashMap::default(),
             lanes: Vec::new(),
             last: None,
+            filter: None,
+            kept: Vec::new(),
         }
+    }
+
+    /// Whether lane `id` (a number [`Self::lane`] gave) is kept.
+    fn kept(&self, id: u64) -> bool {
+        self.kept.get(id as usize).copied().unwrap_or(true)
     }
 
     fn lane(&mut self, rank: u32, thread: i64, task: i64) -> u64 {
@@ -259,12 +279,18 @@ impl<'r> LaneMap<'r> {
         let next = self.lanes.len() as u64;
         let id = *self.ids.entry(key).or_insert(next);
         if id == next {
-            self.lanes.push(Lane {
+            let lane = Lane {
                 rank,
                 thread,
                 task,
                 name: lane_name(self.reader, thread, task),
+            };
+            let kept = self.filter.is_none_or(|f| {
+                let named = self.reader.threads().iter().find(|t| t.index == thread);
+                f.lane(&lane, named.map(|t| t.name.as_str()))
             });
+            self.kept.push(kept);
+            self.lanes.push(lane);
         }
         self.last = Some((key, id));
         id
@@ -412,11 +438,13 @@ impl ExternalSort {
     }
 }
 
-/// Reads every call of the file and sorts them by (lane, start, longest
-/// first, call id), spilling sorted runs of `SORT_RUN` calls.
-fn sort_calls(reader: &ProfileReader) -> Result<(Sorted, Vec<Lane>), Error> {
+/// Reads every call of the lanes `filter` keeps and sorts them by (lane,
+/// start, longest first, call id), spilling sorted runs of `SORT_RUN`
+/// calls.
+fn sort_calls(reader: &ProfileReader, filter: &Resolved) -> Result<(Sorted, Vec<Lane>), Error> {
     let path = reader.path();
     let mut lanes = LaneMap::new(reader);
+    lanes.filter = Some(filter);
     let mut sort = ExternalSort::new(SORT_RUN, scratch::dir_of(path));
     for chunk in reader.chunks(CHUNK) {
         let chunk = chunk?;
@@ -424,8 +452,12 @@ fn sort_calls(reader: &ProfileReader) -> Result<(Sorted, Vec<Lane>), Error> {
         let e = &chunk.events;
         for i in 0..e.len() {
             let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
+            let lane = lanes.lane(row.rank, e.thread_ids[i], task);
+            if !lanes.kept(lane) {
+                continue;
+            }
             sort.push(Call {
-                lane: lanes.lane(row.rank, e.thread_ids[i], task),
+                lane,
                 start: e.start_ns[i],
                 duration: e.durations[i],
                 call_id: e.call_ids[i],
@@ -434,75 +466,18 @@ fn sort_calls(reader: &ProfileReader) -> Result<(Sorted, Vec<Lane>), Error> {
             })?;
         }
     }
+    if let Some(message) = filter.unmatched(reader, &lanes.lanes) {
+        return Err(Error::Usage(message));
+    }
     Ok((sort.finish(path)?, lanes.lanes))
 }
 
-/// Receives the calls of each lane in tree order.
-trait Visitor {
-    /// A call opens at `depth` (0 for a root), under the open calls given.
-    fn open(&mut self, call: &Call, depth: usize) -> Result<(), Error>;
-    /// The call opened last at `depth` closes; `children` is the summed
-    /// duration of its direct children.
-    fn close(&mut self, call: &Call, depth: usize, children: i64) -> Result<(), Error>;
-    /// A lane begins (its calls follow) or ends.
-    fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error>;
-    /// The lanes, before any call.
-    fn lanes(&mut self, lanes: &[Lane]);
-}
-
-/// Walks the sorted calls lane by lane with a stack of open calls.
-fn walk(reader: &ProfileReader, visitor: &mut impl Visitor) -> Result<Vec<Lane>, Error> {
-    let (mut sorted, lanes) = sort_calls(reader)?;
-    visitor.lanes(&lanes);
-    let by_ids = reader.has_parents();
-    let mut stack: Vec<(Call, i64)> = Vec::new();
-    let mut lane: Option<u64> = None;
-    let close_all = |stack: &mut Vec<(Call, i64)>,
-                     visitor: &mut dyn FnMut(&Call, usize, i64) -> Result<(), Error>|
-     -> Result<(), Error> {
-        while let Some((call, children)) = stack.pop() {
-            visitor(&call, stack.len(), children)?;
-            if let Some(parent) = stack.last_mut() {
-                parent.1 = parent.1.wrapping_add(call.duration);
-            }
-        }
-        Ok(())
-    };
-    while let Some(call) = sorted.next_call(reader.path())? {
-        if lane != Some(call.lane) {
-            close_all(&mut stack, &mut |c, d, ch| visitor.close(c, d, ch))?;
-            if let Some(previous) = lane {
-                visitor.lane(previous, false)?;
-            }
-            visitor.lane(call.lane, true)?;
-            lane = Some(call.lane);
-        }
-        // Pop the open calls that are not this call's parent.
-        while let Some((top, _)) = stack.last() {
-            let parent = match by_ids {
-                true => top.call_id == call.parent_id && call.parent_id >= 0,
-                false => top.start <= call.start && call.end() <= top.end(),
-            };
-            if parent {
-                break;
-            }
-            let (done, children) = stack.pop().unwrap_or_default();
-            visitor.close(&done, stack.len(), children)?;
-            if let Some(p) = stack.last_mut() {
-                p.1 = p.1.wrapping_add(done.duration);
-            }
-        }
-        visitor.open(&call, stack.len())?;
-        stack.push((call, 0));
-    }
-    close_all(&mut stack, &mut |c, d, ch| visitor.close(c, d, ch))?;
-    if let Some(previous) = lane {
-        visitor.lane(previous, false)?;
-    }
-    Ok(lanes)
-}
-
-/// Builds the call tree of a file, grouped as `grouping` says.
+/// Builds the call tree of a file, grouped as `grouping` says: from the
+/// call paths the file stores when it has them, otherwise from its events,
+/// each call under its parent (by the file's parent ids; by time in a file
+/// without them, or for a call whose parent is not open when it starts: a
+/// call whose span does not nest in its parent's stays under it, and the
+/// calls after it keep their parents).
 ///
 /// # Errors
 ///
@@ -526,9 +501,19 @@ pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree,
     {
         return Ok(tree_of_paths(reader, paths, grouping));
     }
+    let everything = Resolved::new(reader, &Filter::new())?;
+    Ok(events_tree(reader, grouping, &everything)?.0)
+}
+
+/// The call tree of the calls `filter` keeps, from the events.
+fn events_tree(
+    reader: &ProfileReader,
+    grouping: Grouping,
+    filter: &Resolved,
+) -> Result<(CallTree, Exported), Error> {
     let mut builder = TreeBuilder::new(grouping);
-    let lanes = walk(reader, &mut builder)?;
-    Ok(builder.finish(lanes))
+    let (lanes, done) = walk(reader, filter, &mut builder)?;
+    Ok((builder.finish(lanes), done))
 }
 
 /// The call tree of the call paths a file stores: the tree [`call_tree`]
@@ -650,10 +635,10 @@ impl TreeBuilder {
 }
 
 impl Visitor for TreeBuilder {
-    fn open(&mut self, call: &Call, depth: usize) -> Result<(), Error> {
+    fn open(&mut self, call: &Call, depth: usize, _at: i64) -> Result<(), Error> {
         let parent = match depth {
             0 => self.lane_root,
-            _ => self.stack[depth - 1],
+            _ => self.stack.get(depth - 1).copied().unwrap_or(self.lane_root),
         };
         self.stack.truncate(depth);
         let node = self.child(parent, call.region as u32);
@@ -663,8 +648,10 @@ impl Visitor for TreeBuilder {
         Ok(())
     }
 
-    fn close(&mut self, call: &Call, depth: usize, children: i64) -> Result<(), Error> {
-        let node = self.stack[depth];
+    fn close(&mut self, call: &Call, depth: usize, children: i64, _at: i64) -> Result<(), Error> {
+        let Some(&node) = self.stack.get(depth) else {
+            return Ok(());
+        };
         self.tree.nodes[node].add(call.duration, call.duration.wrapping_sub(children));
         let root = self.tree.nodes[node].parent;
         if depth == 0
@@ -710,7 +697,56 @@ impl Visitor for TreeBuilder {
 /// export::folded(&reader, &mut out)?;
 /// # Ok::<(), scope_profiler::Error>(())
 /// ```
-pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error> {
+pub fn folded(reader: &ProfileReader, out: impl Write) -> Result<u64, Error> {
+    Ok(write_folded(reader, &Filter::new(), out)?.0)
+}
+
+/// [`folded`] of the calls `filter` keeps: a kept call's path starts at
+/// it (its callers left out, as in the other exports); the own time of a
+/// call counts its children's as recorded, kept or not.
+///
+/// # Errors
+///
+/// As [`folded`]; [`Error::Usage`] if `filter` names a region or lane the
+/// file does not have, or the file is an aggregate profile (no calls to
+/// filter).
+///
+/// ```
+/// use scope_profiler::{self as sp, Options, ProfileReader, export};
+/// # let dir = std::env::temp_dir().join(format!("sp-folded-filter-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("folded.h5");
+/// sp::setup(Options::new().file_path(&path).verbose(false))?;
+/// sp::region("outer").run(|| sp::region("inner").run(|| std::thread::sleep(std::time::Duration::from_millis(1))));
+/// sp::region("other").run(|| ());
+/// sp::finalize()?;
+/// let reader = ProfileReader::open(&path)?;
+/// let mut folded = Vec::new();
+/// let done = export::folded_filtered(&reader, &export::Filter::new().region("inner"), &mut folded)?;
+/// assert_eq!(String::from_utf8(folded).unwrap().split(' ').next(), Some("inner"));
+/// assert_eq!((done.events, done.left_out), (1, 0));
+/// # Ok::<(), sp::Error>(())
+/// ```
+pub fn folded_filtered(
+    reader: &ProfileReader,
+    filter: &Filter,
+    out: impl Write,
+) -> Result<Exported, Error> {
+    Ok(write_folded(reader, filter, out)?.1)
+}
+
+/// The folded stacks: the lines written and what was exported.
+fn write_folded(
+    reader: &ProfileReader,
+    filter: &Filter,
+    mut out: impl Write,
+) -> Result<(u64, Exported), Error> {
+    if reader.is_aggregate() && !filter.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} is an aggregate profile (totals only, no calls): it cannot be filtered",
+            reader.path().display()
+        )));
+    }
     let names: Vec<String> = reader
         .region_names()
         .iter()
@@ -732,9 +768,29 @@ pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error>
             }
         }
         out.flush().map_err(out_err)?;
-        return Ok(lines);
+        let events = reader.aggregates().iter().map(|a| a.num_calls).sum();
+        return Ok((
+            lines,
+            Exported {
+                events,
+                left_out: 0,
+            },
+        ));
     }
-    let tree = call_tree(reader, Grouping::All)?;
+    let (tree, done) = if filter.is_empty() {
+        let tree = call_tree(reader, Grouping::All)?;
+        let calls = tree.nodes.iter().filter(|n| n.region.is_some());
+        let events = calls.map(|n| n.num_calls).sum::<u64>();
+        (
+            tree,
+            Exported {
+                events,
+                left_out: 0,
+            },
+        )
+    } else {
+        events_tree(reader, Grouping::All, &Resolved::new(reader, filter)?)?
+    };
     let mut path: Vec<&str> = Vec::new();
     // Depth-first, children in order of first call.
     let mut todo: Vec<(usize, usize)> = tree
@@ -762,23 +818,7 @@ pub fn folded(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error>
         todo.extend(n.children.iter().rev().map(|&c| (c, depth + 1)));
     }
     out.flush().map_err(out_err)?;
-    Ok(lines)
-}
-
-/// Appends nanoseconds as microseconds with three decimals (exact).
-fn push_micros(buf: &mut Vec<u8>, ns: i64) {
-    if ns < 0 {
-        buf.push(b'-');
-    }
-    let n = ns.unsigned_abs();
-    push_int(buf, (n / 1000) as i64);
-    let frac = n % 1000;
-    buf.extend_from_slice(&[
-        b'.',
-        b'0' + (frac / 100) as u8,
-        b'0' + (frac / 10 % 10) as u8,
-        b'0' + (frac % 10) as u8,
-    ]);
+    Ok((lines, done))
 }
 
 /// The earliest start in the file, from the rows' statistics when the file
@@ -794,271 +834,6 @@ fn origin(reader: &ProfileReader) -> i64 {
         .map(|r| r.stats.start_minimum)
         .min()
         .unwrap_or(0)
-}
-
-/// Writes a Chrome trace event JSON document (the format of Perfetto and
-/// chrome://tracing): one complete (`"ph":"X"`) event per call with its
-/// region as name, `pid` = rank, `tid` = lane (thread or task, named by
-/// metadata events), `ts`/`dur` in microseconds from the earliest call,
-/// and `call_id`/`parent_id` in `args`. Events come in file order.
-///
-/// Returns the number of calls written.
-///
-/// # Errors
-///
-/// [`Error::Hdf5`] if the events cannot be read, [`Error::Io`] if `out`
-/// fails.
-///
-/// ```no_run
-/// use scope_profiler::{ProfileReader, export};
-/// let reader = ProfileReader::open("profiling_data.h5")?;
-/// let out = std::io::BufWriter::new(std::fs::File::create("trace.json").unwrap());
-/// let calls = export::chrome_trace(&reader, out)?;
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-pub fn chrome_trace(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error> {
-    let origin = origin(reader);
-    let names: Vec<Vec<u8>> = reader
-        .region_names()
-        .iter()
-        .map(|n| {
-            let mut b = Vec::new();
-            json_string(&mut b, n);
-            b
-        })
-        .collect();
-    let mut lanes = LaneMap::new(reader);
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
-    buf.extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"metadata\":{\"exporter\":\"scope-profiler-rs\"},\"traceEvents\":[\n");
-    let mut first = true;
-    let mut calls = 0u64;
-    for chunk in reader.chunks(CHUNK) {
-        let chunk = chunk?;
-        let row = &reader.rows()[chunk.row];
-        let name = &names[row.region_id as usize];
-        let e = &chunk.events;
-        for i in 0..e.len() {
-            let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
-            let lane = lanes.lane(row.rank, e.thread_ids[i], task);
-            if !first {
-                buf.extend_from_slice(b",\n");
-            }
-            first = false;
-            buf.extend_from_slice(b"{\"name\":");
-            buf.extend_from_slice(name);
-            buf.extend_from_slice(b",\"cat\":\"scope-profiler\",\"ph\":\"X\",\"ts\":");
-            push_micros(&mut buf, e.start_ns[i].wrapping_sub(origin));
-            buf.extend_from_slice(b",\"dur\":");
-            push_micros(&mut buf, e.durations[i]);
-            buf.extend_from_slice(b",\"pid\":");
-            push_int(&mut buf, row.rank as i64);
-            buf.extend_from_slice(b",\"tid\":");
-            push_int(&mut buf, lane as i64);
-            buf.extend_from_slice(b",\"args\":{\"call_id\":");
-            push_int(&mut buf, e.call_ids[i]);
-            buf.extend_from_slice(b",\"parent_id\":");
-            push_int(&mut buf, e.parent_ids[i]);
-            buf.extend_from_slice(b"}}");
-            calls += 1;
-            if buf.len() > (1 << 20) {
-                out.write_all(&buf).map_err(out_err)?;
-                buf.clear();
-            }
-        }
-    }
-    let mut ranks: Vec<u32> = lanes.lanes.iter().map(|l| l.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    for rank in ranks {
-        if !first {
-            buf.extend_from_slice(b",\n");
-        }
-        first = false;
-        let _ = write!(
-            buf,
-            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{rank},\"tid\":0,\"args\":{{\"name\":\"rank {rank}\"}}}}"
-        );
-    }
-    for (id, lane) in lanes.lanes.iter().enumerate() {
-        if !first {
-            buf.extend_from_slice(b",\n");
-        }
-        first = false;
-        let _ = write!(
-            buf,
-            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{id},\"args\":{{\"name\":",
-            lane.rank
-        );
-        json_string(&mut buf, &lane.name);
-        buf.extend_from_slice(b"}}");
-    }
-    buf.extend_from_slice(b"\n]}\n");
-    out.write_all(&buf).map_err(out_err)?;
-    out.flush().map_err(out_err)?;
-    Ok(calls)
-}
-
-/// Writes a speedscope JSON document: one evented profile per lane (named
-/// "rank R - thread NAME" / "rank R - task ..."), an open and a close event
-/// per call at its start and end, nested as the call tree says, times in
-/// nanoseconds from the earliest call; frames are the regions that have
-/// calls, in order of first call.
-///
-/// Returns the number of calls written.
-///
-/// # Errors
-///
-/// As [`call_tree`], and [`Error::Io`] if `out` fails.
-///
-/// ```no_run
-/// use scope_profiler::{ProfileReader, export};
-/// let reader = ProfileReader::open("profiling_data.h5")?;
-/// let out = std::io::BufWriter::new(std::fs::File::create("profile.speedscope.json").unwrap());
-/// export::speedscope(&reader, out)?;
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-pub fn speedscope(reader: &ProfileReader, mut out: impl Write) -> Result<u64, Error> {
-    let mut writer = Speedscope {
-        out: &mut out,
-        buf: Vec::with_capacity(1 << 20),
-        origin: origin(reader),
-        frames: vec![u32::MAX; reader.region_names().len()],
-        frame_order: Vec::new(),
-        first_profile: true,
-        first_event: true,
-        lane_start: 0,
-        lane_end: 0,
-        calls: 0,
-        lane_names: Vec::new(),
-    };
-    writer.buf.extend_from_slice(
-        b"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"scope-profiler-rs\",\"activeProfileIndex\":0,\"profiles\":[\n",
-    );
-    walk(reader, &mut writer)?;
-    let mut buf = std::mem::take(&mut writer.buf);
-    buf.extend_from_slice(b"\n],\"shared\":{\"frames\":[");
-    for (i, &region) in writer.frame_order.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        buf.extend_from_slice(b"{\"name\":");
-        json_string(&mut buf, &reader.region_names()[region as usize]);
-        buf.push(b'}');
-    }
-    buf.extend_from_slice(b"]},\"name\":");
-    let file_name = reader
-        .path()
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    json_string(&mut buf, &file_name);
-    buf.extend_from_slice(b"}\n");
-    let calls = writer.calls;
-    out.write_all(&buf).map_err(out_err)?;
-    out.flush().map_err(out_err)?;
-    Ok(calls)
-}
-
-/// The speedscope visitor; profile names are filled in at each lane's
-/// end (the lane table is complete only after the sort).
-struct Speedscope<'w, W: Write> {
-    out: &'w mut W,
-    buf: Vec<u8>,
-    origin: i64,
-    frames: Vec<u32>,
-    frame_order: Vec<u32>,
-    first_profile: bool,
-    first_event: bool,
-    lane_start: i64,
-    lane_end: i64,
-    calls: u64,
-    lane_names: Vec<String>,
-}
-
-impl<W: Write> Speedscope<'_, W> {
-    fn event(&mut self, kind: u8, region: u64, at: i64) {
-        if !self.first_event {
-            self.buf.push(b',');
-        }
-        self.first_event = false;
-        self.buf.extend_from_slice(b"{\"type\":\"");
-        self.buf.push(kind);
-        self.buf.extend_from_slice(b"\",\"frame\":");
-        push_int(&mut self.buf, self.frames[region as usize] as i64);
-        self.buf.extend_from_slice(b",\"at\":");
-        push_int(&mut self.buf, at.wrapping_sub(self.origin));
-        self.buf.push(b'}');
-    }
-
-    fn drain(&mut self) -> Result<(), Error> {
-        if self.buf.len() > (1 << 20) {
-            self.out.write_all(&self.buf).map_err(out_err)?;
-            self.buf.clear();
-        }
-        Ok(())
-    }
-}
-
-impl<W: Write> Visitor for Speedscope<'_, W> {
-    fn open(&mut self, call: &Call, depth: usize) -> Result<(), Error> {
-        let region = call.region as usize;
-        if self.frames.get(region).is_none() {
-            return Err(Error::hdf5(
-                PathBuf::new(),
-                format!("region {region} out of range"),
-            ));
-        }
-        if self.frames[region] == u32::MAX {
-            self.frames[region] = self.frame_order.len() as u32;
-            self.frame_order.push(region as u32);
-        }
-        if depth == 0 && self.first_event {
-            self.lane_start = call.start;
-        }
-        self.event(b'O', call.region, call.start);
-        self.calls += 1;
-        self.drain()
-    }
-
-    fn close(&mut self, call: &Call, _depth: usize, _children: i64) -> Result<(), Error> {
-        self.event(b'C', call.region, call.end());
-        self.lane_end = self.lane_end.max(call.end());
-        self.drain()
-    }
-
-    fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error> {
-        if begin {
-            if !self.first_profile {
-                self.buf.extend_from_slice(b",\n");
-            }
-            self.first_profile = false;
-            self.first_event = true;
-            self.lane_end = i64::MIN;
-            self.buf
-                .extend_from_slice(b"{\"type\":\"evented\",\"unit\":\"nanoseconds\",\"events\":[");
-        } else {
-            let (start, end) = (self.lane_start, self.lane_end.max(self.lane_start));
-            self.buf.extend_from_slice(b"],\"startValue\":");
-            push_int(&mut self.buf, start.wrapping_sub(self.origin));
-            self.buf.extend_from_slice(b",\"endValue\":");
-            push_int(&mut self.buf, end.wrapping_sub(self.origin));
-            self.buf.extend_from_slice(b",\"name\":");
-            let name = self
-                .lane_names
-                .get(lane as usize)
-                .map_or("?", String::as_str);
-            json_string(&mut self.buf, name);
-            self.buf.push(b'}');
-        }
-        self.drain()
-    }
-
-    fn lanes(&mut self, lanes: &[Lane]) {
-        self.lane_names = lanes
-            .iter()
-            .map(|l| format!("rank {} - {}", l.rank, l.name))
-            .collect();
-    }
 }
 
 #[cfg(test)]
