@@ -124,6 +124,9 @@ pub(crate) fn expand_profile_all_items(input: TokenStream, enabled: bool) -> Tok
     if let Some(error) = inner_attributes {
         scope.error(error);
     }
+    for item in &parsed {
+        check_renamed_extern_crate(item, &scope);
+    }
     walk_items(&mut parsed, "", &scope);
     scope.finish(quote!(#(#parsed)*))
 }
@@ -175,6 +178,42 @@ fn parse_items(input: ParseStream) -> syn::Result<(Vec<Item>, Option<syn::Error>
         items.push(input.parse()?);
     }
     Ok((items, error))
+}
+
+/// `extern crate x as y;` that a macro expands at the crate root may not
+/// shadow a name given with `--extern` (rustc: "macro-expanded `extern
+/// crate` items cannot shadow names passed with `--extern`"): the same file
+/// can build and then fail under `cargo test`, whose dev-dependencies add
+/// names. No expansion escapes it (the rule is about the item's expansion,
+/// not its tokens), so a renaming `extern crate` is an error at once, in
+/// any file: it has no function to instrument and works the same before
+/// the macro. (`extern crate x;` never shadows one and stays.)
+fn check_renamed_extern_crate(item: &Item, scope: &Scope) {
+    let Item::ExternCrate(krate) = item else {
+        return;
+    };
+    let Some((as_token, alias)) = &krate.rename else {
+        return;
+    };
+    let tokens = head(&[
+        &krate.vis,
+        &krate.extern_token,
+        &krate.crate_token,
+        &krate.ident,
+        as_token,
+        alias,
+        &krate.semi_token,
+    ]);
+    let name = &krate.ident;
+    scope.error(syn::Error::new_spanned(
+        tokens,
+        format!(
+            "`extern crate {name} as {alias};` cannot be inside profile_all_items!: at the crate root \
+             rustc refuses a macro-expanded `extern crate` whose name is also passed with \
+             `--extern` (e.g. by a dev-dependency under `cargo test`); move it before \
+             `profile_all_items! {{ ... }}`, it has no function to instrument"
+        ),
+    ));
 }
 
 /// Instruments the functions of the item `#[profile_all]` is on.
