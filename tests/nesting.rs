@@ -98,7 +98,11 @@ impl fmt::Display for NestingReport {
 /// against its parent: the parent exists, its id is smaller, and the call
 /// lies within its span (start and end inclusive).
 pub fn check_nesting(path: &Path) -> Result<NestingReport, Error> {
-    let reader = ProfileReader::open(path)?;
+    check_reader(&ProfileReader::open(path)?)
+}
+
+/// [`check_nesting`] on an open profile.
+pub fn check_reader(reader: &ProfileReader) -> Result<NestingReport, Error> {
     let names = reader.region_names();
     let mut calls = Vec::with_capacity(usize::try_from(reader.event_count()).unwrap_or(0));
     for chunk in reader.chunks(1 << 20) {
