@@ -5,7 +5,8 @@
 # dependency, the runtime's and integration tests again on the std-only
 # platform code (--cfg scope_profiler_portable), valgrind memcheck on
 # the runtime's unit tests and a spilling test, a real crate's suite
-# instrumented, the packages and their docs, then the 200M-call
+# instrumented and a real async crate's (the nesting of its profiles
+# checked), the packages and their docs, then the 200M-call
 # bounded-memory test in release mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,9 @@ RUSTFLAGS="--cfg scope_profiler_portable" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-
 scripts/memcheck.sh
 # A real crate's own test suite (semver 1.0.28), every module file instrumented.
 scripts/real-crate-test.sh
+# A real async crate's own tests (tokio-util 0.7.20), every module file
+# instrumented, each test process writing a profile whose nesting is checked.
+scripts/real-async-crate-test.sh
 # Every published crate packaged and verified, and its docs built as docs.rs does.
 scripts/check-package.sh --allow-dirty
 # The 200M-call bounded-memory run (about 2.5 minutes in release), and 50M calls
