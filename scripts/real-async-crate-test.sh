@@ -7,7 +7,13 @@
 # and a path dependency on this scope-profiler.
 #
 # Its unit and integration tests (not its doc tests: hundreds of binaries to
-# build) run unchanged, under `--features full`. To make them record, the
+# build) run under `--features full`, unchanged but for the same wrapping of
+# the integration test files: their `#[tokio::test] async fn`s are then
+# instrumented futures, and the crate's futures polled inside them are
+# recorded as frames nested in them, as in an application instrumented whole
+# (the shapes of issue 37: a future held by a `poll_*` adapter and completed
+# in a later call). Left bare, every future of the crate polled by a test is a
+# task of its own, and those shapes never arise. To make them record, the
 # script appends one module to the crate's lib.rs, outside the macro: a
 # constructor the loader runs before `main` (`.init_array`) sets up a session
 # writing `$REAL_ASYNC_PROFILE_DIR/<test binary>-<pid>.<format>`, and an
@@ -53,8 +59,9 @@ source=$(ls -d "$registry"/*/"$name-$version" | head -n 1)
 cp -r "$source" "$work/$name"
 crate=$work/$name
 
-# 2. Every module file's items inside profile_all_items!.
-mapfile -t files < <(find "$crate/src" -name '*.rs' | sort)
+# 2. Every module file's items inside profile_all_items!, and every
+#    integration test file's.
+mapfile -t files < <(find "$crate/src" -name '*.rs' | sort; ls "$crate"/tests/*.rs)
 python3 scripts/wrap-items.py "${files[@]}"
 
 # 3. The session of each test process, outside the macro (see above).
@@ -121,7 +128,9 @@ cp "$root/Cargo.lock" "$crate/Cargo.lock"
 # 5. Its own unit and integration tests, unchanged, each process writing a
 #    profile.
 wrapped=$(grep -rl "scope_profiler::profile_all_items!" "$crate/src" | wc -l)
-echo "$name $version: $wrapped module files instrumented; building and running its tests"
+tests=$(grep -l "scope_profiler::profile_all_items!" "$crate"/tests/*.rs | wc -l)
+echo "$name $version: $wrapped module files and $tests test files instrumented;" \
+    "building and running its tests"
 CARGO_TARGET_DIR=$target cargo build --quiet -p integration-tests --bin sp-check-nesting
 step=$SECONDS
 CARGO_TARGET_DIR=$target cargo test --quiet --manifest-path "$crate/Cargo.toml" \

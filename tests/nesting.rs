@@ -51,6 +51,8 @@ pub struct NestingReport {
     pub calls: u64,
     /// Calls with no parent.
     pub roots: u64,
+    /// Calls on a task's lane (async tasks and what ran in them).
+    pub in_tasks: u64,
     /// Calls whose parent is on another lane (thread or task) than theirs,
     /// all nested right (a nested future that became a task of its own):
     /// not a violation.
@@ -72,9 +74,11 @@ impl fmt::Display for NestingReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{} calls checked ({} roots, {} under a parent on another lane), {} violations",
+            "{} calls checked ({} roots, {} in async tasks, {} under a parent on another \
+             lane), {} violations",
             self.calls,
             self.roots,
+            self.in_tasks,
             self.other_lane,
             self.violation_count()
         )?;
@@ -133,6 +137,7 @@ pub fn check_reader(reader: &ProfileReader) -> Result<NestingReport, Error> {
         ..NestingReport::default()
     };
     for call in &calls {
+        report.in_tasks += u64::from(call.task >= 0);
         if call.parent < 0 {
             report.roots += 1;
             continue;

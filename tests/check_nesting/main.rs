@@ -32,11 +32,12 @@ fn main() -> ExitCode {
         eprintln!("sp-check-nesting: no profile to check");
         return ExitCode::from(2);
     }
-    let (mut calls, mut violations, mut broken) = (0u64, 0u64, 0usize);
+    let (mut calls, mut in_tasks, mut violations, mut broken) = (0u64, 0u64, 0u64, 0usize);
     for file in &files {
         match check_nesting(file) {
             Ok(report) => {
                 calls += report.calls;
+                in_tasks += report.in_tasks;
                 violations += report.violation_count();
                 if report.violation_count() > 0 {
                     broken += 1;
@@ -50,7 +51,8 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "{} files, {calls} calls checked, {violations} violations (in {broken} files)",
+        "{} files, {calls} calls checked ({in_tasks} in async tasks), {violations} violations \
+         (in {broken} files)",
         files.len()
     );
     if violations > 0 {
