@@ -168,6 +168,17 @@
 //!   enclosing scope would (`crate::module::f`), or put
 //!   `#[scope_profiler::profile]` on the function there (a region named
 //!   after the function). `scope!` in a generated body works as anywhere.
+//!   Or let the scope do the first: with the argument `macro_rules`
+//!   (`#[profile_all(always, macro_rules)]`, `profile_all_items! { always,
+//!   macro_rules; ... }`), each rule of the scope's own `macro_rules!` whose
+//!   body is items with functions (`fn`, `impl`, `trait` or `mod` among its
+//!   top-level tokens, no `let`) gets its body wrapped in
+//!   `profile_all_items!` with the scope's mode, so its functions are
+//!   instrumented wherever it expands, named after that module. It is
+//!   opt-in because the body is told by its tokens: a macro of that shape
+//!   used where an expression is expected would no longer compile.
+//!   `#[macro_export]` macros are left alone (the crates using them need not
+//!   depend on the runtime).
 //! - A function carrying its own `#[profile(...)]` inside a `profile_all`
 //!   scope is left to that attribute: it keeps its own region and is
 //!   instrumented once (`#[profile(skip)]`: not at all). The attribute must
@@ -196,6 +207,7 @@ mod args;
 mod diag;
 mod expand;
 mod file_lines;
+mod macro_bodies;
 mod names;
 mod profile_all;
 mod source;
@@ -276,7 +288,9 @@ pub fn profile(args: TokenStream, item: TokenStream) -> TokenStream {
 /// The functions are *traced*: they record only while a recursive
 /// entrypoint (`#[profile(recursive)]`) runs on the same thread, under
 /// fully-qualified names. `#[profile_all(always)]` makes them record
-/// whenever a session is active. Works as an inner attribute
+/// whenever a session is active; `#[profile_all(macro_rules)]` also
+/// instruments the functions its `macro_rules!` generate (see the crate
+/// docs). Works as an inner attribute
 /// `#![profile_all]` on nightly; see the [crate docs](crate) for the three
 /// forms and what is skipped.
 ///

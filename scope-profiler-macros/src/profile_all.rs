@@ -17,6 +17,7 @@ use crate::args::{Mode, ProfileAllArgs, ScopeArgs, runtime};
 use crate::diag::{head, is_profile_all_attribute, is_profile_attribute, item_head, with_item};
 use crate::expand::{self, Region};
 use crate::file_lines::{FileLines, inner_place};
+use crate::macro_bodies::wrap_item_bodies;
 use crate::names::impl_prefix;
 
 /// How the functions of one scope are instrumented.
@@ -28,6 +29,8 @@ struct Scope {
     enabled: bool,
     /// `crate = path`, passed on to functions with their own `#[profile]`.
     krate: Option<Path>,
+    /// `macro_rules`: the scope's `macro_rules!` bodies are instrumented.
+    macro_bodies: bool,
     /// The module file's lines, when its tokens lost their spans.
     lines: Option<FileLines>,
     /// Errors found on the way; the items are returned with them.
@@ -39,6 +42,7 @@ impl Scope {
         Scope {
             mode: args.mode(),
             enabled,
+            macro_bodies: args.macro_rules.is_some(),
             krate: args.krate,
             lines,
             errors: RefCell::new(None),
@@ -47,6 +51,23 @@ impl Scope {
 
     fn runtime(&self) -> TokenStream {
         runtime(self.krate.as_ref())
+    }
+
+    /// The arguments of a `profile_all_items!` with this scope's mode and
+    /// runtime path, their `;` included (`always, crate = sp;`).
+    fn items_arguments(&self) -> TokenStream {
+        let mut parts = Vec::new();
+        if self.mode == Mode::Plain {
+            parts.push(quote!(always));
+        }
+        if let Some(krate) = &self.krate {
+            parts.push(quote!(crate = #krate));
+        }
+        if parts.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(#(#parts),*;)
+        }
     }
 
     fn error(&self, error: syn::Error) {
@@ -285,7 +306,14 @@ fn walk_items(items: &mut [Item], place: &str, scope: &Scope) {
                     walk_trait(definition, &inner, scope);
                 }
             }
-            Item::Macro(definition) => check_exported_macro(definition, &exported, scope),
+            Item::Macro(definition) => {
+                check_exported_macro(definition, &exported, scope);
+                if scope.macro_bodies && scope.enabled {
+                    let runtime = scope.runtime();
+                    let wrapper = quote!(#runtime::profile_all_items);
+                    wrap_item_bodies(definition, &wrapper, &scope.items_arguments());
+                }
+            }
             // Functions nested in other items (consts, statics, macro
             // invocations): not visited.
             _ => {}
