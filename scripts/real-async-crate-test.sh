@@ -3,8 +3,9 @@
 # the profiles they write: tokio-util 0.7.20's source (codecs, cancellation
 # tokens, task tracking, a delay queue, poll_* adapters holding futures),
 # fetched by cargo from crates.io, with every module file's items wrapped in
-# `scope_profiler::profile_all_items! { always; ... }` (scripts/wrap-items.py)
-# and a path dependency on this scope-profiler.
+# `scope_profiler::profile_all_items! { always, macro_rules; ... }`
+# (scripts/wrap-items.py; `macro_rules`: the functions its macros generate
+# too) and a path dependency on this scope-profiler.
 #
 # Its unit and integration tests (not its doc tests: hundreds of binaries to
 # build) run under `--features full`, unchanged but for the same wrapping of
@@ -59,10 +60,10 @@ source=$(ls -d "$registry"/*/"$name-$version" | head -n 1)
 cp -r "$source" "$work/$name"
 crate=$work/$name
 
-# 2. Every module file's items inside profile_all_items!, and every
-#    integration test file's.
+# 2. Every module file's items inside profile_all_items! (with the argument
+#    macro_rules), and every integration test file's.
 mapfile -t files < <(find "$crate/src" -name '*.rs' | sort; ls "$crate"/tests/*.rs)
-python3 scripts/wrap-items.py "${files[@]}"
+python3 scripts/wrap-items.py --arguments "always, macro_rules" "${files[@]}"
 
 # 3. The session of each test process, outside the macro (see above).
 cat >> "$crate/src/lib.rs" <<'RUST'

@@ -2,7 +2,8 @@
 """Wraps each given Rust module file's items in
 `scope_profiler::profile_all_items! { always; ... }`, as a user instruments a
 file module on stable Rust (scripts/real-crate-test.sh,
-scripts/real-async-crate-test.sh).
+scripts/real-async-crate-test.sh). `--arguments "always, macro_rules"` as the
+first two arguments gives the macro other arguments than `always`.
 
 What must stay outside the macro stays before it: the file's inner
 attributes (`#![...]`, over several lines too), `//!` docs and the plain
@@ -36,12 +37,12 @@ def split_head(lines):
     return lines[:i], lines[i:]
 
 
-def wrap(path):
+def wrap(path, arguments):
     with open(path) as f:
         head, body = split_head(f.read().splitlines(keepends=True))
     with open(path, "w") as f:
         f.writelines(head)
-        f.write("scope_profiler::profile_all_items! {\nalways;\n")
+        f.write("scope_profiler::profile_all_items! {\n%s;\n" % arguments)
         f.writelines(body)
         f.write("}\n")
 
@@ -62,5 +63,8 @@ def self_test():
 
 if __name__ == "__main__":
     self_test()
-    for path in sys.argv[1:]:
-        wrap(path)
+    paths, arguments = sys.argv[1:], "always"
+    if paths[:1] == ["--arguments"]:
+        arguments, paths = paths[1], paths[2:]
+    for path in paths:
+        wrap(path, arguments)
