@@ -18,7 +18,10 @@
 # script appends one module to the crate's lib.rs, outside the macro: a
 # constructor the loader runs before `main` (`.init_array`) sets up a session
 # writing `$REAL_ASYNC_PROFILE_DIR/<test binary>-<pid>.<format>`, and an
-# `atexit` handler finalizes it when the test binary exits. Every test process
+# `atexit` handler finalizes it when the test binary exits (after the main
+# thread's thread-locals are gone, which is why the library offers no such
+# hook: here the main thread runs only libtest, and every test's calls were
+# recorded on its own thread, still in the session). Every test process
 # that links the crate (each integration test file naming it, the lib's unit
 # tests) writes its own file. The tests run twice: writing HDF5 files, then
 # JSON profiles (the two writers' parent ids).
