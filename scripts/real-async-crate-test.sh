@@ -5,7 +5,9 @@
 # fetched by cargo from crates.io, with every module file's items wrapped in
 # `scope_profiler::profile_all_items! { always, macro_rules; ... }`
 # (scripts/wrap-items.py; `macro_rules`: the functions its macros generate
-# too) and a path dependency on this scope-profiler.
+# too) and a path dependency on this scope-profiler. Then a second copy in
+# traced mode (`profile_all_items! { macro_rules; ... }`), its tests run with
+# `SCOPE_PROFILER_TRACE_ALL=1` so that the traced functions record everywhere.
 #
 # Its unit and integration tests (not its doc tests: hundreds of binaries to
 # build) run under `--features full`, unchanged but for the same wrapping of
@@ -43,7 +45,7 @@ version=0.7.20
 
 # 1. The exact source crates.io has, through cargo's own registry cache.
 rm -rf "$work"
-mkdir -p "$work/fetch/src" "$work/profiles/h5" "$work/profiles/json"
+mkdir -p "$work/fetch/src"
 cat > "$work/fetch/Cargo.toml" <<TOML
 [package]
 name = "fetch-$name"
@@ -60,21 +62,33 @@ touch "$work/fetch/src/lib.rs"
 cargo fetch --quiet --manifest-path "$work/fetch/Cargo.toml"
 registry=${CARGO_HOME:-$HOME/.cargo}/registry/src
 source=$(ls -d "$registry"/*/"$name-$version" | head -n 1)
-cp -r "$source" "$work/$name"
-crate=$work/$name
+CARGO_TARGET_DIR=$target cargo build --quiet -p integration-tests --bin sp-check-nesting
 
-# 2. Every module file's items inside profile_all_items! (with the argument
-#    macro_rules), and every integration test file's.
+# Each mode: the crate instrumented, built, and its tests run twice (HDF5,
+# JSON), each run's profiles in profiles/<mode>/<format>. Both modes use one
+# copy at one path, made afresh: cargo records the sources of a crate inside
+# the target directory by their path there, so a second copy elsewhere would
+# be taken for the first one's sources, unchanged, and not rebuilt.
+instrument_and_run() {
+local mode=$1 arguments=$2
+local crate=$work/$name
+rm -rf "$crate"
+cp -r "$source" "$crate"
+
+# 2. Every module file's items inside profile_all_items! (with the mode's
+#    arguments), and every integration test file's.
+local files
 mapfile -t files < <(find "$crate/src" -name '*.rs' | sort; ls "$crate"/tests/*.rs)
-python3 scripts/wrap-items.py --arguments "always, macro_rules" "${files[@]}"
+python3 scripts/wrap-items.py --arguments "$arguments" "${files[@]}"
 
 # 3. The session of each test process, outside the macro (see above).
 cat >> "$crate/src/lib.rs" <<'RUST'
 
 /// Added by scripts/real-async-crate-test.sh: a profiling session for the
 /// whole test process when `REAL_ASYNC_PROFILE_DIR` is set (written as
-/// `REAL_ASYNC_PROFILE_FORMAT`, `h5` or `json`), set up before `main` and
-/// finalized at exit.
+/// `REAL_ASYNC_PROFILE_FORMAT`, `h5` or `json`; other options from the
+/// `SCOPE_PROFILER_*` environment), set up before `main` and finalized at
+/// exit.
 #[doc(hidden)]
 #[allow(unsafe_code, missing_docs, unreachable_pub)]
 mod __scope_profiler_session {
@@ -96,7 +110,13 @@ mod __scope_profiler_session {
             .unwrap_or_default();
         let format = std::env::var("REAL_ASYNC_PROFILE_FORMAT").unwrap_or_else(|_| "h5".into());
         let path = std::path::Path::new(&dir).join(format!("{exe}-{}.{format}", std::process::id()));
-        let options = scope_profiler::Options::new().file_path(&path).verbose(false);
+        let options = match scope_profiler::Options::from_env() {
+            Ok(options) => options.file_path(&path).verbose(false),
+            Err(error) => {
+                eprintln!("real-async-crate-test: {error}");
+                std::process::abort();
+            }
+        };
         if let Err(error) = scope_profiler::setup(options) {
             eprintln!("real-async-crate-test: setup of {}: {error}", path.display());
             std::process::abort();
@@ -131,37 +151,42 @@ cp "$root/Cargo.lock" "$crate/Cargo.lock"
 
 # 5. Its own unit and integration tests, unchanged, each process writing a
 #    profile.
+local wrapped tests expected profiles format step
 wrapped=$(grep -rl "scope_profiler::profile_all_items!" "$crate/src" | wc -l)
 tests=$(grep -l "scope_profiler::profile_all_items!" "$crate"/tests/*.rs | wc -l)
-echo "$name $version: $wrapped module files and $tests test files instrumented;" \
-    "building and running its tests"
-CARGO_TARGET_DIR=$target cargo build --quiet -p integration-tests --bin sp-check-nesting
+echo "$name $version, $mode: $wrapped module files and $tests test files instrumented" \
+    "({ $arguments; }); building and running its tests"
 step=$SECONDS
 CARGO_TARGET_DIR=$target cargo test --quiet --manifest-path "$crate/Cargo.toml" \
     --features full --lib --tests --no-run
-echo "$name $version: built in $((SECONDS - step)) s"
+echo "$name $version, $mode: built in $((SECONDS - step)) s"
 # The processes that must write a profile: the lib's unit tests, and each
 # integration test file that names the crate (one that does not, such as a
 # feature check, does not link it).
 expected=$(( $(grep -l "tokio_util" "$crate"/tests/*.rs | wc -l) + 1 ))
 for format in h5 json; do
     step=$SECONDS
-    REAL_ASYNC_PROFILE_DIR=$work/profiles/$format REAL_ASYNC_PROFILE_FORMAT=$format \
-        CARGO_TARGET_DIR=$target \
+    mkdir -p "$work/profiles/$mode/$format"
+    env "${@:3}" REAL_ASYNC_PROFILE_DIR="$work/profiles/$mode/$format" \
+        REAL_ASYNC_PROFILE_FORMAT=$format CARGO_TARGET_DIR="$target" \
         cargo test --quiet --manifest-path "$crate/Cargo.toml" --features full --lib --tests
-    profiles=$(find "$work/profiles/$format" -name "*.$format" | wc -l)
-    echo "$name $version instrumented: all its tests pass ($((SECONDS - step)) s)," \
+    profiles=$(find "$work/profiles/$mode/$format" -name "*.$format" | wc -l)
+    echo "$name $version, $mode: all its tests pass ($((SECONDS - step)) s)," \
         "$profiles $format profiles written"
     if [ "$profiles" -ne "$expected" ]; then
         echo "$name $version: $expected test processes should have written a profile" >&2
         exit 1
     fi
 done
+}
+
+instrument_and_run always "always, macro_rules"
+instrument_and_run traced "macro_rules" SCOPE_PROFILER_TRACE_ALL=1
 
 # 6. The nesting of every call of every profile.
 step=$SECONDS
 status=0
-"$target/debug/sp-check-nesting" "$work/profiles/h5" "$work/profiles/json" || status=$?
+"$target/debug/sp-check-nesting" "$work"/profiles/*/* || status=$?
 echo "$name $version: nesting checked in $((SECONDS - step)) s; $((SECONDS - start)) s in all"
 if [ "$status" -ne 0 ]; then
     echo "$name $version: its profiles have calls outside their parents (listed above)" >&2
