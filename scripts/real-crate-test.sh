@@ -36,32 +36,9 @@ cp -r "$source" "$work/semver"
 crate=$work/semver
 
 # 2. Every module file's items inside profile_all_items!, its inner
-#    attributes and `//!` docs left before the macro.
-python3 - "$crate"/src/*.rs <<'PY'
-import sys
-
-def split_head(lines):
-    """The file's head (inner attributes, `//!` docs, comments, blank
-    lines) and the rest."""
-    i, depth = 0, 0
-    while i < len(lines):
-        line = lines[i].strip()
-        if depth > 0 or line.startswith("#!["):
-            depth += line.count("[") - line.count("]")
-        elif not (line == "" or line.startswith("//")):
-            break
-        i += 1
-    return lines[:i], lines[i:]
-
-for path in sys.argv[1:]:
-    with open(path) as f:
-        head, body = split_head(f.read().splitlines(keepends=True))
-    with open(path, "w") as f:
-        f.writelines(head)
-        f.write("scope_profiler::profile_all_items! {\nalways;\n")
-        f.writelines(body)
-        f.write("}\n")
-PY
+#    attributes and `//!` docs left before the macro, outer `///` docs and
+#    attributes with their item inside it (scripts/wrap-items.py).
+python3 scripts/wrap-items.py "$crate"/src/*.rs
 
 # 3. The dependency on this scope-profiler, and its own workspace.
 cat >> "$crate/Cargo.toml" <<TOML

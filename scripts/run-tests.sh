@@ -5,8 +5,9 @@
 # dependency, the runtime's and integration tests again on the std-only
 # platform code (--cfg scope_profiler_portable), valgrind memcheck on
 # the runtime's unit tests and a spilling test, a real crate's suite
-# instrumented, the packages and their docs, then the 200M-call
-# bounded-memory test in release mode.
+# instrumented, the packages and their docs, the 200M-call bounded-memory
+# test in release mode, then a real async crate's suite instrumented (the
+# nesting of its profiles checked).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh
@@ -32,3 +33,8 @@ scripts/check-package.sh --allow-dirty
 # under 16 MiB counting the chunks mapped (seconds).
 cargo test --release -p integration-tests --test scale -- --ignored --nocapture --test-threads=1 \
   two_hundred_million_calls_under_a_64_mib_limit fifty_million_calls_under_a_16_mib_limit
+# A real async crate's own tests (tokio-util 0.7.20), every module file
+# instrumented, each test process writing a profile whose nesting is checked
+# (last: while a call lies outside its parent it fails, and the checks above
+# still run).
+scripts/real-async-crate-test.sh

@@ -6,7 +6,8 @@
 //! Besides sessions and temporary directories: reading profiles
 //! ([`calls_per_region`], [`event_range`], [`event_of_call`]), running named
 //! threads ([`on_named_threads`]), and the Python package's reader
-//! ([`reader_python`], [`python_names_and_counts`]).
+//! ([`reader_python`], [`python_names_and_counts`]); [`nesting`]: whether
+//! every call of a written profile lies within its parent.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
@@ -16,6 +17,8 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
 use scope_profiler::{self as sp, Events, Options, Profile, RegionRow};
+
+pub mod nesting;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 

@@ -20,14 +20,16 @@ mod kw {
     syn::custom_keyword!(line);
     syn::custom_keyword!(tags);
     syn::custom_keyword!(record_outcome);
+    syn::custom_keyword!(macro_rules);
 }
 
 const PROFILE_EXPECTED: &str = "expected a region name (`\"solver\"` or `name = \"solver\"`), \
                                 `recursive`, `traced`, `tags = [\"io\"]`, `record_outcome`, \
                                 `skip` or `crate = path`";
 
-const PROFILE_ALL_EXPECTED: &str = "#[profile_all] accepts only `always` and `crate = path`; a \
-                                    scope's functions are named after their path";
+const PROFILE_ALL_EXPECTED: &str = "#[profile_all] accepts only `always`, `macro_rules` and \
+                                    `crate = path`; a scope's functions are named after their \
+                                    path";
 
 /// How an instrumented function records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +231,9 @@ pub(crate) struct ProfileAllArgs {
     /// `always`: the scope records whenever a session is active, not only
     /// inside a recursive entrypoint.
     pub always: Option<kw::always>,
+    /// `macro_rules`: the functions the scope's `macro_rules!` expand to
+    /// are instrumented too (see `macro_bodies`).
+    pub macro_rules: Option<kw::macro_rules>,
     /// `crate = path`: where the runtime crate is.
     pub krate: Option<Path>,
 }
@@ -239,6 +244,8 @@ impl Parse for ProfileAllArgs {
         while !input.is_empty() {
             if input.peek(kw::always) {
                 set_flag(&mut args.always, input)?;
+            } else if input.peek(kw::macro_rules) {
+                set_flag(&mut args.macro_rules, input)?;
             } else if input.peek(Token![crate]) {
                 set_crate(&mut args.krate, input)?;
             } else if input.peek(Ident::peek_any) {
@@ -448,6 +455,8 @@ mod tests {
         assert!(parse(quote!(tags = [])).unwrap().tags.unwrap().1.is_empty());
         let all: ProfileAllArgs = syn::parse2(quote!(always, crate = sp)).unwrap();
         assert_eq!(all.mode(), Mode::Plain);
+        let all: ProfileAllArgs = syn::parse2(quote!(macro_rules, always)).unwrap();
+        assert!(all.macro_rules.is_some() && all.mode() == Mode::Plain);
         let all: ProfileAllArgs = syn::parse2(quote!()).unwrap();
         assert_eq!(all.mode(), Mode::Traced);
     }

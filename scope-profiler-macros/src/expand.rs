@@ -309,7 +309,11 @@ fn sync_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
         prologue,
         begin,
         syn::parse_quote! {
-            #[allow(clippy::redundant_closure_call, clippy::let_unit_value)]
+            #[allow(
+                clippy::redundant_closure_call,
+                clippy::let_unit_value,
+                clippy::type_complexity
+            )]
             let #value #annotation = (move || { #(#stmts)* })();
         },
         syn::parse_quote! {
@@ -539,6 +543,7 @@ fn fake_return_edge(output: Option<&Type>, span: Span) -> TokenStream {
             clippy::let_unit_value,
             clippy::let_with_type_underscore,
             clippy::needless_return,
+            clippy::type_complexity,
             clippy::unreachable
         )]
         if false {

@@ -140,6 +140,11 @@
 //!    names itself by path (`$crate::m!`) must stay outside it: rustc
 //!    refuses paths to an exported macro another macro defined, and the
 //!    macro says so (`crate::m!` from elsewhere gets rustc's own error).
+//!    So must `extern crate x as y;`: at the crate root rustc refuses a
+//!    macro-expanded `extern crate` whose name is also passed with
+//!    `--extern` (a dev-dependency's under `cargo test`), so the macro
+//!    refuses a renaming one anywhere, pointing at it (`extern crate x;`
+//!    stays).
 //!
 //! Forms 1 and 3 hand doc comments through a macro, which turns `///` into
 //! `#[doc = "..."]` attributes: clippy's markdown lints on *multi-line* doc
@@ -153,7 +158,27 @@
 //! - Trait methods without a body: `#[profile]` on one is a compile error,
 //!   `profile_all` skips them (and instruments default methods).
 //! - Functions nested inside function bodies, and items produced by macro
-//!   invocations (including `include!`), are not visited by `profile_all`.
+//!   invocations (including `include!`), are not visited by `profile_all`:
+//!   it sees a `macro_rules!` definition and its invocations as tokens,
+//!   never the functions they expand to (in a parser that generates its
+//!   functions by macro, that can be a third of them). To reach those,
+//!   write the instrumentation in the macro's body: wrap the items it
+//!   expands to in `scope_profiler::profile_all_items! { always; ... }`
+//!   (or without `always;` for traced mode), which names them as the
+//!   enclosing scope would (`crate::module::f`), or put
+//!   `#[scope_profiler::profile]` on the function there (a region named
+//!   after the function). `scope!` in a generated body works as anywhere.
+//!   Or let the scope do the first: with the argument `macro_rules`
+//!   (`#[profile_all(always, macro_rules)]`, `profile_all_items! { always,
+//!   macro_rules; ... }`), each rule of the scope's own `macro_rules!` whose
+//!   body is items with functions (`fn`, `impl`, `trait` or `mod` among its
+//!   top-level tokens, no `let`) gets its body wrapped in
+//!   `profile_all_items!` with the scope's mode, so its functions are
+//!   instrumented wherever it expands, named after that module. It is
+//!   opt-in because the body is told by its tokens: a macro of that shape
+//!   used where an expression is expected would no longer compile.
+//!   `#[macro_export]` macros are left alone (the crates using them need not
+//!   depend on the runtime).
 //! - A function carrying its own `#[profile(...)]` inside a `profile_all`
 //!   scope is left to that attribute: it keeps its own region and is
 //!   instrumented once (`#[profile(skip)]`: not at all). The attribute must
@@ -182,6 +207,7 @@ mod args;
 mod diag;
 mod expand;
 mod file_lines;
+mod macro_bodies;
 mod names;
 mod profile_all;
 mod source;
@@ -262,7 +288,9 @@ pub fn profile(args: TokenStream, item: TokenStream) -> TokenStream {
 /// The functions are *traced*: they record only while a recursive
 /// entrypoint (`#[profile(recursive)]`) runs on the same thread, under
 /// fully-qualified names. `#[profile_all(always)]` makes them record
-/// whenever a session is active. Works as an inner attribute
+/// whenever a session is active; `#[profile_all(macro_rules)]` also
+/// instruments the functions its `macro_rules!` generate (see the crate
+/// docs). Works as an inner attribute
 /// `#![profile_all]` on nightly; see the [crate docs](crate) for the three
 /// forms and what is skipped.
 ///

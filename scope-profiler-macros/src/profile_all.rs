@@ -17,6 +17,7 @@ use crate::args::{Mode, ProfileAllArgs, ScopeArgs, runtime};
 use crate::diag::{head, is_profile_all_attribute, is_profile_attribute, item_head, with_item};
 use crate::expand::{self, Region};
 use crate::file_lines::{FileLines, inner_place};
+use crate::macro_bodies::wrap_item_bodies;
 use crate::names::impl_prefix;
 
 /// How the functions of one scope are instrumented.
@@ -28,6 +29,8 @@ struct Scope {
     enabled: bool,
     /// `crate = path`, passed on to functions with their own `#[profile]`.
     krate: Option<Path>,
+    /// `macro_rules`: the scope's `macro_rules!` bodies are instrumented.
+    macro_bodies: bool,
     /// The module file's lines, when its tokens lost their spans.
     lines: Option<FileLines>,
     /// Errors found on the way; the items are returned with them.
@@ -39,6 +42,7 @@ impl Scope {
         Scope {
             mode: args.mode(),
             enabled,
+            macro_bodies: args.macro_rules.is_some(),
             krate: args.krate,
             lines,
             errors: RefCell::new(None),
@@ -47,6 +51,23 @@ impl Scope {
 
     fn runtime(&self) -> TokenStream {
         runtime(self.krate.as_ref())
+    }
+
+    /// The arguments of a `profile_all_items!` with this scope's mode and
+    /// runtime path, their `;` included (`always, crate = sp;`).
+    fn items_arguments(&self) -> TokenStream {
+        let mut parts = Vec::new();
+        if self.mode == Mode::Plain {
+            parts.push(quote!(always));
+        }
+        if let Some(krate) = &self.krate {
+            parts.push(quote!(crate = #krate));
+        }
+        if parts.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(#(#parts),*;)
+        }
     }
 
     fn error(&self, error: syn::Error) {
@@ -124,6 +145,9 @@ pub(crate) fn expand_profile_all_items(input: TokenStream, enabled: bool) -> Tok
     if let Some(error) = inner_attributes {
         scope.error(error);
     }
+    for item in &parsed {
+        check_renamed_extern_crate(item, &scope);
+    }
     walk_items(&mut parsed, "", &scope);
     scope.finish(quote!(#(#parsed)*))
 }
@@ -175,6 +199,42 @@ fn parse_items(input: ParseStream) -> syn::Result<(Vec<Item>, Option<syn::Error>
         items.push(input.parse()?);
     }
     Ok((items, error))
+}
+
+/// `extern crate x as y;` that a macro expands at the crate root may not
+/// shadow a name given with `--extern` (rustc: "macro-expanded `extern
+/// crate` items cannot shadow names passed with `--extern`"): the same file
+/// can build and then fail under `cargo test`, whose dev-dependencies add
+/// names. No expansion escapes it (the rule is about the item's expansion,
+/// not its tokens), so a renaming `extern crate` is an error at once, in
+/// any file: it has no function to instrument and works the same before
+/// the macro. (`extern crate x;` never shadows one and stays.)
+fn check_renamed_extern_crate(item: &Item, scope: &Scope) {
+    let Item::ExternCrate(krate) = item else {
+        return;
+    };
+    let Some((as_token, alias)) = &krate.rename else {
+        return;
+    };
+    let tokens = head(&[
+        &krate.vis,
+        &krate.extern_token,
+        &krate.crate_token,
+        &krate.ident,
+        as_token,
+        alias,
+        &krate.semi_token,
+    ]);
+    let name = &krate.ident;
+    scope.error(syn::Error::new_spanned(
+        tokens,
+        format!(
+            "`extern crate {name} as {alias};` cannot be inside profile_all_items!: at the crate root \
+             rustc refuses a macro-expanded `extern crate` whose name is also passed with \
+             `--extern` (e.g. by a dev-dependency under `cargo test`); move it before \
+             `profile_all_items! {{ ... }}`, it has no function to instrument"
+        ),
+    ));
 }
 
 /// Instruments the functions of the item `#[profile_all]` is on.
@@ -246,7 +306,14 @@ fn walk_items(items: &mut [Item], place: &str, scope: &Scope) {
                     walk_trait(definition, &inner, scope);
                 }
             }
-            Item::Macro(definition) => check_exported_macro(definition, &exported, scope),
+            Item::Macro(definition) => {
+                check_exported_macro(definition, &exported, scope);
+                if scope.macro_bodies && scope.enabled {
+                    let runtime = scope.runtime();
+                    let wrapper = quote!(#runtime::profile_all_items);
+                    wrap_item_bodies(definition, &wrapper, &scope.items_arguments());
+                }
+            }
             // Functions nested in other items (consts, statics, macro
             // invocations): not visited.
             _ => {}

@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 
+pub mod complex;
 pub mod file_items;
 
 /// A version number.
