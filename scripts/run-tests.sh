@@ -16,7 +16,12 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The lean build (no `hdf5`) has code of its own (cfg): lint it too.
 cargo clippy -p scope-profiler -p scope-profiler-core --all-targets --no-default-features --features enabled -- -D warnings
-cargo test
+# The suites write their files under a temporary directory of their own,
+# whose profiles every_file_nests checks at the end.
+test_output="${CARGO_TARGET_DIR:-$PWD/target}/test-output"
+rm -rf "$test_output"
+mkdir -p "$test_output"
+TMPDIR="$test_output" cargo test
 # A library on the lean dependency (no C code), and its application's file.
 scripts/lean-test.sh
 # The std-only platform code (what macOS and Windows compile), here on Linux:
@@ -33,8 +38,10 @@ scripts/check-package.sh --allow-dirty
 # under 16 MiB counting the chunks mapped (seconds).
 cargo test --release -p integration-tests --test scale -- --ignored --nocapture --test-threads=1 \
   two_hundred_million_calls_under_a_64_mib_limit fifty_million_calls_under_a_16_mib_limit
+# Every call of every profile the suites above wrote lies within its parent
+# (release: the scale test built it; a debug walk of their ~50M calls is slow).
+SP_TEST_OUTPUT="$test_output" cargo test --release -p integration-tests --test every_file_nests \
+  -- --ignored --nocapture
 # A real async crate's own tests (tokio-util 0.7.20), every module file
-# instrumented, each test process writing a profile whose nesting is checked
-# (last: while a call lies outside its parent it fails, and the checks above
-# still run).
+# instrumented, each test process writing a profile whose nesting is checked.
 scripts/real-async-crate-test.sh

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use integration_tests::{check_nesting, serial, temp_dir};
+use integration_tests::{profile_nesting, serial, temp_dir};
 use scope_profiler::{self as sp, Options, Profile, profile};
 use tokio::task::yield_now;
 
@@ -82,9 +82,9 @@ fn pairs(list: &[(&str, &str, usize)]) -> BTreeMap<(String, String), usize> {
 
 /// Checks the nesting of `p` and returns its calls.
 fn nested_calls(p: &Profile, what: &str) -> Vec<Call> {
-    let checked = check_nesting(p)
-        .unwrap_or_else(|e| panic!("{what}: calls outside their parents:\n{}", e.join("\n")));
-    assert_eq!(checked, p.events.len());
+    let report = profile_nesting(p);
+    assert_eq!(report.violation_count(), 0, "{what}: {report}");
+    assert_eq!(report.calls, p.events.len() as u64);
     calls(p)
 }
 

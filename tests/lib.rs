@@ -326,77 +326,9 @@ pub fn limit_address_space(bytes: u64) -> Result<(), String> {
 // Nesting
 // ---------------------------------------------------------------------------
 
-/// Checks that every call of `p` lies within its parent's span, on its
-/// parent's lane (thread and task); returns the number of calls checked,
-/// or the first violations (at most 20) described.
-pub fn check_nesting(p: &Profile) -> Result<usize, Vec<String>> {
-    let e = &p.events;
-    let mut at: HashMap<(u32, i64), usize> = HashMap::new();
-    let mut rank_of = vec![0u32; e.len()];
-    let mut name_of = vec![0u32; e.len()];
-    for row in &p.rows {
-        for i in row.events() {
-            if i < e.len() {
-                at.insert((row.rank, e.call_ids[i]), i);
-                rank_of[i] = row.rank;
-                name_of[i] = row.region_id;
-            }
-        }
-    }
-    let name = |i: usize| {
-        p.region_names
-            .get(name_of[i] as usize)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let task = |i: usize| e.task_ids.as_ref().map_or(-1, |t| t[i]);
-    let mut errors = Vec::new();
-    for (i, (&parent, &rank)) in e.parent_ids.iter().zip(&rank_of).enumerate() {
-        if parent < 0 {
-            continue;
-        }
-        let what = match at.get(&(rank, parent)) {
-            None => Some(format!("parent {parent} missing")),
-            Some(&j) => {
-                let (start, end) = (e.start_ns[i], e.start_ns[i] + e.durations[i]);
-                let (ps, pe) = (e.start_ns[j], e.start_ns[j] + e.durations[j]);
-                if start < ps || end > pe {
-                    Some(format!(
-                        "[{start}, {end}] outside its parent {} [{ps}, {pe}]",
-                        name(j)
-                    ))
-                } else if e.thread_ids[i] != e.thread_ids[j] || task(i) != task(j) {
-                    Some(format!("on another lane than its parent {}", name(j)))
-                } else {
-                    None
-                }
-            }
-        };
-        if let Some(what) = what {
-            if errors.len() < 20 {
-                errors.push(format!("call {} of {}: {what}", e.call_ids[i], name(i)));
-            } else {
-                break;
-            }
-        }
-    }
-    if errors.is_empty() {
-        Ok(e.len())
-    } else {
-        Err(errors)
-    }
-}
-
-/// [`check_nesting`] of the file at `path`, read back, panicking with the
-/// violations.
-pub fn assert_file_nests(path: &Path) -> usize {
-    let p = scope_profiler::read_profile(path)
-        .unwrap_or_else(|e| panic!("{}: cannot read: {e}", path.display()));
-    check_nesting(&p).unwrap_or_else(|errors| {
-        panic!(
-            "{}: calls outside their parents:\n{}",
-            path.display(),
-            errors.join("\n")
-        )
-    })
+/// [`nesting::check_reader`] on a profile in memory (what `finalize`
+/// returns, or a file read back).
+pub fn profile_nesting(p: &Profile) -> nesting::NestingReport {
+    let reader = scope_profiler::ProfileReader::from_profile(p.clone()).expect("a reader");
+    nesting::check_reader(&reader).expect("the events")
 }

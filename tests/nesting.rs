@@ -12,6 +12,7 @@ use scope_profiler::{Error, ProfileReader};
 /// One call as the check needs it.
 #[derive(Clone, Copy, Debug)]
 struct Call {
+    rank: u32,
     id: i64,
     parent: i64,
     start: i64,
@@ -31,6 +32,8 @@ pub enum Violation {
     Outside,
     /// The parent's id is not smaller than the call's.
     IdOrder,
+    /// The parent is on another lane (thread or task) than the call.
+    OtherLane,
 }
 
 /// Violations of one kind between one child region and one parent region.
@@ -53,10 +56,6 @@ pub struct NestingReport {
     pub roots: u64,
     /// Calls on a task's lane (async tasks and what ran in them).
     pub in_tasks: u64,
-    /// Calls whose parent is on another lane (thread or task) than theirs,
-    /// all nested right (a nested future that became a task of its own):
-    /// not a violation.
-    pub other_lane: u64,
     /// Calls that break the nesting, by kind.
     pub violations: BTreeMap<Violation, u64>,
     /// The broken calls by (kind, child region, parent region).
@@ -74,12 +73,10 @@ impl fmt::Display for NestingReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{} calls checked ({} roots, {} in async tasks, {} under a parent on another \
-             lane), {} violations",
+            "{} calls checked ({} roots, {} in async tasks), {} violations",
             self.calls,
             self.roots,
             self.in_tasks,
-            self.other_lane,
             self.violation_count()
         )?;
         let mut shapes: Vec<_> = self.shapes.iter().collect();
@@ -111,10 +108,12 @@ pub fn check_reader(reader: &ProfileReader) -> Result<NestingReport, Error> {
     let mut calls = Vec::with_capacity(usize::try_from(reader.event_count()).unwrap_or(0));
     for chunk in reader.chunks(1 << 20) {
         let chunk = chunk?;
-        let region = reader.rows()[chunk.row].region_id;
+        let row = &reader.rows()[chunk.row];
+        let (region, rank) = (row.region_id, row.rank);
         let e = &chunk.events;
         for i in 0..e.len() {
             calls.push(Call {
+                rank,
                 id: e.call_ids[i],
                 parent: e.parent_ids[i],
                 start: e.start_ns[i],
@@ -125,7 +124,12 @@ pub fn check_reader(reader: &ProfileReader) -> Result<NestingReport, Error> {
             });
         }
     }
-    let by_id: HashMap<i64, usize> = calls.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+    // Call ids are a rank's own.
+    let by_id: HashMap<(u32, i64), usize> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((c.rank, c.id), i))
+        .collect();
     let name = |region: u32| {
         names
             .get(region as usize)
@@ -142,16 +146,16 @@ pub fn check_reader(reader: &ProfileReader) -> Result<NestingReport, Error> {
             report.roots += 1;
             continue;
         }
-        let parent = by_id.get(&call.parent).map(|&i| calls[i]);
+        let parent = by_id.get(&(call.rank, call.parent)).map(|&i| calls[i]);
+        let across = parent.is_some_and(|p| (p.thread, p.task) != (call.thread, call.task));
         let kind = match parent {
             None => Some(Violation::MissingParent),
             Some(p) if call.start < p.start || call.end > p.end => Some(Violation::Outside),
             Some(p) if p.id >= call.id => Some(Violation::IdOrder),
+            Some(_) if across => Some(Violation::OtherLane),
             Some(_) => None,
         };
-        let across = parent.is_some_and(|p| (p.thread, p.task) != (call.thread, call.task));
         let Some(kind) = kind else {
-            report.other_lane += u64::from(across);
             continue;
         };
         *report.violations.entry(kind).or_default() += 1;

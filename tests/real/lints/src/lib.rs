@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 
 pub mod complex;
 pub mod file_items;
+pub mod futures;
 
 /// A version number.
 #[derive(PartialEq, Eq, Debug, Copy)]
