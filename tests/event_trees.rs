@@ -466,7 +466,7 @@ async fn spawned(i: u64) -> u64 {
     u64::from(leaf()) + i
 }
 
-/// The held future among 4,200 distinct regions and 200 spawned tasks:
+/// The held future among 4,200 distinct regions and 3,000 spawned tasks:
 /// past the call-path limit, so the `.h5` too is walked from its events.
 fn run_held_past_the_limit(path: &Path) {
     let _s = serial();
@@ -477,7 +477,7 @@ fn run_held_past_the_limit(path: &Path) {
         .unwrap();
     rt.block_on(async {
         outer().await;
-        let tasks: Vec<_> = (0..200).map(|i| tokio::spawn(spawned(i))).collect();
+        let tasks: Vec<_> = (0..3_000).map(|i| tokio::spawn(spawned(i))).collect();
         for t in tasks {
             t.await.unwrap();
         }
@@ -514,7 +514,7 @@ fn past_the_call_path_limit_the_held_future_gives_one_tree_from_json_and_hdf5() 
     // The recorder gives `inner` the call that contains its whole span.
     assert_eq!(count(&["outer", "inner"]), Some(1));
     assert_eq!(count(&["outer", "poll_held"]), Some(2));
-    assert_eq!(count(&["spawned", "leaf"]), Some(200));
+    assert_eq!(count(&["spawned", "leaf"]), Some(3_000));
     assert_eq!(count(&["distinct-4199", "leaf"]), Some(1));
     // Every leaf under its caller: none is a root.
     assert_eq!(count(&["leaf"]), None);
