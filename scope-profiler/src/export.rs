@@ -99,7 +99,11 @@ pub struct TreeNode {
     pub minimum: i64,
     /// Longest call, ns.
     pub maximum: i64,
+    /// Lanes (threads or tasks of a rank) with calls of this path.
+    pub lanes: u64,
     hist: LogHistogram,
+    /// The last lane counted in `lanes`, plus one (0: none yet).
+    last_lane: u64,
 }
 
 impl TreeNode {
@@ -133,6 +137,15 @@ impl TreeNode {
     pub fn quantile(&self, q: f64) -> i64 {
         self.hist
             .quantile(q, self.num_calls, self.minimum, self.maximum)
+    }
+
+    /// Counts `lane` in [`Self::lanes`] unless it was the last one counted
+    /// (the walk gives a lane's calls together).
+    fn on_lane(&mut self, lane: u64) {
+        if self.last_lane != lane.wrapping_add(1) {
+            self.last_lane = lane.wrapping_add(1);
+            self.lanes += 1;
+        }
     }
 
     fn add(&mut self, duration: i64, own: i64) {
@@ -549,6 +562,8 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
     let mut order: Vec<usize> = (0..paths.len()).collect();
     order.sort_by_key(|&i| (paths[i].first_start, depth[i], i));
     let mut node_of = vec![usize::MAX; paths.len()];
+    // The (node, lane) pairs counted in the nodes' `lanes`.
+    let mut lanes_seen: std::collections::HashSet<(usize, u64)> = Default::default();
     for i in order {
         let p = &paths[i];
         let parent = match p.parent {
@@ -567,6 +582,10 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
         }
         let node = builder.child(parent, p.region_id);
         node_of[i] = node;
+        let lane = lanes.lane(0, p.thread_id, p.task_id);
+        if lanes_seen.insert((node, lane)) {
+            builder.tree.nodes[node].lanes += 1;
+        }
         let tree = &mut builder.tree;
         let n = &mut tree.nodes[node];
         if n.num_calls == 0 {
@@ -615,6 +634,9 @@ impl TreeBuilder {
     /// The tree, with the file's `lanes`.
     fn finish(self, lanes: Vec<Lane>) -> CallTree {
         let mut tree = self.tree;
+        for n in &mut tree.nodes {
+            n.last_lane = 0; // the walk's state: trees from paths and events compare equal
+        }
         if tree.first_start == i64::MAX {
             (tree.first_start, tree.last_end) = (0, 0);
         }
@@ -657,6 +679,7 @@ impl Visitor for TreeBuilder {
         };
         self.stack.truncate(depth);
         let node = self.child(parent, call.region as u32);
+        self.tree.nodes[node].on_lane(call.lane);
         self.stack.push(node);
         self.tree.first_start = self.tree.first_start.min(call.start);
         self.tree.last_end = self.tree.last_end.max(call.end());

@@ -66,6 +66,8 @@ struct TreeColumns {
     p50: Vec<f64>,
     p95: Vec<f64>,
     p99: Vec<f64>,
+    /// Lanes the node's calls ran on (the `%` column divides by them).
+    lanes: Vec<f64>,
 }
 
 impl TreeColumns {
@@ -73,7 +75,7 @@ impl TreeColumns {
         json!({
             "parent": self.parent, "region": self.region, "calls": self.calls,
             "total": self.total, "own": self.own, "min": self.min, "max": self.max,
-            "p50": self.p50, "p95": self.p95, "p99": self.p99,
+            "p50": self.p50, "p95": self.p95, "p99": self.p99, "lanes": self.lanes,
         })
     }
 }
@@ -97,6 +99,7 @@ fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
                 cols.p50.push(-1.0);
                 cols.p95.push(-1.0);
                 cols.p99.push(-1.0);
+                cols.lanes.push(n.stat.lanes.max(1) as f64);
             }
         }
         return Ok((cols, ft.session_ns));
@@ -122,6 +125,7 @@ fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
         cols.p50.push(n.quantile(0.5) as f64);
         cols.p95.push(n.quantile(0.95) as f64);
         cols.p99.push(n.quantile(0.99) as f64);
+        cols.lanes.push(n.lanes.max(1) as f64);
         for &c in n.children.iter().rev() {
             stack.push((c, me));
         }
