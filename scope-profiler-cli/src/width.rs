@@ -66,7 +66,7 @@ mod tests {
         let name = "my_crate::codec::framed::FramedWrite::poll_flush";
         let c = cut(name, 31);
         assert_eq!(c.chars().count(), 31);
-        assert_eq!(c, "my_crate::…edWrite::poll_flush");
+        assert_eq!(c, "my_crate::…medWrite::poll_flush");
         assert_eq!(cut("short", 10), "short");
         assert_eq!(cut("abc", 0), "");
         assert_eq!(cut("abcdef", 1), "…");

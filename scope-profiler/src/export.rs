@@ -515,6 +515,102 @@ fn walk(reader: &ProfileReader, visitor: &mut impl Visitor) -> Result<Vec<Lane>,
     Ok(lanes)
 }
 
+/// One call as [`call_tree_visiting`] meets it.
+///
+/// ```
+/// let call = scope_profiler::export::CallVisit::default();
+/// assert_eq!((call.depth, call.task), (0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallVisit {
+    /// The lane's rank.
+    pub rank: u32,
+    /// The lane's thread (-1 for a task lane or without a thread table).
+    pub thread: i64,
+    /// The lane's task, -1 for a thread lane.
+    pub task: i64,
+    /// Start, ns (as the file's events).
+    pub start: i64,
+    /// Duration, ns.
+    pub duration: i64,
+    /// The region (index into the region names).
+    pub region: u32,
+    /// Depth in its lane's tree, 0 for a root.
+    pub depth: usize,
+}
+
+/// Walks the events to build the tree and hands every call to `visit`.
+struct Visiting<V> {
+    tree: TreeBuilder,
+    lanes: Vec<Lane>,
+    visit: V,
+}
+
+impl<V: FnMut(&CallVisit)> Visitor for Visiting<V> {
+    fn open(&mut self, call: &Call, depth: usize) -> Result<(), Error> {
+        self.tree.open(call, depth)?;
+        let lane = self.lanes.get(call.lane as usize);
+        (self.visit)(&CallVisit {
+            rank: lane.map_or(0, |l| l.rank),
+            thread: lane.map_or(-1, |l| l.thread),
+            task: lane.map_or(-1, |l| l.task),
+            start: call.start,
+            duration: call.duration,
+            region: call.region as u32,
+            depth,
+        });
+        Ok(())
+    }
+
+    fn close(&mut self, call: &Call, depth: usize, children: i64) -> Result<(), Error> {
+        self.tree.close(call, depth, children)
+    }
+
+    fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error> {
+        self.tree.lane(lane, begin)
+    }
+
+    fn lanes(&mut self, lanes: &[Lane]) {
+        self.lanes = lanes.to_vec();
+        self.tree.lanes(lanes);
+    }
+}
+
+/// [`call_tree`] built from the events (one pass of the external sort, in
+/// bounded memory, even when the file stores its call paths), handing each
+/// call to `visit` on the way: lane by lane, each lane's calls by start, a
+/// call before the calls it holds. For views of every call (a timeline)
+/// that need the tree too, without a second pass.
+///
+/// # Errors
+///
+/// As [`call_tree`].
+///
+/// ```no_run
+/// use scope_profiler::{ProfileReader, export};
+/// let reader = ProfileReader::open("profiling_data.h5")?;
+/// let mut deepest = 0;
+/// let tree = export::call_tree_visiting(&reader, export::Grouping::All, |call| {
+///     deepest = deepest.max(call.depth);
+/// })?;
+/// println!("{} call paths, {} levels", tree.nodes.len(), deepest + 1);
+/// # Ok::<(), scope_profiler::Error>(())
+/// ```
+pub fn call_tree_visiting(
+    reader: &ProfileReader,
+    grouping: Grouping,
+    visit: impl FnMut(&CallVisit),
+) -> Result<CallTree, Error> {
+    let mut visiting = Visiting {
+        tree: TreeBuilder::new(grouping),
+        lanes: Vec::new(),
+        visit,
+    };
+    let lanes = walk(reader, &mut visiting)?;
+    Ok(visiting.tree.finish(lanes))
+}
+
 /// Builds the call tree of a file, grouped as `grouping` says.
 ///
 /// # Errors

@@ -81,8 +81,9 @@ impl TreeColumns {
 }
 
 /// The call tree of every lane together, with quantiles; for an aggregate
-/// file, its regions (no quantiles: -1).
-fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
+/// file, its regions (no quantiles: -1). With `timeline`, the timeline
+/// too, built as the tree's walk goes by (no call kept).
+fn tree(reader: &ProfileReader, timeline: bool) -> Result<(TreeColumns, i64, Timeline), Failure> {
     let mut cols = TreeColumns::default();
     if reader.is_aggregate() {
         let ft = stats::file_tree(reader, Grouping::All)?;
@@ -102,10 +103,18 @@ fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
                 cols.lanes.push(n.stat.lanes.max(1) as f64);
             }
         }
-        return Ok((cols, ft.session_ns));
+        return Ok((cols, ft.session_ns, Timeline::default()));
     }
-    let tree = export::call_tree(reader, Grouping::All)
-        .map_err(|e| Failure(format!("{}: {e}", reader.path().display())))?;
+    let named = |e: sp::Error| Failure(format!("{}: {e}", reader.path().display()));
+    let (tree, tl) = if timeline && reader.event_count() > 0 {
+        let mut builder = timeline::Builder::new(reader, timeline::survey(reader)?);
+        let tree = export::call_tree_visiting(reader, Grouping::All, |c| builder.call(c))
+            .map_err(named)?;
+        (tree, builder.finish())
+    } else {
+        let tree = export::call_tree(reader, Grouping::All).map_err(named)?;
+        (tree, Timeline::default())
+    };
     let mut stack: Vec<(usize, i64)> = Vec::new();
     for (root, _) in tree.roots.iter().rev() {
         for &c in tree.nodes[*root].children.iter().rev() {
@@ -130,7 +139,7 @@ fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
             stack.push((c, me));
         }
     }
-    Ok((cols, tree.last_end.saturating_sub(tree.first_start)))
+    Ok((cols, tree.last_end.saturating_sub(tree.first_start), tl))
 }
 
 /// Captured source text per region: `[name, file, line, text]`.
@@ -200,12 +209,7 @@ pub(crate) fn run_json(
     reader: &ProfileReader,
     timeline: bool,
 ) -> Result<Value, Failure> {
-    let (tree, session_ns) = tree(reader)?;
-    let tl = if timeline {
-        timeline::build(reader)?
-    } else {
-        Timeline::default()
-    };
+    let (tree, session_ns, tl) = tree(reader, timeline)?;
     let mut notes = stats::recording_notes(reader);
     if tl.calls > tl.calls_kept && tl.calls > 0 {
         let finest = tl.widths.last().copied().unwrap_or(0.0);

@@ -1,5 +1,8 @@
 //! The timeline of a report: every call of a file placed on its lane and
-//! depth, then reduced to a bounded number of cells the page draws.
+//! depth, reduced as it streams by to a bounded number of cells the page
+//! draws (the calls come from the call tree's walk, `Builder::call`, in
+//! bounded memory: a first pass over the events gives the session's span,
+//! the lanes' lifetimes and the histograms; no call is kept).
 //!
 //! A *track* is one depth of one lane (a thread of a rank; async tasks of a
 //! rank are packed into as few lanes as their lifetimes allow). The page
@@ -34,14 +37,6 @@ const MAX_DEPTH: u32 = 255;
 /// of two from 1 ns.
 pub(crate) const BINS_PER_OCTAVE: f64 = 4.0;
 const BINS: usize = 4 * 48;
-
-/// One call as read from the file.
-#[derive(Clone, Copy)]
-struct Call {
-    start: i64,
-    dur: i64,
-    region: u32,
-}
 
 /// Cells of one kind (individual calls or buckets), grouped by track:
 /// track `t`'s cells are `offsets[t]..offsets[t + 1]`, by start.
@@ -110,272 +105,464 @@ pub(crate) fn bin(dur: i64) -> usize {
     ((d.log2() * BINS_PER_OCTAVE) as usize).min(BINS - 1)
 }
 
-/// Reads every call of `reader` and builds the timeline.
-pub(crate) fn build(reader: &ProfileReader) -> Result<Timeline, Failure> {
-    let mut tl = Timeline {
+/// Cells count between two checks of the budget.
+const CHECK_EVERY: u64 = 4096;
+
+/// A source lane: a thread or a task of a rank (a task's thread is -1).
+type LaneKey = (u32, i64, i64);
+
+/// The first pass over the events: the session's span, each source lane's
+/// first start and last end, the histograms and the calls.
+pub(crate) struct Survey {
+    t0: i64,
+    end: i64,
+    calls: u64,
+    lanes: HashMap<LaneKey, (i64, i64)>,
+    histograms: Vec<Vec<u64>>,
+}
+
+/// Reads the events once, in chunks, keeping no call.
+pub(crate) fn survey(reader: &ProfileReader) -> Result<Survey, Failure> {
+    let mut sv = Survey {
+        t0: i64::MAX,
+        end: i64::MIN,
+        calls: 0,
+        lanes: HashMap::new(),
         histograms: vec![Vec::new(); reader.region_names().len()],
-        ..Timeline::default()
     };
-    if reader.is_aggregate() || reader.event_count() == 0 {
-        return Ok(tl);
-    }
-    // Calls per source lane (rank, thread, task).
-    let mut lane_of: HashMap<(u32, i64, i64), usize> = HashMap::new();
-    let mut keys: Vec<(u32, i64, i64)> = Vec::new();
-    let mut calls: Vec<Vec<Call>> = Vec::new();
     let rows = reader.rows();
     for chunk in reader.chunks(1 << 18) {
         let chunk = chunk.map_err(|e| Failure(format!("{}: {e}", reader.path().display())))?;
         let row = &rows[chunk.row];
         let ev = &chunk.events;
-        let hist = match tl.histograms.get_mut(row.region_id as usize) {
-            Some(h) => h,
-            None => continue,
+        let Some(hist) = sv.histograms.get_mut(row.region_id as usize) else {
+            continue;
         };
         if hist.is_empty() {
             hist.resize(BINS, 0);
         }
+        let mut last: Option<(LaneKey, (i64, i64))> = None;
         for i in 0..ev.len() {
-            let task = ev.task_ids.as_ref().map_or(-1, |t| t[i]);
-            let key = (row.rank, ev.thread_ids[i], task.max(-1));
-            let lane = *lane_of.entry(key).or_insert_with(|| {
-                keys.push(key);
-                calls.push(Vec::new());
-                keys.len() - 1
-            });
+            let task = ev.task_ids.as_ref().map_or(-1, |t| t[i]).max(-1);
+            let thread = if task >= 0 { -1 } else { ev.thread_ids[i] };
+            let key = (row.rank, thread, task);
             let dur = ev.durations[i].max(0);
+            let (start, end) = (ev.start_ns[i], ev.start_ns[i].saturating_add(dur));
             hist[bin(dur)] += 1;
-            calls[lane].push(Call {
-                start: ev.start_ns[i],
-                dur,
-                region: row.region_id,
-            });
-        }
-    }
-    tl.calls = calls.iter().map(|c| c.len() as u64).sum();
-    tl.t0 = calls
-        .iter()
-        .flat_map(|c| c.iter().map(|c| c.start))
-        .min()
-        .unwrap_or(0);
-    let end = calls
-        .iter()
-        .flat_map(|c| c.iter().map(|c| c.start.saturating_add(c.dur)))
-        .max()
-        .unwrap_or(0);
-    tl.span = (end - tl.t0).max(1);
-    // Start order within each lane, an enclosing call before the calls it holds.
-    for c in &mut calls {
-        c.sort_by_key(|c| (c.start, std::cmp::Reverse(c.dur)));
-    }
-    let display = pack_lanes(reader, &keys, &calls, &mut tl.lanes);
-    // Each display lane's calls in start order, with their depth.
-    let mut tracks: Vec<Vec<Call>> = Vec::new();
-    let mut first_track = Vec::with_capacity(display.len());
-    for (l, sources) in display.iter().enumerate() {
-        let mut depth_calls: Vec<Vec<Call>> = Vec::new();
-        for &src in sources {
-            let mut stack: Vec<i64> = Vec::new();
-            // Taken, so each source lane is freed once its calls are placed:
-            // the peak is the calls plus the largest lane, not twice the calls.
-            for c in &std::mem::take(&mut calls[src]) {
-                while stack.last().is_some_and(|&end| end <= c.start) {
-                    stack.pop();
+            sv.calls += 1;
+            sv.t0 = sv.t0.min(start);
+            sv.end = sv.end.max(end);
+            // Runs of one lane are the rule: one map update per run.
+            match &mut last {
+                Some((k, span)) if *k == key => *span = (span.0.min(start), span.1.max(end)),
+                _ => {
+                    if let Some((k, span)) = last.take() {
+                        let e = sv.lanes.entry(k).or_insert(span);
+                        *e = (e.0.min(span.0), e.1.max(span.1));
+                    }
+                    last = Some((key, (start, end)));
                 }
-                let depth = (stack.len() as u32).min(MAX_DEPTH);
-                stack.push(c.start.saturating_add(c.dur));
-                if depth_calls.len() <= depth as usize {
-                    depth_calls.resize_with(depth as usize + 1, Vec::new);
-                }
-                depth_calls[depth as usize].push(*c);
             }
         }
-        tl.lanes[l].depths = depth_calls.len() as u32;
-        first_track.push(tracks.len());
-        tracks.extend(depth_calls);
+        if let Some((k, span)) = last {
+            let e = sv.lanes.entry(k).or_insert(span);
+            *e = (e.0.min(span.0), e.1.max(span.1));
+        }
     }
-    drop(calls);
-    let w0 = tl.span as f64 / 1024.0;
-    let widths: Vec<f64> = (0..MAX_LEVELS).map(|l| w0 / 4f64.powi(l as i32)).collect();
-    let (classes, buckets) = pyramid(&tracks, &widths, tl.t0, CELL_BUDGET);
-    tl.widths = widths[..buckets.len()].to_vec();
-    tl.calls_kept = classes.iter().map(|c| c.len() as u64).sum();
-    tl.classes = classes;
-    tl.levels = buckets;
-    Ok(tl)
+    Ok(sv)
+}
+
+/// The cells of one track of the lane being walked, at one level.
+#[derive(Default)]
+struct Local {
+    individual: Cells,
+    buckets: Cells,
+    open: Option<Open>,
+}
+
+/// A source lane's cells of one track, in a level's arrays.
+struct Segment {
+    track: (usize, u32),
+    start: f64,
+    range: std::ops::Range<usize>,
+}
+
+/// One level of the pyramid being built: its cells, source lane by source
+/// lane, and whether any call is shorter than its buckets.
+#[derive(Default)]
+struct Level {
+    alive: bool,
+    more: bool,
+    individual: Cells,
+    individual_segments: Vec<Segment>,
+    buckets: Cells,
+    bucket_segments: Vec<Segment>,
+    /// Cells so far, the walked lane's included.
+    count: u64,
+}
+
+/// Builds the timeline from the calls of a walk, in bounded memory: every
+/// level of the pyramid at once, a level (and every finer one) dropped as
+/// soon as the cells up to it pass the budget.
+pub(crate) struct Builder {
+    t0: i64,
+    span: i64,
+    widths: Vec<f64>,
+    budget: u64,
+    levels: Vec<Level>,
+    /// The display lane of each source lane.
+    display: HashMap<LaneKey, usize>,
+    lanes: Vec<Lane>,
+    /// The walked lane: its key, display lane and tracks (by depth, level).
+    current: Option<(LaneKey, usize)>,
+    tracks: Vec<Vec<Local>>,
+    since_check: u64,
+    calls: u64,
+    histograms: Vec<Vec<u64>>,
+}
+
+impl Builder {
+    /// A builder for the calls `survey` saw; the lanes of `reader` name
+    /// the display lanes.
+    pub(crate) fn new(reader: &ProfileReader, survey: Survey) -> Builder {
+        let mut lanes = Vec::new();
+        let display = pack_lanes(reader, &survey.lanes, &mut lanes);
+        Builder::with(survey, CELL_BUDGET, lanes, display)
+    }
+
+    fn with(
+        survey: Survey,
+        budget: u64,
+        lanes: Vec<Lane>,
+        display: HashMap<LaneKey, usize>,
+    ) -> Builder {
+        let (t0, end) = match survey.calls {
+            0 => (0, 0),
+            _ => (survey.t0, survey.end),
+        };
+        let span = end.saturating_sub(t0).max(1);
+        let w0 = span as f64 / 1024.0;
+        let widths: Vec<f64> = (0..MAX_LEVELS).map(|l| w0 / 4f64.powi(l as i32)).collect();
+        let levels = (0..MAX_LEVELS)
+            .map(|_| Level {
+                alive: true,
+                ..Level::default()
+            })
+            .collect();
+        Builder {
+            t0,
+            span,
+            widths,
+            budget,
+            levels,
+            display,
+            lanes,
+            current: None,
+            tracks: Vec::new(),
+            since_check: 0,
+            calls: survey.calls,
+            histograms: survey.histograms,
+        }
+    }
+
+    /// One call of the walk (lane by lane, by start, a call before the
+    /// calls it holds).
+    pub(crate) fn call(&mut self, c: &scope_profiler::export::CallVisit) {
+        let task = c.task.max(-1);
+        let key = (c.rank, if task >= 0 { -1 } else { c.thread }, task);
+        if self.current.map(|(k, _)| k) != Some(key) {
+            self.end_lane();
+            // A lane the survey did not see (a file changed under us) is
+            // drawn on the first display lane rather than lost.
+            let display = self.display.get(&key).copied().unwrap_or(0);
+            self.current = Some((key, display));
+        }
+        if self.lanes.is_empty() {
+            return;
+        }
+        let depth = (c.depth as u32).min(MAX_DEPTH) as usize;
+        if self.tracks.len() <= depth {
+            self.tracks.resize_with(depth + 1, || {
+                (0..MAX_LEVELS).map(|_| Local::default()).collect()
+            });
+        }
+        let dur = c.duration.max(0);
+        let class = class_of(dur as f64, &self.widths);
+        let rel = c.start.saturating_sub(self.t0).max(0);
+        let mut added = 0u64;
+        for l in 0..=class.min(MAX_LEVELS - 1) {
+            let level = &mut self.levels[l];
+            if !level.alive {
+                break;
+            }
+            let local = &mut self.tracks[depth][l];
+            if class == l {
+                local.individual.push(rel, dur, c.region, 1, 1.0);
+                level.count += 1;
+                added += 1;
+                continue;
+            }
+            level.more = true;
+            let width = self.widths[l];
+            let before = local.buckets.len();
+            bucket(local, rel, dur, c.region, width);
+            let grew = (local.buckets.len() - before) as u64;
+            level.count += grew;
+            added += grew;
+        }
+        self.since_check += added;
+        if self.since_check >= CHECK_EVERY {
+            self.since_check = 0;
+            self.check_budget();
+        }
+    }
+
+    /// Drops every level from the first one (past level 0) whose cells,
+    /// with the coarser levels', pass the budget.
+    fn check_budget(&mut self) {
+        let mut used = 0u64;
+        let mut dead = None;
+        for (l, level) in self.levels.iter().enumerate() {
+            if !level.alive {
+                break;
+            }
+            used += level.count;
+            if l > 0 && used > self.budget {
+                dead = Some(l);
+                break;
+            }
+        }
+        if let Some(from) = dead {
+            for level in &mut self.levels[from..] {
+                *level = Level::default();
+            }
+            for track in &mut self.tracks {
+                for local in &mut track[from..] {
+                    *local = Local::default();
+                }
+            }
+        }
+    }
+
+    /// Moves the walked lane's cells into the levels, a segment per track.
+    fn end_lane(&mut self) {
+        let Some((_, display)) = self.current.take() else {
+            return;
+        };
+        let depths = self.tracks.len() as u32;
+        if let Some(lane) = self.lanes.get_mut(display) {
+            lane.depths = lane.depths.max(depths);
+        }
+        for (depth, track) in self.tracks.drain(..).enumerate() {
+            for (l, mut local) in track.into_iter().enumerate() {
+                let level = &mut self.levels[l];
+                if !level.alive {
+                    break;
+                }
+                if let Some(o) = local.open.take() {
+                    let before = local.buckets.len();
+                    close(&mut local.buckets, o, self.widths[l]);
+                    level.count += (local.buckets.len() - before) as u64;
+                }
+                let t = (display, depth as u32);
+                append(
+                    &mut level.individual,
+                    &mut level.individual_segments,
+                    t,
+                    &local.individual,
+                );
+                append(
+                    &mut level.buckets,
+                    &mut level.bucket_segments,
+                    t,
+                    &local.buckets,
+                );
+            }
+        }
+        self.check_budget();
+    }
+
+    /// The timeline: the levels kept, each track's cells in start order.
+    pub(crate) fn finish(mut self) -> Timeline {
+        self.end_lane();
+        let kept = {
+            let alive = self.levels.iter().take_while(|l| l.alive).count().max(1);
+            // No finer level once every call is drawn individually.
+            match self.levels[..alive].iter().position(|l| !l.more) {
+                Some(l) => l + 1,
+                None => alive,
+            }
+        };
+        let mut first_track = Vec::with_capacity(self.lanes.len());
+        let mut tracks = 0usize;
+        for lane in &self.lanes {
+            first_track.push(tracks);
+            tracks += lane.depths as usize;
+        }
+        let track_of = |(display, depth): (usize, u32)| first_track[display] + depth as usize;
+        let mut tl = Timeline {
+            t0: self.t0,
+            span: self.span,
+            widths: self.widths[..kept].to_vec(),
+            calls: self.calls,
+            histograms: std::mem::take(&mut self.histograms),
+            ..Timeline::default()
+        };
+        for level in self.levels.drain(..).take(kept) {
+            tl.classes.push(gather(
+                &level.individual,
+                level.individual_segments,
+                tracks,
+                &track_of,
+            ));
+            tl.levels.push(gather(
+                &level.buckets,
+                level.bucket_segments,
+                tracks,
+                &track_of,
+            ));
+        }
+        tl.calls_kept = tl.classes.iter().map(|c| c.len() as u64).sum();
+        tl.lanes = self.lanes;
+        tl
+    }
+}
+
+/// A call shorter than a level's buckets, added to the walked track's
+/// buckets at that level: it fills the rest of its first bucket and, past
+/// its end, the start of the next.
+fn bucket(local: &mut Local, rel: i64, dur: i64, region: u32, width: f64) {
+    let index = (rel as f64 / width) as u64;
+    if local.open.as_ref().is_some_and(|o| o.index != index)
+        && let Some(o) = local.open.take()
+    {
+        close(&mut local.buckets, o, width);
+    }
+    let first = (dur as f64).min((index + 1) as f64 * width - rel as f64);
+    let o = local.open.get_or_insert_with(|| Open::new(index));
+    o.count += 1;
+    o.add(region, first);
+    let rest = dur as f64 - first;
+    if rest > 0.0 {
+        if let Some(o) = local.open.replace(Open::new(index + 1)) {
+            close(&mut local.buckets, o, width);
+        }
+        if let Some(o) = local.open.as_mut() {
+            o.add(region, rest);
+        }
+    }
+}
+
+/// Appends `from` to a level's `cells` as one segment of `track`.
+fn append(cells: &mut Cells, segments: &mut Vec<Segment>, track: (usize, u32), from: &Cells) {
+    if from.len() == 0 {
+        return;
+    }
+    let at = cells.len();
+    cells.start.extend_from_slice(&from.start);
+    cells.dur.extend_from_slice(&from.dur);
+    cells.region.extend_from_slice(&from.region);
+    cells.count.extend_from_slice(&from.count);
+    cells.busy.extend_from_slice(&from.busy);
+    segments.push(Segment {
+        track,
+        start: from.start[0],
+        range: at..cells.len(),
+    });
+}
+
+/// A level's cells grouped by track (`offsets`), each track's segments by
+/// start.
+fn gather(
+    cells: &Cells,
+    mut segments: Vec<Segment>,
+    tracks: usize,
+    track_of: &dyn Fn((usize, u32)) -> usize,
+) -> Cells {
+    segments.sort_by(|a, b| {
+        track_of(a.track)
+            .cmp(&track_of(b.track))
+            .then(a.start.total_cmp(&b.start))
+    });
+    let mut out = Cells::with_tracks(tracks);
+    let mut next = segments.iter().peekable();
+    for t in 0..tracks {
+        out.offsets.push(out.len() as u32);
+        while let Some(s) = next.next_if(|s| track_of(s.track) == t) {
+            let r = s.range.clone();
+            out.start.extend_from_slice(&cells.start[r.clone()]);
+            out.dur.extend_from_slice(&cells.dur[r.clone()]);
+            out.region.extend_from_slice(&cells.region[r.clone()]);
+            out.count.extend_from_slice(&cells.count[r.clone()]);
+            out.busy.extend_from_slice(&cells.busy[r]);
+        }
+    }
+    out.offsets.push(out.len() as u32);
+    out
 }
 
 /// The display lanes: each thread lane alone; the task lanes of a rank
 /// packed, first come first placed, into as few lanes as their lifetimes
-/// (first start to last end) allow. Returns the source lanes of each.
+/// (first start to last end) allow. Returns the display lane of each
+/// source lane.
 fn pack_lanes(
     reader: &ProfileReader,
-    keys: &[(u32, i64, i64)],
-    calls: &[Vec<Call>],
+    spans: &HashMap<LaneKey, (i64, i64)>,
     out: &mut Vec<Lane>,
-) -> Vec<Vec<usize>> {
-    let ranks: std::collections::BTreeSet<u32> = keys.iter().map(|k| k.0).collect();
+) -> HashMap<LaneKey, usize> {
+    let ranks: std::collections::BTreeSet<u32> = spans.keys().map(|k| k.0).collect();
     let multi_rank = ranks.len() > 1;
-    let thread_name = |t: i64| {
-        reader
-            .threads()
-            .iter()
-            .find(|th| th.index == t)
-            .map_or_else(
-                || match t {
-                    ..0 => "main".to_owned(),
-                    t => format!("thread {t}"),
-                },
-                |th| th.name.clone(),
-            )
+    let thread_names: HashMap<i64, &str> = reader
+        .threads()
+        .iter()
+        .map(|t| (t.index, t.name.as_str()))
+        .collect();
+    let thread_name = |t: i64| match thread_names.get(&t) {
+        Some(name) => (*name).to_owned(),
+        None if t < 0 => "main".to_owned(),
+        None => format!("thread {t}"),
     };
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by_key(|&i| (keys[i].0, keys[i].2 >= 0, keys[i].1, keys[i].2));
-    let mut display: Vec<Vec<usize>> = Vec::new();
-    // Per rank: the task lanes' (display index, end of their last task).
-    let mut task_lanes: HashMap<u32, Vec<(usize, i64)>> = HashMap::new();
-    let mut tasks: Vec<usize> = Vec::new();
-    for &i in &order {
-        let (rank, thread, task) = keys[i];
-        let prefix = if multi_rank {
-            format!("rank {rank} · ")
-        } else {
-            String::new()
-        };
-        if task < 0 {
+    let prefix = |rank: u32| match multi_rank {
+        true => format!("rank {rank} · "),
+        false => String::new(),
+    };
+    let mut keys: Vec<LaneKey> = spans.keys().copied().collect();
+    keys.sort_by_key(|k| (k.0, k.2 >= 0, k.1, k.2));
+    let mut display = HashMap::with_capacity(keys.len());
+    let mut tasks: Vec<LaneKey> = Vec::new();
+    for key in keys {
+        if key.2 < 0 {
             out.push(Lane {
-                label: format!("{prefix}{}", thread_name(thread)),
+                label: format!("{}{}", prefix(key.0), thread_name(key.1)),
                 depths: 0,
             });
-            display.push(vec![i]);
+            display.insert(key, out.len() - 1);
         } else {
-            tasks.push(i);
+            tasks.push(key);
         }
     }
-    let first = |i: usize| calls[i].first().map_or(0, |c| c.start);
-    let last = |i: usize| {
-        calls[i]
-            .iter()
-            .map(|c| c.start.saturating_add(c.dur))
-            .max()
-            .unwrap_or(0)
-    };
-    tasks.sort_by_key(|&i| (keys[i].0, first(i)));
-    for i in tasks {
-        let rank = keys[i].0;
-        let lanes = task_lanes.entry(rank).or_default();
-        let (start, end) = (first(i), last(i));
+    tasks.sort_by_key(|k| (k.0, spans[k].0, k.2));
+    // Per rank: the task lanes' (display index, end of their last task).
+    let mut task_lanes: HashMap<u32, Vec<(usize, i64)>> = HashMap::new();
+    for key in tasks {
+        let (start, end) = spans[&key];
+        let lanes = task_lanes.entry(key.0).or_default();
         match lanes.iter_mut().find(|(_, free)| *free <= start) {
             Some((d, free)) => {
-                display[*d].push(i);
+                display.insert(key, *d);
                 *free = end;
             }
             None => {
-                let prefix = if multi_rank {
-                    format!("rank {rank} · ")
-                } else {
-                    String::new()
-                };
                 out.push(Lane {
-                    label: format!("{prefix}tasks {}", lanes.len() + 1),
+                    label: format!("{}tasks {}", prefix(key.0), lanes.len() + 1),
                     depths: 0,
                 });
-                display.push(vec![i]);
-                lanes.push((display.len() - 1, end));
+                display.insert(key, out.len() - 1);
+                lanes.push((out.len() - 1, end));
             }
         }
     }
     display
-}
-
-/// The pyramid, level by level from the coarsest, while its cells fit
-/// `budget`: per level `L`, the calls first drawn individually there (class
-/// `L`) and the buckets of the calls shorter than `w_L`, adjacent buckets
-/// of one region merged. Stops after the level at which every call is
-/// drawn individually. Level 0 (at most 1024 buckets a track) is always
-/// kept. Returns the classes and the levels, as many of each.
-fn pyramid(tracks: &[Vec<Call>], widths: &[f64], t0: i64, budget: u64) -> (Vec<Cells>, Vec<Cells>) {
-    let (mut classes, mut levels) = (Vec::new(), Vec::new());
-    let mut used = 0u64;
-    for l in 0..widths.len() {
-        let limit = if l == 0 {
-            u64::MAX
-        } else {
-            budget.saturating_sub(used)
-        };
-        let Some((individual, buckets, more)) = level(tracks, widths, l, t0, limit) else {
-            break;
-        };
-        used += (individual.len() + buckets.len()) as u64;
-        classes.push(individual);
-        levels.push(buckets);
-        if !more {
-            break;
-        }
-    }
-    (classes, levels)
-}
-
-/// Level `l` of the pyramid: the calls of class `l`, the buckets of the
-/// shorter ones, and whether any call is shorter than `w_l` (a finer level
-/// would show more); `None` once the cells pass `limit`.
-fn level(
-    tracks: &[Vec<Call>],
-    widths: &[f64],
-    l: usize,
-    t0: i64,
-    limit: u64,
-) -> Option<(Cells, Cells, bool)> {
-    let mut individual = Cells::with_tracks(tracks.len());
-    let mut buckets = Cells::with_tracks(tracks.len());
-    let mut more = false;
-    let width = widths[l];
-    for track in tracks {
-        individual.offsets.push(individual.len() as u32);
-        buckets.offsets.push(buckets.len() as u32);
-        let mut open: Option<Open> = None;
-        for c in track {
-            let class = class_of(c.dur as f64, widths);
-            if class == l {
-                individual.push(c.start - t0, c.dur, c.region, 1, 1.0);
-            }
-            if class <= l {
-                continue;
-            }
-            more = true;
-            let index = ((c.start - t0) as f64 / width) as u64;
-            if open.as_ref().is_some_and(|o| o.index != index) {
-                if let Some(o) = open.take() {
-                    close(&mut buckets, o, width);
-                }
-                if (individual.len() + buckets.len()) as u64 > limit {
-                    return None;
-                }
-            }
-            // A call shorter than a bucket fills the rest of its first
-            // bucket and, past its end, the start of the next.
-            let rel = (c.start - t0) as f64;
-            let first = (c.dur as f64).min((index + 1) as f64 * width - rel);
-            let o = open.get_or_insert_with(|| Open::new(index));
-            o.count += 1;
-            o.add(c.region, first);
-            let rest = c.dur as f64 - first;
-            if rest > 0.0 {
-                if let Some(o) = open.replace(Open::new(index + 1)) {
-                    close(&mut buckets, o, width);
-                }
-                if let Some(o) = open.as_mut() {
-                    o.add(c.region, rest);
-                }
-            }
-        }
-        if let Some(o) = open {
-            close(&mut buckets, o, width);
-        }
-    }
-    individual.offsets.push(individual.len() as u32);
-    buckets.offsets.push(buckets.len() as u32);
-    ((individual.len() + buckets.len()) as u64 <= limit).then_some((individual, buckets, more))
 }
 
 /// The first level at which a call of `dur` ns is drawn individually
@@ -450,23 +637,46 @@ fn close(cells: &mut Cells, o: Open, width: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scope_profiler::export::CallVisit;
 
-    fn track(calls: &[(i64, i64, u32)]) -> Vec<Call> {
-        calls
-            .iter()
-            .map(|&(start, dur, region)| Call { start, dur, region })
-            .collect()
+    /// The timeline of one thread's calls `(start, dur, region)`, all at
+    /// depth 0, over a session of `1024 x w0` ns from 0.
+    fn build(calls: &[(i64, i64, u32)], w0: f64, budget: u64) -> Timeline {
+        let survey = Survey {
+            t0: 0,
+            end: (w0 * 1024.0) as i64,
+            calls: calls.len() as u64,
+            lanes: HashMap::new(),
+            histograms: Vec::new(),
+        };
+        let lanes = vec![Lane {
+            label: "main".into(),
+            depths: 0,
+        }];
+        let display = HashMap::from([((0, 0, -1), 0)]);
+        let mut b = Builder::with(survey, budget, lanes, display);
+        for &(start, duration, region) in calls {
+            let mut c = CallVisit::default();
+            (c.thread, c.task, c.start, c.duration, c.region) = (0, -1, start, duration, region);
+            b.call(&c);
+        }
+        b.finish()
+    }
+
+    fn cells(tl: &Timeline) -> usize {
+        tl.classes.iter().chain(&tl.levels).map(Cells::len).sum()
     }
 
     #[test]
     fn long_calls_are_individual_and_short_ones_merge_into_runs() {
-        let widths = [100.0, 25.0];
-        // One long call, then 8 short ones of region 1 back to back.
+        // Buckets of 100 ns, then 25.
         let mut calls = vec![(0, 150, 0)];
+        // One long call, then 8 short ones of region 1 back to back.
         for i in 0..8 {
             calls.push((200 + i * 10, 10, 1));
         }
-        let (classes, levels) = pyramid(&[track(&calls)], &widths, 0, 1000);
+        let tl = build(&calls, 100.0, 1000);
+        let (classes, levels) = (&tl.classes, &tl.levels);
         assert_eq!(classes[0].len(), 1, "the 150 ns call from level 0 on");
         assert_eq!(classes[1].len(), 0);
         // Level 0: buckets 2 (200..300) holds all 8; one cell.
@@ -478,33 +688,70 @@ mod tests {
         assert_eq!(levels[1].len(), 1, "{:?}", levels[1].start);
         assert_eq!(levels[1].count[0], 8);
         assert_eq!((levels[1].start[0], levels[1].dur[0]), (200.0, 100.0));
+        // Level 2 (6.25 ns) draws the 10 ns calls one by one: the last.
+        assert_eq!(tl.widths.len(), 3);
+        assert_eq!(tl.calls_kept, 9);
+        assert_eq!(tl.lanes[0].depths, 1);
     }
 
     #[test]
     fn the_budget_bounds_the_levels() {
-        let widths: Vec<f64> = (0..MAX_LEVELS).map(|l| 1e6 / 4f64.powi(l as i32)).collect();
         // Alternating regions: buckets merge only while they hold both.
         let many: Vec<(i64, i64, u32)> =
             (0..2_000_000).map(|i| (i * 5, 4, (i % 2) as u32)).collect();
-        let (classes, levels) = pyramid(&[track(&many)], &widths, 0, 100_000);
-        let cells: usize = classes.iter().chain(&levels).map(Cells::len).sum();
+        let tl = build(&many, 1e6, 100_000);
         assert!(
-            cells <= 100_000 && levels.len() > 1,
-            "{cells} cells, {} levels",
-            levels.len()
+            cells(&tl) <= 100_000 + CHECK_EVERY as usize && tl.levels.len() > 1,
+            "{} cells, {} levels",
+            cells(&tl),
+            tl.levels.len()
         );
-        assert!(levels.len() < MAX_LEVELS);
+        assert!(tl.levels.len() < MAX_LEVELS);
         let few = [(0, 4, 0), (10, 4, 0)];
-        let (classes, levels) = pyramid(&[track(&few)], &widths, 0, 100_000);
+        let tl = build(&few, 1e6, 100_000);
         assert_eq!(
-            levels.len(),
-            class_of(4.0, &widths) + 1,
+            tl.levels.len(),
+            class_of(4.0, &tl.widths) + 1,
             "a small file goes down to its shortest call"
         );
-        assert_eq!(classes.last().map(Cells::len), Some(2));
+        assert_eq!(tl.classes.last().map(Cells::len), Some(2));
         // A 0 ns call is drawn individually once buckets are under 1 ns.
         let zero = [(0, 0, 0), (10, 1, 0)];
-        let (classes, _) = pyramid(&[track(&zero)], &widths, 0, 100_000);
-        assert_eq!(classes.iter().map(Cells::len).sum::<usize>(), 2);
+        let tl = build(&zero, 1e6, 100_000);
+        assert_eq!(tl.classes.iter().map(Cells::len).sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn nested_calls_go_to_their_depth_and_lanes_to_their_tracks() {
+        let survey = Survey {
+            t0: 0,
+            end: 1024,
+            calls: 3,
+            lanes: HashMap::new(),
+            histograms: Vec::new(),
+        };
+        let lanes = vec![
+            Lane {
+                label: "a".into(),
+                depths: 0,
+            },
+            Lane {
+                label: "b".into(),
+                depths: 0,
+            },
+        ];
+        let display = HashMap::from([((0, 0, -1), 0), ((0, 1, -1), 1)]);
+        let mut b = Builder::with(survey, 1000, lanes, display);
+        for (thread, start, duration, depth) in [(1, 0, 1000, 0), (0, 0, 1000, 0), (0, 10, 500, 1)]
+        {
+            let mut c = CallVisit::default();
+            (c.thread, c.task, c.start, c.duration, c.depth) = (thread, -1, start, duration, depth);
+            b.call(&c);
+        }
+        let tl = b.finish();
+        assert_eq!((tl.lanes[0].depths, tl.lanes[1].depths), (2, 1));
+        // Tracks: a/0, a/1, b/0; every call individual at level 0.
+        assert_eq!(tl.classes[0].offsets, vec![0, 1, 2, 3]);
+        assert_eq!(tl.classes[0].start, vec![0.0, 10.0, 0.0]);
     }
 }
