@@ -408,18 +408,20 @@ impl Builder {
             histograms: std::mem::take(&mut self.histograms),
             ..Timeline::default()
         };
-        for level in self.levels.drain(..).take(kept) {
+        for (l, level) in self.levels.drain(..).take(kept).enumerate() {
             tl.classes.push(gather(
                 &level.individual,
                 level.individual_segments,
                 tracks,
                 &track_of,
+                None,
             ));
             tl.levels.push(gather(
                 &level.buckets,
                 level.bucket_segments,
                 tracks,
                 &track_of,
+                Some(self.widths[l]),
             ));
         }
         tl.calls_kept = tl.classes.iter().map(|c| c.len() as u64).sum();
@@ -472,12 +474,16 @@ fn append(cells: &mut Cells, segments: &mut Vec<Segment>, track: (usize, u32), f
 }
 
 /// A level's cells grouped by track (`offsets`), each track's segments by
-/// start.
+/// start. With `merge` (buckets of that width), where one source lane's
+/// segment meets the one before it on the track (task lanes packed into
+/// one display lane), a bucket they share, or adjacent buckets of one
+/// region, become one cell, as within a lane.
 fn gather(
     cells: &Cells,
     mut segments: Vec<Segment>,
     tracks: usize,
     track_of: &dyn Fn((usize, u32)) -> usize,
+    merge: Option<f64>,
 ) -> Cells {
     segments.sort_by(|a, b| {
         track_of(a.track)
@@ -487,9 +493,16 @@ fn gather(
     let mut out = Cells::with_tracks(tracks);
     let mut next = segments.iter().peekable();
     for t in 0..tracks {
-        out.offsets.push(out.len() as u32);
+        let track_start = out.len();
+        out.offsets.push(track_start as u32);
         while let Some(s) = next.next_if(|s| track_of(s.track) == t) {
-            let r = s.range.clone();
+            let mut r = s.range.clone();
+            if let Some(width) = merge
+                && out.len() > track_start
+                && merge_into_last(&mut out, cells, r.start, width)
+            {
+                r.start += 1;
+            }
             out.start.extend_from_slice(&cells.start[r.clone()]);
             out.dur.extend_from_slice(&cells.dur[r.clone()]);
             out.region.extend_from_slice(&cells.region[r.clone()]);
@@ -499,6 +512,31 @@ fn gather(
     }
     out.offsets.push(out.len() as u32);
     out
+}
+
+/// Merges bucket cell `i` of `from` into the last of `out` when it starts
+/// inside it, or where it ends with the same region; the region of the
+/// two is the one with more busy time.
+fn merge_into_last(out: &mut Cells, from: &Cells, i: usize, width: f64) -> bool {
+    let last = out.len() - 1;
+    let end = out.start[last] + out.dur[last] as f64;
+    let (start, dur) = (from.start[i], from.dur[i] as f64);
+    let inside = start < end - width * 0.01;
+    let adjacent = (end - start).abs() < width * 0.01 && out.region[last] == from.region[i];
+    if !(inside || adjacent) {
+        return false;
+    }
+    let busy_last = out.busy[last] as f64 / 255.0 * out.dur[last] as f64;
+    let busy_next = from.busy[i] as f64 / 255.0 * dur;
+    if busy_next > busy_last {
+        out.region[last] = from.region[i];
+    }
+    let new_dur = (end.max(start + dur) - out.start[last]) as f32;
+    out.dur[last] = new_dur;
+    out.count[last] = out.count[last].saturating_add(from.count[i]);
+    let busy = (busy_last + busy_next) / new_dur.max(f32::MIN_POSITIVE) as f64;
+    out.busy[last] = (busy.clamp(0.0, 1.0) * 255.0).round() as u8;
+    true
 }
 
 /// The display lanes: each thread lane alone; the task lanes of a rank
@@ -719,6 +757,34 @@ mod tests {
         let zero = [(0, 0, 0), (10, 1, 0)];
         let tl = build(&zero, 1e6, 100_000);
         assert_eq!(tl.classes.iter().map(Cells::len).sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn task_lanes_on_one_display_lane_share_their_buckets() {
+        let survey = Survey {
+            t0: 0,
+            end: 102_400,
+            calls: 5,
+            lanes: HashMap::new(),
+            histograms: Vec::new(),
+        };
+        let lanes = vec![Lane {
+            label: "tasks 1".into(),
+            depths: 0,
+        }];
+        // Four tasks one after another in bucket 0 (100 ns), then one alone
+        // in bucket 5; walked in task order, not time order.
+        let display = (0..5).map(|t| ((0, -1, t), 0)).collect();
+        let mut b = Builder::with(survey, 1000, lanes, display);
+        for (task, start) in [(4, 500), (0, 0), (1, 20), (2, 40), (3, 60)] {
+            let mut c = CallVisit::default();
+            (c.task, c.start, c.duration) = (task, start, 10);
+            b.call(&c);
+        }
+        let tl = b.finish();
+        let level0 = &tl.levels[0];
+        assert_eq!(level0.start, vec![0.0, 500.0], "one cell per bucket");
+        assert_eq!(level0.count, vec![4, 1]);
     }
 
     #[test]
