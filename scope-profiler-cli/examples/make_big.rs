@@ -55,11 +55,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run = sp::setup(Options::new().file_path(&out).verbose(false))?;
     let steps = calls / 5 / threads;
     let work = move || {
-        let every = if tasks > 0 {
-            (steps / tasks).max(1)
-        } else {
-            u64::MAX
-        };
+        // A task every `every` steps (none without tasks).
+        let every = steps.checked_div(tasks).map_or(u64::MAX, |e| e.max(1));
         for i in 0..steps {
             step();
             if i % every == every - 1 {

@@ -27,13 +27,15 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
-/// Calls `(region, lane task or -1, start, duration, parent call or -1)`
-/// as a file: one event per call, task lanes in the task table.
-fn write(path: &Path, names: &[&str], calls: &[(u32, i64, i64, i64, i64)], tasks: &[&str]) {
+/// A call: `(region, lane task or -1, start, duration, parent call or -1)`.
+type Call = (u32, i64, i64, i64, i64);
+
+/// `calls` as a file: one event per call, task lanes in the task table.
+fn write(path: &Path, names: &[&str], calls: &[Call], tasks: &[&str]) {
     let mut profile = Profile::default();
     profile.region_names = names.iter().map(|n| (*n).to_owned()).collect();
     for (id, _) in names.iter().enumerate() {
-        let mine: Vec<(usize, &(u32, i64, i64, i64, i64))> = calls
+        let mine: Vec<(usize, &Call)> = calls
             .iter()
             .enumerate()
             .filter(|(_, c)| c.0 == id as u32)
@@ -181,7 +183,7 @@ fn diff_columns_are_right_aligned_and_apart() {
 /// `awaited` on 3000 task lanes (task `fetch`) and 1000 (task `store`) at
 /// once for the whole second.
 fn many_lanes(path: &Path) {
-    let mut calls = vec![(0u32, -1i64, 0i64, 450_000_000i64, -1i64)];
+    let mut calls: Vec<Call> = vec![(0, -1, 0, 450_000_000, -1)];
     let mut tasks = Vec::new();
     for t in 0..4000i64 {
         let name = if t < 3000 { "fetch" } else { "store" };

@@ -757,22 +757,21 @@ fn flame_graph_labels_stay_in_their_frames() {
     let path = dir.join("labels.h5");
     let mut profile = Profile::default();
     profile.region_names.push("outer".into());
-    let mut push =
-        |profile: &mut Profile, region: u32, start: i64, d: i64, id: i64, parent: i64| {
-            let mut row = RegionRow::default();
-            row.region_id = region;
-            row.event_offset = profile.events.len() as u64;
-            row.event_count = 1;
-            row.exclusive_total = d;
-            row.stats = SummaryStatistics::from_calls(&[(start, d)]);
-            let e = &mut profile.events;
-            e.start_ns.push(start);
-            e.durations.push(d);
-            e.call_ids.push(id);
-            e.parent_ids.push(parent);
-            e.thread_ids.push(0);
-            profile.rows.push(row);
-        };
+    let push = |profile: &mut Profile, region: u32, start: i64, d: i64, id: i64, parent: i64| {
+        let mut row = RegionRow::default();
+        row.region_id = region;
+        row.event_offset = profile.events.len() as u64;
+        row.event_count = 1;
+        row.exclusive_total = d;
+        row.stats = SummaryStatistics::from_calls(&[(start, d)]);
+        let e = &mut profile.events;
+        e.start_ns.push(start);
+        e.durations.push(d);
+        e.call_ids.push(id);
+        e.parent_ids.push(parent);
+        e.thread_ids.push(0);
+        profile.rows.push(row);
+    };
     let children = 8;
     push(&mut profile, 0, 0, 1_000 * children, 0, -1);
     for i in 0..children {
