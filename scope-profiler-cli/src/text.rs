@@ -134,8 +134,7 @@ pub(crate) fn print_tree(
     if groups.iter().any(|(_, nodes)| !nodes.is_empty()) {
         writeln!(
             out,
-            "\n%: share of the session's wall time the calls took on the lanes they ran on, \
-             total / (session x lanes)"
+            "\n%: share of the session's wall time on the lanes a path ran on, total / (session x lanes)"
         )?;
     }
     Ok(())
