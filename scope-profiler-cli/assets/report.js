@@ -288,7 +288,7 @@
   }
 
   // --------------------------------------------------------------- timeline
-  // Tracks are (lane, depth). The cells come as a pyramid (see timeline.rs):
+  // Tracks are (lane, depth). The cells come as a pyramid (see src/report/timeline/mod.rs):
   // a view of pixel size p is drawn at the finest level whose bucket width is
   // at least p: its buckets, and the individual calls of classes 0..L. So the
   // rectangles per track are bounded by about the plot's width in pixels.

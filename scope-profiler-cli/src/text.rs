@@ -250,9 +250,6 @@ pub(crate) fn print_diff(
     write_table(out, &lines, width)
 }
 
-/// The captured source of each region in `names`, per file: its place
-/// (`file:line`) and its lines, indented, as the Python package's
-/// `inspect --source` prints them.
 /// The region counters of each file that has them (allocations, perf
 /// events; `rank<N>/perf_events`): per region and rank, the calls, each
 /// event's inclusive total (own in parentheses where the file has it), and
@@ -339,6 +336,9 @@ pub(crate) fn print_counters(
     Ok(())
 }
 
+/// The captured source of each region in `names`, per file: its place
+/// (`file:line`) and its lines, indented, as the Python package's
+/// `inspect --source` prints them.
 pub(crate) fn print_sources(
     out: &mut impl Write,
     files: &[(PathBuf, ProfileReader, FileTree)],
