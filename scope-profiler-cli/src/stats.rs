@@ -333,6 +333,7 @@ fn node_json(node: &Node) -> Value {
         "p95_ns": if node.stat.p95 < 0 { Value::Null } else { json!(node.stat.p95) },
         "min_ns": node.stat.min,
         "max_ns": node.stat.max,
+        "lanes": node.stat.lanes,
         "tags": node.tags,
         "children": node.children.iter().map(node_json).collect::<Vec<_>>(),
     })
