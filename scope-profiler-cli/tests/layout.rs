@@ -289,7 +289,10 @@ fn threads_groups_thousands_of_task_lanes_by_task_name() {
     // The JSON carries the lanes the % divides by.
     let json: Value = serde_json::from_str(&ok(&["inspect", f, "--json"])).expect("json");
     let tree = json["groups"][0]["tree"].as_array().expect("a tree");
-    let awaited = tree.iter().find(|n| n["name"] == "awaited").expect("awaited");
+    let awaited = tree
+        .iter()
+        .find(|n| n["name"] == "awaited")
+        .expect("awaited");
     assert_eq!(awaited["lanes"], 4000);
     let all = ok(&["inspect", f, "--threads", "--all-lanes"]);
     let groups = all.lines().filter(|l| l.starts_with("== ")).count();
