@@ -142,6 +142,7 @@ fn inspect_fits_the_width_and_keeps_the_tails_of_long_names() {
             assert!(row.chars().count() <= width, "width {width}: {row}");
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -177,6 +178,7 @@ fn diff_columns_are_right_aligned_and_apart() {
         assert!(first.ends_with("poll_flush"), "{first}");
         assert_eq!(first.contains('…'), width < 100, "width {width}: {first}");
     }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A session of 1 s: `main_work` on the main thread for 450 ms, and
@@ -258,6 +260,7 @@ fn percent_is_the_share_of_the_lanes_a_path_ran_on() {
         js.is_some_and(|s| s.contains("t.lanes")),
         "the page divides by the lanes: {js:?}"
     );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -297,4 +300,5 @@ fn threads_groups_thousands_of_task_lanes_by_task_name() {
     let all = ok(&["inspect", f, "--threads", "--all-lanes"]);
     let groups = all.lines().filter(|l| l.starts_with("== ")).count();
     assert_eq!(groups, 4001, "one per lane");
+    std::fs::remove_dir_all(&dir).ok();
 }

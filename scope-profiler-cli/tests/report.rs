@@ -796,6 +796,7 @@ fn flame_graph_labels_stay_in_their_frames() {
     // `outer` and the 8 children, each wide enough for a label.
     assert!(labels > children as u64, "labels drawn: {measured}");
     assert_eq!(over, 0, "labels past their frame: {measured}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Issue 37, item 6: the page's "% of session" is `inspect`'s: a region
@@ -853,4 +854,5 @@ fn percent_of_session_divides_by_the_lanes_a_path_ran_on() {
     };
     assert_eq!(pct("awaited"), "100.0");
     assert_eq!(pct("main_work"), "45.0");
+    std::fs::remove_dir_all(&dir).ok();
 }
