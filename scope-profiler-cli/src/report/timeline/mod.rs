@@ -361,7 +361,7 @@ impl Builder {
                 }
                 if let Some(o) = local.open.take() {
                     let before = local.buckets.len();
-                    close(&mut local.buckets, o, self.widths[l]);
+                    close(&mut local.buckets, &o, self.widths[l]);
                     level.count += (local.buckets.len() - before) as u64;
                 }
                 let t = (display, depth as u32);
@@ -435,23 +435,26 @@ impl Builder {
 /// its end, the start of the next.
 fn bucket(local: &mut Local, rel: i64, dur: i64, region: u32, width: f64) {
     let index = (rel as f64 / width) as u64;
-    if local.open.as_ref().is_some_and(|o| o.index != index)
-        && let Some(o) = local.open.take()
-    {
-        close(&mut local.buckets, o, width);
-    }
+    // The open bucket is closed and reused (its region list kept), not
+    // dropped: a fine level opens one per call or so.
+    let o = match &mut local.open {
+        Some(o) => {
+            if o.index != index {
+                close(&mut local.buckets, o, width);
+                o.reset(index);
+            }
+            o
+        }
+        None => local.open.insert(Open::new(index)),
+    };
     let first = (dur as f64).min((index + 1) as f64 * width - rel as f64);
-    let o = local.open.get_or_insert_with(|| Open::new(index));
     o.count += 1;
     o.add(region, first);
     let rest = dur as f64 - first;
     if rest > 0.0 {
-        if let Some(o) = local.open.replace(Open::new(index + 1)) {
-            close(&mut local.buckets, o, width);
-        }
-        if let Some(o) = local.open.as_mut() {
-            o.add(region, rest);
-        }
+        close(&mut local.buckets, o, width);
+        o.reset(index + 1);
+        o.add(region, rest);
     }
 }
 
@@ -632,6 +635,14 @@ impl Open {
         }
     }
 
+    /// Empty again, as bucket `index`.
+    fn reset(&mut self, index: u64) {
+        self.index = index;
+        self.count = 0;
+        self.busy = 0.0;
+        self.by_region.clear();
+    }
+
     /// `ns` of `region`'s time in the bucket.
     fn add(&mut self, region: u32, ns: f64) {
         self.busy += ns;
@@ -644,7 +655,7 @@ impl Open {
 
 /// Appends a finished bucket to `cells`, merged into the cell before it
 /// when that one ends where it starts and has the same region.
-fn close(cells: &mut Cells, o: Open, width: f64) {
+fn close(cells: &mut Cells, o: &Open, width: f64) {
     let region = o
         .by_region
         .iter()
