@@ -4,6 +4,10 @@
 # written by scope-profiler-cli's make_big example): wall time, peak RSS and
 # the page's size, for issue 28's bounds (<= 10 s, <= 20 MB at 10M calls).
 #   bash scripts/bench-report.sh [N] [DIR]
+# THREADS=T TASKS=K spread the calls over T threads, each also polling K
+# async tasks (task lanes; issue 37's 100M-call measure: N=100000000
+# THREADS=4 TASKS=2000; the call tree's external sort writes 48 bytes a call
+# to scratch files beside the file, unlinked).
 # PYTHON=/path/to/python names a python with scope-profiler 0.7.5 (its
 # charts need the `pproc` extra, Plotly); by default the interop venv the
 # tests make under target/tmp. The Python report needs about 10 GiB of memory
@@ -17,8 +21,11 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 . "$ROOT/scripts/hdf5-env.sh"
 cargo build --release -q -p scope-profiler-cli --bin scope-prof --example make_big
 BIN=$CARGO_TARGET_DIR/release/scope-prof
+THREADS=${THREADS:-1}
+TASKS=${TASKS:-0}
 FILE=$DIR/bench_$N.h5
-[ -f "$FILE" ] || "$CARGO_TARGET_DIR/release/examples/make_big" "$FILE" "$N"
+[ "$THREADS" = 1 ] && [ "$TASKS" = 0 ] || FILE=$DIR/bench_${N}_${THREADS}t_${TASKS}k.h5
+[ -f "$FILE" ] || "$CARGO_TARGET_DIR/release/examples/make_big" "$FILE" "$N" "$THREADS" "$TASKS"
 ls -l "$FILE"
 measure() { # label, output page, command...
   local label=$1 page=$2; shift 2

@@ -88,16 +88,17 @@
     ['name', 'Region'], ['calls', 'Calls'], ['total', 'Total'], ['own', 'Own'], ['mean', 'Mean'],
     ['p50', 'p50'], ['p95', 'p95'], ['p99', 'p99'], ['pct', '% of session']];
   function treeTable(container, run) {
-    // % of session: of the session's wall time on each of its lanes (the
-    // timeline's lanes, else threads x ranks), so parallel lanes add to 100.
-    var lanes = run.timeline && run.timeline.lanes.length ? run.timeline.lanes.length : Math.max(1, run.threads) * Math.max(1, run.ranks);
-    var m = treeModel(run), t = m.t, session = Math.max(run.session_ns, 1) * lanes;
+    // % of session: the share of the session's wall time the calls took on
+    // the lanes (threads, tasks) they ran on, total / (session x lanes), as
+    // `scope-prof inspect` prints it; at most 100.
+    var m = treeModel(run), t = m.t, session = Math.max(run.session_ns, 1);
+    function share(i) { return t.total[i] / (session * Math.max(1, t.lanes ? t.lanes[i] : 1)); }
     var open = new Uint8Array(m.n), sortKey = 'total', query = '', MAX_ROWS = 4000;
     function value(i, key) {
       switch (key) {
         case 'name': return m.names[t.region[i]] || '';
         case 'mean': return t.calls[i] ? t.total[i] / t.calls[i] : 0;
-        case 'pct': return t.total[i];
+        case 'pct': return share(i);
         default: return t[key][i];
       }
     }
@@ -155,8 +156,8 @@
       rows.forEach(function (r) { frag.appendChild(r); });
       tbody.appendChild(frag);
       hint.textContent = (shown > MAX_ROWS ? 'first ' + MAX_ROWS + ' of ' + shown + ' rows; ' : '') +
-        m.n + ' call paths; click a header to sort, a triangle to expand; % of session: of ' +
-        dur(run.session_ns) + (lanes > 1 ? ' × ' + lanes + ' lanes' : '');
+        m.n + ' call paths; click a header to sort, a triangle to expand; % of session: the share of the ' +
+        dur(run.session_ns) + ' session the calls took on the lanes they ran on, total / (session × lanes)';
       table.setAttribute('data-rows', Math.min(shown, MAX_ROWS));
     }
     function row(i, hit) {
@@ -166,9 +167,9 @@
       name.style.paddingLeft = (6 + m.depth[i] * 16) + 'px';
       var tog = el('span', { class: 'tog', text: m.kids[i].length ? (open[i] || query ? '▾' : '▸') : '' });
       tog.addEventListener('click', function () { open[i] = open[i] ? 0 : 1; render(); });
-      var share = t.total[i] / session;
+      var part = share(i);
       var bar = el('span', { class: 'bar' });
-      bar.style.width = Math.max(1, Math.min(60, share * 60)) + 'px';
+      bar.style.width = Math.max(1, Math.min(60, part * 60)) + 'px';
       name.appendChild(tog); name.appendChild(bar);
       name.appendChild(el('span', { class: 'n', text: m.names[t.region[i]] || '?', title: m.names[t.region[i]] || '' }));
       r.appendChild(name);
@@ -179,7 +180,7 @@
       r.appendChild(el('td', { text: dur(t.p50[i]) }));
       r.appendChild(el('td', { text: dur(t.p95[i]) }));
       r.appendChild(el('td', { text: dur(t.p99[i]) }));
-      r.appendChild(el('td', { text: (share * 100).toFixed(1) }));
+      r.appendChild(el('td', { class: 'pct', text: (part * 100).toFixed(1) }));
       return r;
     }
     var timer = null;
@@ -252,9 +253,17 @@
             a = [left, a[1]]; b = [right, b[1]];
             var w = Math.max(b[0] - a[0] - 1, 0.5), h = b[1] - a[1] - 1, i = api.value(3);
             var name = m.names[t.region[i]] || '?';
-            return { type: 'rect', shape: { x: a[0], y: a[1], width: w, height: h },
-              style: { fill: color(t.region[i]), text: w > 40 ? name : '', textFill: '#111',
-                textPosition: 'insideLeft', fontSize: 11, truncate: { outerWidth: w - 4 } } };
+            var frame = { type: 'rect', shape: { x: a[0], y: a[1], width: w, height: h },
+              style: { fill: color(t.region[i]) } };
+            // The label is cut to its frame (an ellipsis at the end; none
+            // in a frame too narrow for a letter or two), 4 px in from
+            // each side, so it never prints over a neighbour.
+            if (w > 24) {
+              frame.textContent = { type: 'text', style: { text: name, fill: '#111', fontSize: 11,
+                width: w - 8, overflow: 'truncate', ellipsis: '…' } };
+              frame.textConfig = { position: 'insideLeft', distance: 4 };
+            }
+            return frame;
           }
         }]
       }, { replaceMerge: ['series'] });
@@ -279,7 +288,7 @@
   }
 
   // --------------------------------------------------------------- timeline
-  // Tracks are (lane, depth). The cells come as a pyramid (see timeline.rs):
+  // Tracks are (lane, depth). The cells come as a pyramid (see src/report/timeline/mod.rs):
   // a view of pixel size p is drawn at the finest level whose bucket width is
   // at least p: its buckets, and the individual calls of classes 0..L. So the
   // rectangles per track are bounded by about the plot's width in pixels.

@@ -13,6 +13,7 @@ mod report;
 mod stats;
 mod text;
 mod units;
+mod width;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -42,7 +43,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print the call tree of one or more profiles: calls, total, own, mean,
-    /// p95 and % of the session per call path (several files side by side).
+    /// p95 and % per call path (several files side by side). %: the share
+    /// of the session's wall time the calls took on the lanes (threads,
+    /// tasks) they ran on, total / (session x lanes).
     Inspect(InspectArgs),
     /// Export a profile: Chrome trace (Perfetto), speedscope, folded
     /// stacks, a flamegraph SVG or the statistics as JSON.
@@ -81,9 +84,18 @@ struct InspectArgs {
     /// Show at most N children per node.
     #[arg(long, value_name = "N")]
     top: Option<usize>,
-    /// One tree per thread or task lane.
+    /// One tree per thread, and one per task name (the task lanes of a
+    /// rank that ran the same task merged, with their count).
     #[arg(long, conflicts_with = "ranks")]
     threads: bool,
+    /// With --threads: one tree per task lane too (thousands for a run with
+    /// thousands of tasks).
+    #[arg(long, requires = "threads")]
+    all_lanes: bool,
+    /// Width of the table in characters (names are cut in the middle to
+    /// fit). Default: $COLUMNS, else the terminal's width, else 100.
+    #[arg(long, value_name = "N")]
+    width: Option<usize>,
     /// One tree per MPI rank.
     #[arg(long)]
     ranks: bool,
@@ -195,6 +207,10 @@ struct DiffArgs {
     /// Same as `--format json`.
     #[arg(long, hide = true, conflicts_with = "format")]
     json: bool,
+    /// Width of the text table in characters (names are cut in the middle
+    /// to fit). Default: $COLUMNS, else the terminal's width, else 100.
+    #[arg(long, value_name = "N")]
+    width: Option<usize>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -217,6 +233,9 @@ struct CheckArgs {
     /// Output format (the exit code is the same in every format).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Width of the text table in characters (as `diff --width`).
+    #[arg(long, value_name = "N")]
+    width: Option<usize>,
 }
 
 /// An error for the user: the message, exit code 2.
@@ -274,7 +293,14 @@ fn diff_cmd(args: DiffArgs) -> Result<(), Failure> {
             args.threshold,
             None,
         )?,
-        Format::Text => text::print_diff(&mut out, &args.base, &args.new, &rows, args.metric)?,
+        Format::Text => text::print_diff(
+            &mut out,
+            &args.base,
+            &args.new,
+            &rows,
+            args.metric,
+            width::table(args.width),
+        )?,
     }
     Ok(())
 }
@@ -335,7 +361,14 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode, Failure> {
             writeln!(out, "Baseline: {}", args.base.display())?;
             writeln!(out, "Candidate: {}", args.new.display())?;
             writeln!(out, "Regression budget: {budget}")?;
-            text::print_diff(&mut out, &args.base, &args.new, &rows, args.metric)?;
+            text::print_diff(
+                &mut out,
+                &args.base,
+                &args.new,
+                &rows,
+                args.metric,
+                width::table(args.width),
+            )?;
             if pass {
                 writeln!(out, "Regression check: PASS")?;
             } else {
@@ -369,7 +402,7 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
     let mut files = Vec::new();
     for path in &args.files {
         let reader = open(path)?;
-        let tree = stats::file_tree(&reader, grouping)?;
+        let tree = stats::file_tree_with(&reader, grouping, !args.all_lanes)?;
         files.push((path.clone(), reader, tree));
     }
     let filter = stats::Filter {
@@ -390,7 +423,12 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let merged = stats::merge(&files, &filter);
-    text::print_tree(&mut out, &files, &merged, args.sort, args.top)?;
+    let layout = text::TreeLayout {
+        key: args.sort,
+        top: args.top,
+        width: width::table(args.width),
+    };
+    text::print_tree(&mut out, &files, &merged, &layout)?;
     text::print_counters(&mut out, &files)?;
     if !args.source.is_empty() {
         text::print_sources(&mut out, &files, &args.source)?;

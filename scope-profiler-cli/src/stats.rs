@@ -19,6 +19,41 @@ pub(crate) struct Stat {
     pub p95: i64,
     pub min: i64,
     pub max: i64,
+    /// Lanes (threads or tasks) the calls ran on: the `%` column is
+    /// `total / (session x lanes)`, see [`share_pct`].
+    pub lanes: u64,
+}
+
+/// The `%` column of `inspect` and `report`: the share of the session's
+/// wall time the calls took on the lanes they ran on, `total / (session x
+/// lanes)` (at most 100 but for clock skew; a region that ran on one lane
+/// for half the session is 50 whatever else ran beside it; a region awaited
+/// on 4000 task lanes at once for the whole session is 100, not 400000).
+pub(crate) fn share_pct(stat: &Stat, session_ns: i64) -> f64 {
+    let lanes = stat.lanes.max(1) as f64;
+    stat.total as f64 / (session_ns.max(1) as f64 * lanes) * 100.0
+}
+
+impl Stat {
+    /// Adds `other`'s calls (the same path on other lanes) to these.
+    fn absorb(&mut self, other: &Stat) {
+        if other.calls == 0 {
+            return;
+        }
+        if self.calls == 0 {
+            *self = other.clone();
+            return;
+        }
+        self.calls = self.calls.wrapping_add(other.calls);
+        self.total = self.total.wrapping_add(other.total);
+        self.own = self.own.wrapping_add(other.own);
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.lanes = self.lanes.wrapping_add(other.lanes);
+        self.mean = self.total as f64 / self.calls as f64;
+        // Quantiles of several lanes do not add up: unknown.
+        self.p95 = -1;
+    }
 }
 
 /// A node of a file's tree, by name.
@@ -54,6 +89,16 @@ fn region_tags(reader: &ProfileReader) -> HashMap<u32, Vec<String>> {
 
 /// The call tree of a file (flat for an aggregate file).
 pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<FileTree, Failure> {
+    file_tree_with(reader, grouping, false)
+}
+
+/// As [`file_tree`]; with `group_tasks` and [`Grouping::Lane`], the task
+/// lanes of a rank are one group per task name (see [`group_task_lanes`]).
+pub(crate) fn file_tree_with(
+    reader: &ProfileReader,
+    grouping: Grouping,
+    group_tasks: bool,
+) -> Result<FileTree, Failure> {
     let names = reader.region_names();
     let name = |id: u32| names.get(id as usize).cloned().unwrap_or_default();
     if reader.is_aggregate() {
@@ -72,6 +117,7 @@ pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<Fi
             }
             // A file's values may be anything: sums wrap, never panic.
             s.calls = s.calls.wrapping_add(row.num_calls);
+            s.lanes = s.lanes.wrapping_add(1);
             s.total = s.total.wrapping_add(row.total);
             s.own = s.own.wrapping_add(row.exclusive);
             s.min = s.min.min(row.minimum);
@@ -121,6 +167,7 @@ pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<Fi
                 p95: n.p95(),
                 min: n.minimum,
                 max: n.maximum,
+                lanes: n.lanes,
             },
             children: n
                 .children
@@ -129,7 +176,7 @@ pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<Fi
                 .collect(),
         }
     }
-    let groups = tree
+    let mut groups: Vec<(String, Vec<Node>)> = tree
         .roots
         .iter()
         .map(|(root, label)| {
@@ -141,10 +188,79 @@ pub(crate) fn file_tree(reader: &ProfileReader, grouping: Grouping) -> Result<Fi
             (label.clone(), nodes)
         })
         .collect();
+    if group_tasks && grouping == Grouping::Lane {
+        groups = group_task_lanes(reader, &tree.lanes, groups);
+    }
     Ok(FileTree {
         groups,
         session_ns: tree.last_end.saturating_sub(tree.first_start),
     })
+}
+
+/// The groups of a tree by lane with the task lanes of each rank merged
+/// by task name (the task's region): one group "rank R - tasks NAME (N
+/// lanes)" in place of N, at the place of the first, its paths' calls and
+/// times summed (their p95 unknown once two lanes add up). Thread lanes
+/// stay as they are.
+pub(crate) fn group_task_lanes(
+    reader: &ProfileReader,
+    lanes: &[export::Lane],
+    groups: Vec<(String, Vec<Node>)>,
+) -> Vec<(String, Vec<Node>)> {
+    let task_names: HashMap<i64, &str> = reader
+        .tasks()
+        .iter()
+        .map(|t| (t.index, t.name.as_str()))
+        .collect();
+    // The label `call_tree` gives each lane's group, and its task's key.
+    let key_of: HashMap<String, (u32, String)> = lanes
+        .iter()
+        .filter(|l| l.task >= 0)
+        .map(|l| {
+            let name = task_names.get(&l.task).copied().unwrap_or("?");
+            (
+                format!("rank {} - {}", l.rank, l.name),
+                (l.rank, name.to_owned()),
+            )
+        })
+        .collect();
+    let mut out: Vec<(String, Vec<Node>)> = Vec::new();
+    // Per task key: its place in `out` and its number of lanes.
+    let mut merged: HashMap<(u32, String), (usize, u64)> = HashMap::new();
+    for (label, nodes) in groups {
+        let Some(key) = key_of.get(&label) else {
+            out.push((label, nodes));
+            continue;
+        };
+        match merged.get_mut(key) {
+            Some((at, n)) => {
+                *n += 1;
+                merge_nodes(&mut out[*at].1, nodes);
+            }
+            None => {
+                merged.insert(key.clone(), (out.len(), 1));
+                out.push((String::new(), nodes));
+            }
+        }
+    }
+    for ((rank, name), (at, n)) in merged {
+        let lanes = if n == 1 { "lane" } else { "lanes" };
+        out[at].0 = format!("rank {rank} - tasks {name} ({n} {lanes})");
+    }
+    out
+}
+
+/// Adds `from`'s paths into `into`, by name at each level.
+fn merge_nodes(into: &mut Vec<Node>, from: Vec<Node>) {
+    for node in from {
+        match into.iter_mut().find(|m| m.name == node.name) {
+            Some(m) => {
+                m.stat.absorb(&node.stat);
+                merge_nodes(&mut m.children, node.children);
+            }
+            None => into.push(node),
+        }
+    }
 }
 
 /// Which regions `inspect` shows.
@@ -217,6 +333,7 @@ fn node_json(node: &Node) -> Value {
         "p95_ns": if node.stat.p95 < 0 { Value::Null } else { json!(node.stat.p95) },
         "min_ns": node.stat.min,
         "max_ns": node.stat.max,
+        "lanes": node.stat.lanes,
         "tags": node.tags,
         "children": node.children.iter().map(node_json).collect::<Vec<_>>(),
     })

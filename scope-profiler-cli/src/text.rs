@@ -1,4 +1,6 @@
-//! Plain-text tables that fit 100 columns.
+//! Plain-text tables as wide as the terminal (or `--width`): numeric
+//! columns right-aligned, as wide as their widest cell, two spaces apart;
+//! the name column takes the rest, names cut in the middle.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -7,20 +9,57 @@ use scope_profiler::ProfileReader;
 
 use crate::stats::{self, DiffRow, FileTree, Merged, Stat};
 use crate::units::duration;
+use crate::width::{cut, fit};
 use crate::{Metric, SortKey};
 
-/// Width of the output.
-const WIDTH: usize = 100;
+/// Spaces between two columns.
+const GAP: usize = 2;
 
-/// `text` cut to `width` characters (with an ellipsis), padded.
-fn fit(text: &str, width: usize) -> String {
-    let n = text.chars().count();
-    if n <= width {
-        format!("{text:<width$}")
-    } else {
-        let cut: String = text.chars().take(width.saturating_sub(1)).collect();
-        format!("{cut}…")
+/// Narrowest name column, whatever the width.
+const MIN_NAME: usize = 16;
+
+/// A line of a table: a row of cells (the name, then right-aligned
+/// numbers), or text printed as is.
+enum Line {
+    Row(Vec<String>),
+    Text(String),
+}
+
+/// Writes `lines` in `width` columns: each numeric column as wide as its
+/// widest cell, the name column what is left (at least [`MIN_NAME`]),
+/// names longer than it cut in the middle.
+fn write_table(out: &mut impl Write, lines: &[Line], width: usize) -> io::Result<()> {
+    let mut widths: Vec<usize> = Vec::new();
+    for line in lines {
+        if let Line::Row(cells) = line {
+            if widths.len() < cells.len() {
+                widths.resize(cells.len(), 0);
+            }
+            for (w, c) in widths.iter_mut().zip(cells) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
     }
+    let numbers: usize = widths.iter().skip(1).map(|w| w + GAP).sum();
+    let name = widths
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .min(width.saturating_sub(numbers))
+        .max(MIN_NAME);
+    for line in lines {
+        match line {
+            Line::Text(text) => writeln!(out, "{text}")?,
+            Line::Row(cells) => {
+                let mut text = fit(cells.first().map_or("", String::as_str), name);
+                for (c, w) in cells.iter().zip(&widths).skip(1) {
+                    text.push_str(&format!("{:GAP$}{c:>w$}", ""));
+                }
+                writeln!(out, "{}", text.trim_end())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn sort(nodes: &mut [Merged], key: SortKey) {
@@ -33,18 +72,23 @@ fn sort(nodes: &mut [Merged], key: SortKey) {
     }
 }
 
-/// The call tree of one or more files (side by side).
+/// How `print_tree` lays out the tree.
+pub(crate) struct TreeLayout {
+    pub key: SortKey,
+    pub top: Option<usize>,
+    /// Width of the table in characters.
+    pub width: usize,
+}
+
+/// The call tree of one or more files (side by side). The `%` column is
+/// [`stats::share_pct`].
 pub(crate) fn print_tree(
     out: &mut impl Write,
     files: &[(PathBuf, ProfileReader, FileTree)],
     groups: &[(String, Vec<Merged>)],
-    key: SortKey,
-    top: Option<usize>,
+    layout: &TreeLayout,
 ) -> io::Result<()> {
     let single = files.len() == 1;
-    // Per file: calls total own mean p95 % (one file), or calls total % (several).
-    let per_file = if single { 9 * 5 + 7 } else { 9 * 2 + 7 };
-    let name_width = WIDTH.saturating_sub(per_file * files.len()).max(24);
     for (i, (path, reader, tree)) in files.iter().enumerate() {
         writeln!(
             out,
@@ -64,97 +108,89 @@ pub(crate) fn print_tree(
             writeln!(out, "    note: {note}")?;
         }
     }
-    let mut header = fit("region", name_width);
+    let mut header = vec!["region".to_owned()];
     for i in 0..files.len() {
         if single {
-            header.push_str(&format!(
-                "{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
-                "calls", "total", "own", "mean", "p95", "%"
-            ));
+            header.extend(["calls", "total", "own", "mean", "p95", "%"].map(str::to_owned));
         } else {
-            header.push_str(&format!(
-                "{:>9}{:>9}{:>7}",
+            header.extend([
                 format!("calls[{}]", i + 1),
                 format!("total[{}]", i + 1),
-                "%"
-            ));
+                format!("%[{}]", i + 1),
+            ]);
         }
     }
+    let mut lines = Vec::new();
     for (label, nodes) in groups {
-        writeln!(out)?;
+        lines.push(Line::Text(String::new()));
         if groups.len() > 1 || label != "all" {
-            writeln!(out, "== {label}")?;
+            lines.push(Line::Text(format!("== {label}")));
         }
-        writeln!(out, "{}", header.trim_end())?;
+        lines.push(Line::Row(header.clone()));
         let mut nodes = nodes.clone();
-        print_nodes(out, files, &mut nodes, 0, name_width, key, top)?;
+        tree_lines(&mut lines, files, &mut nodes, 0, layout);
+    }
+    write_table(out, &lines, layout.width)?;
+    if groups.iter().any(|(_, nodes)| !nodes.is_empty()) {
+        writeln!(
+            out,
+            "\n%: share of the session's wall time on the lanes a path ran on, total / (session x lanes)"
+        )?;
     }
     Ok(())
 }
 
-fn print_nodes(
-    out: &mut impl Write,
+fn tree_lines(
+    lines: &mut Vec<Line>,
     files: &[(PathBuf, ProfileReader, FileTree)],
     nodes: &mut [Merged],
     depth: usize,
-    name_width: usize,
-    key: SortKey,
-    top: Option<usize>,
-) -> io::Result<()> {
-    sort(nodes, key);
-    let shown = top.unwrap_or(usize::MAX).min(nodes.len());
+    layout: &TreeLayout,
+) {
+    sort(nodes, layout.key);
+    let shown = layout.top.unwrap_or(usize::MAX).min(nodes.len());
     let single = files.len() == 1;
+    let indent = "  ".repeat(depth.min(20));
     for node in nodes[..shown].iter_mut() {
-        let indent = "  ".repeat(depth.min(20));
-        let mut line = fit(&format!("{indent}{}", node.name), name_width);
+        let mut row = vec![format!("{indent}{}", node.name)];
         for (i, stat) in node.stats.iter().enumerate() {
-            let session = files[i].2.session_ns.max(1) as f64;
+            let session = files[i].2.session_ns;
             match stat {
                 Some(s) => {
-                    let pct = format!("{:.1}", s.total as f64 / session * 100.0);
+                    let pct = format!("{:.1}", stats::share_pct(s, session));
                     if single {
                         let p95 = if s.p95 < 0 {
                             "-".to_owned()
                         } else {
                             duration(s.p95 as f64)
                         };
-                        line.push_str(&format!(
-                            "{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
-                            s.calls,
+                        row.extend([
+                            s.calls.to_string(),
                             duration(s.total as f64),
                             duration(s.own as f64),
                             duration(s.mean),
                             p95,
-                            pct
-                        ));
+                            pct,
+                        ]);
                     } else {
-                        line.push_str(&format!(
-                            "{:>9}{:>9}{:>7}",
-                            s.calls,
-                            duration(s.total as f64),
-                            pct
-                        ));
+                        row.extend([s.calls.to_string(), duration(s.total as f64), pct]);
                     }
                 }
-                None => line.push_str(&" ".repeat(if single { 52 } else { 25 })),
+                None => {
+                    let n = if single { 6 } else { 3 };
+                    row.extend(std::iter::repeat_n(String::new(), n));
+                }
             }
         }
-        writeln!(out, "{}", line.trim_end())?;
-        print_nodes(
-            out,
-            files,
-            &mut node.children,
-            depth + 1,
-            name_width,
-            key,
-            top,
-        )?;
+        lines.push(Line::Row(row));
+        tree_lines(lines, files, &mut node.children, depth + 1, layout);
     }
     if shown < nodes.len() {
-        let indent = "  ".repeat(depth.min(20));
-        writeln!(out, "{indent}... {} more", nodes.len() - shown)?;
+        lines.push(Line::Text(format!(
+            "{indent}... {} more",
+            nodes.len() - shown
+        )));
     }
-    Ok(())
 }
 
 fn signed_pct(p: Option<f64>) -> String {
@@ -168,25 +204,23 @@ fn cell(s: &Option<Stat>, f: impl Fn(&Stat) -> String) -> String {
     s.as_ref().map_or_else(|| "-".to_owned(), f)
 }
 
-/// The per-region diff table, largest absolute change of `metric` first.
+/// The per-region diff table, largest absolute change of `metric` first,
+/// in `width` columns: calls as `base -> new`, then the new total, own and
+/// mean, each with its change in percent.
 pub(crate) fn print_diff(
     out: &mut impl Write,
     base: &Path,
     new: &Path,
     rows: &[DiffRow],
     metric: Metric,
+    width: usize,
 ) -> io::Result<()> {
     writeln!(out, "base: {}   new: {}", base.display(), new.display())?;
-    let name_width = 28;
-    writeln!(
-        out,
-        "{}{:>15}{:>19}{:>19}{:>19}",
-        fit("region", name_width),
-        "calls",
-        "total",
-        "own",
-        "mean"
-    )?;
+    let mut lines = vec![Line::Row(
+        ["region", "calls", "total", "Δ%", "own", "Δ%", "mean", "Δ%"]
+            .map(str::to_owned)
+            .to_vec(),
+    )];
     let mut rows: Vec<&DiffRow> = rows.iter().collect();
     let delta = |r: &DiffRow| {
         let v = |s: &Option<Stat>| s.as_ref().map_or(0.0, |s| stats::metric_value(s, metric));
@@ -195,33 +229,27 @@ pub(crate) fn print_diff(
     rows.sort_by(|a, b| delta(b).total_cmp(&delta(a)));
     for r in rows {
         let calls = format!(
-            "{}->{}",
+            "{} -> {}",
             cell(&r.base, |s| s.calls.to_string()),
             cell(&r.new, |s| s.calls.to_string())
         );
-        let col = |m: Metric, get: fn(&Stat) -> f64| {
-            format!(
-                "{} {}",
-                cell(&r.new, |s| duration(get(s))),
-                signed_pct(stats::change_pct(r, m))
-            )
-        };
-        writeln!(
-            out,
-            "{}{:>15}{:>19}{:>19}{:>19}",
-            fit(&r.name, name_width),
-            calls,
-            col(Metric::Total, |s| s.total as f64),
-            col(Metric::Own, |s| s.own as f64),
-            col(Metric::Mean, |s| s.mean),
-        )?;
+        let mut row = vec![r.name.clone(), calls];
+        for (m, get) in [
+            (
+                Metric::Total,
+                (|s: &Stat| s.total as f64) as fn(&Stat) -> f64,
+            ),
+            (Metric::Own, |s: &Stat| s.own as f64),
+            (Metric::Mean, |s: &Stat| s.mean),
+        ] {
+            row.push(cell(&r.new, |s| duration(get(s))));
+            row.push(signed_pct(stats::change_pct(r, m)));
+        }
+        lines.push(Line::Row(row));
     }
-    Ok(())
+    write_table(out, &lines, width)
 }
 
-/// The captured source of each region in `names`, per file: its place
-/// (`file:line`) and its lines, indented, as the Python package's
-/// `inspect --source` prints them.
 /// The region counters of each file that has them (allocations, perf
 /// events; `rank<N>/perf_events`): per region and rank, the calls, each
 /// event's inclusive total (own in parentheses where the file has it), and
@@ -269,7 +297,7 @@ pub(crate) fn print_counters(
         }
         let mut rows = vec![header];
         for c in counters {
-            let mut row = vec![c.name.chars().take(40).collect(), c.calls.to_string()];
+            let mut row = vec![cut(&c.name, 40), c.calls.to_string()];
             if ranks {
                 row.push(c.rank.to_string());
             }
@@ -308,6 +336,9 @@ pub(crate) fn print_counters(
     Ok(())
 }
 
+/// The captured source of each region in `names`, per file: its place
+/// (`file:line`) and its lines, indented, as the Python package's
+/// `inspect --source` prints them.
 pub(crate) fn print_sources(
     out: &mut impl Write,
     files: &[(PathBuf, ProfileReader, FileTree)],

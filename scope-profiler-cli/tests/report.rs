@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use integration_tests::{prerequisite_missing, serial, temp_dir};
 use scope_profiler::{
-    self as sp, Compression, Options, Profile, RegionRow, SummaryStatistics, Value,
+    self as sp, Compression, Options, Profile, RegionRow, SummaryStatistics, TaskInfo, Value,
 };
 
 const REFERENCE: &str = "/work/shared/reference";
@@ -718,5 +718,141 @@ fn random_calls_fill_the_budget_and_no_more() {
         html.len(),
         number("calls_kept")
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Measures each flame-graph label against its frame in ECharts' display
+/// list (the text as laid out, in the canvas's pixels): `<body
+/// data-labels="LABELS OVERFLOWING [the first one]">`.
+const LABEL_SCRIPT: &str = r#"
+(function () {
+  setTimeout(function () {
+    var fdiv = document.getElementById('flame-panel-chart'), fc = echarts.getInstanceByDom(fdiv);
+    var labels = 0, over = 0, first = '';
+    fc.getZr().storage.getDisplayList(true).forEach(function (el) {
+      var text = el.getTextContent && el.getTextContent();
+      if (!text || !text.style || !text.style.text || text.ignore || text.invisible) return;
+      labels++;
+      var tb = text.getBoundingRect().clone();
+      if (text.transform) tb.applyTransform(text.transform);
+      var rb = el.getBoundingRect().clone();
+      if (el.transform) rb.applyTransform(el.transform);
+      if (tb.x < rb.x - 0.5 || tb.x + tb.width > rb.x + rb.width + 0.5) {
+        over++;
+        if (!first) first = JSON.stringify({ text: text.style.text, text_x: tb.x, text_w: tb.width, frame_x: rb.x, frame_w: rb.width });
+      }
+    });
+    document.body.setAttribute('data-labels', labels + ' ' + over + ' ' + first);
+  }, 300);
+})();
+"#;
+
+/// Issue 37, item 5: a flame graph of 8 sibling frames with long
+/// qualified names, each about 100 px wide: every label is cut to its frame
+/// (an ellipsis), none prints over its neighbours.
+#[test]
+fn flame_graph_labels_stay_in_their_frames() {
+    let Some(chromium) = chromium() else { return };
+    let dir = temp_dir("report-labels");
+    let path = dir.join("labels.h5");
+    let mut profile = Profile::default();
+    profile.region_names.push("outer".into());
+    let push = |profile: &mut Profile, region: u32, start: i64, d: i64, id: i64, parent: i64| {
+        let mut row = RegionRow::default();
+        row.region_id = region;
+        row.event_offset = profile.events.len() as u64;
+        row.event_count = 1;
+        row.exclusive_total = d;
+        row.stats = SummaryStatistics::from_calls(&[(start, d)]);
+        let e = &mut profile.events;
+        e.start_ns.push(start);
+        e.durations.push(d);
+        e.call_ids.push(id);
+        e.parent_ids.push(parent);
+        e.thread_ids.push(0);
+        profile.rows.push(row);
+    };
+    let children = 8;
+    push(&mut profile, 0, 0, 1_000 * children, 0, -1);
+    for i in 0..children {
+        profile.region_names.push(format!(
+            "my_crate::codec::framed::FramedWrite::poll_flush_{i}"
+        ));
+        push(&mut profile, i as u32 + 1, 1_000 * i, 1_000, i + 1, 0);
+    }
+    sp::write_profile(&profile, &path, Compression::None).expect("write");
+    let page = dir.join("labels.html");
+    report(&[&path], &page, &[]);
+    let page = with_script(&page, "labels-measured", LABEL_SCRIPT);
+    let r = render(&chromium, &page);
+    let at = r.dom.find("data-labels=\"").expect("the script ran") + "data-labels=\"".len();
+    let measured = &r.dom[at..at + r.dom[at..].find('"').unwrap_or(0)];
+    let mut parts = measured.splitn(3, ' ');
+    let labels: u64 = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let over: u64 = parts
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX);
+    // `outer` and the 8 children, each wide enough for a label.
+    assert!(labels > children as u64, "labels drawn: {measured}");
+    assert_eq!(over, 0, "labels past their frame: {measured}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 37, item 6: the page's "% of session" is `inspect`'s: a region
+/// awaited on 50 task lanes at once for the whole session reads 100.0 (not
+/// 5000.0, nor 0.0 of "session x every lane"), one that took 45% of the
+/// main thread reads 45.0.
+#[test]
+fn percent_of_session_divides_by_the_lanes_a_path_ran_on() {
+    let Some(chromium) = chromium() else { return };
+    let dir = temp_dir("report-percent");
+    let path = dir.join("percent.h5");
+    let mut profile = Profile::default();
+    profile.region_names = vec!["main_work".into(), "awaited".into()];
+    // (task or -1, start, duration) per region.
+    let calls: [Vec<(i64, i64, i64)>; 2] = [
+        vec![(-1, 0, 450_000_000)],
+        (0..50).map(|t| (t, 0, 1_000_000_000)).collect(),
+    ];
+    for (id, c) in calls.iter().enumerate() {
+        let mut row = RegionRow::default();
+        row.region_id = id as u32;
+        row.event_offset = profile.events.len() as u64;
+        row.event_count = c.len() as u64;
+        row.exclusive_total = c.iter().map(|x| x.2).sum();
+        let spans: Vec<(i64, i64)> = c.iter().map(|x| (x.1, x.2)).collect();
+        row.stats = SummaryStatistics::from_calls(&spans);
+        for &(task, start, d) in c {
+            let e = &mut profile.events;
+            e.call_ids.push(e.start_ns.len() as i64);
+            e.start_ns.push(start);
+            e.durations.push(d);
+            e.parent_ids.push(-1);
+            e.thread_ids.push(0);
+            e.task_ids.get_or_insert_with(Vec::new).push(task);
+        }
+        profile.rows.push(row);
+    }
+    for t in 0..50 {
+        let mut task = TaskInfo::default();
+        (task.index, task.name, task.kind) = (t, "awaited".into(), "future".into());
+        profile.tasks.push(task);
+    }
+    sp::write_profile(&profile, &path, Compression::None).expect("write");
+    let page = dir.join("percent.html");
+    report(&[&path], &page, &[]);
+    let r = render(&chromium, &page);
+    let pct = |region: &str| {
+        let at = r
+            .dom
+            .find(&format!(">{region}</span>"))
+            .unwrap_or_else(|| panic!("a row of {region}"));
+        let row = &r.dom[at..at + r.dom[at..].find("</tr>").unwrap_or(0)];
+        let cell = row.split("<td class=\"pct\">").nth(1).expect("a % cell");
+        cell[..cell.find('<').unwrap_or(0)].to_owned()
+    };
+    assert_eq!(pct("awaited"), "100.0");
+    assert_eq!(pct("main_work"), "45.0");
     std::fs::remove_dir_all(&dir).ok();
 }

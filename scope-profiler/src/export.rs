@@ -109,7 +109,11 @@ pub struct TreeNode {
     pub minimum: i64,
     /// Longest call, ns.
     pub maximum: i64,
+    /// Lanes (threads or tasks of a rank) with calls of this path.
+    pub lanes: u64,
     hist: LogHistogram,
+    /// The last lane counted in `lanes`, plus one (0: none yet).
+    last_lane: u64,
 }
 
 impl TreeNode {
@@ -143,6 +147,15 @@ impl TreeNode {
     pub fn quantile(&self, q: f64) -> i64 {
         self.hist
             .quantile(q, self.num_calls, self.minimum, self.maximum)
+    }
+
+    /// Counts `lane` in [`Self::lanes`] unless it was the last one counted
+    /// (the walk gives a lane's calls together).
+    fn on_lane(&mut self, lane: u64) {
+        if self.last_lane != lane.wrapping_add(1) {
+            self.last_lane = lane.wrapping_add(1);
+            self.lanes += 1;
+        }
     }
 
     fn add(&mut self, duration: i64, own: i64) {
@@ -472,6 +485,103 @@ fn sort_calls(reader: &ProfileReader, filter: &Resolved) -> Result<(Sorted, Vec<
     Ok((sort.finish(path)?, lanes.lanes))
 }
 
+/// One call as [`call_tree_visiting`] meets it.
+///
+/// ```
+/// let call = scope_profiler::export::CallVisit::default();
+/// assert_eq!((call.depth, call.task), (0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallVisit {
+    /// The lane's rank.
+    pub rank: u32,
+    /// The lane's thread (-1 for a task lane or without a thread table).
+    pub thread: i64,
+    /// The lane's task, -1 for a thread lane.
+    pub task: i64,
+    /// Start, ns (as the file's events).
+    pub start: i64,
+    /// Duration, ns.
+    pub duration: i64,
+    /// The region (index into the region names).
+    pub region: u32,
+    /// Depth in its lane's tree, 0 for a root.
+    pub depth: usize,
+}
+
+/// Walks the events to build the tree and hands every call to `visit`.
+struct Visiting<V> {
+    tree: TreeBuilder,
+    lanes: Vec<Lane>,
+    visit: V,
+}
+
+impl<V: FnMut(&CallVisit)> Visitor for Visiting<V> {
+    fn open(&mut self, call: &Call, depth: usize, at: i64) -> Result<(), Error> {
+        self.tree.open(call, depth, at)?;
+        let lane = self.lanes.get(call.lane as usize);
+        (self.visit)(&CallVisit {
+            rank: lane.map_or(0, |l| l.rank),
+            thread: lane.map_or(-1, |l| l.thread),
+            task: lane.map_or(-1, |l| l.task),
+            start: call.start,
+            duration: call.duration,
+            region: call.region as u32,
+            depth,
+        });
+        Ok(())
+    }
+
+    fn close(&mut self, call: &Call, depth: usize, children: i64, at: i64) -> Result<(), Error> {
+        self.tree.close(call, depth, children, at)
+    }
+
+    fn lane(&mut self, lane: u64, begin: bool) -> Result<(), Error> {
+        self.tree.lane(lane, begin)
+    }
+
+    fn lanes(&mut self, lanes: &[Lane]) {
+        self.lanes = lanes.to_vec();
+        self.tree.lanes(lanes);
+    }
+}
+
+/// [`call_tree`] built from the events (one pass of the external sort, in
+/// bounded memory, even when the file stores its call paths), handing each
+/// call to `visit` on the way: lane by lane, each lane's calls by start, a
+/// call before the calls it holds. For views of every call (a timeline)
+/// that need the tree too, without a second pass.
+///
+/// # Errors
+///
+/// As [`call_tree`].
+///
+/// ```no_run
+/// use scope_profiler::{ProfileReader, export};
+/// let reader = ProfileReader::open("profiling_data.h5")?;
+/// let mut deepest = 0;
+/// let tree = export::call_tree_visiting(&reader, export::Grouping::All, |call| {
+///     deepest = deepest.max(call.depth);
+/// })?;
+/// println!("{} call paths, {} levels", tree.nodes.len(), deepest + 1);
+/// # Ok::<(), scope_profiler::Error>(())
+/// ```
+pub fn call_tree_visiting(
+    reader: &ProfileReader,
+    grouping: Grouping,
+    visit: impl FnMut(&CallVisit),
+) -> Result<CallTree, Error> {
+    let mut visiting = Visiting {
+        tree: TreeBuilder::new(grouping),
+        lanes: Vec::new(),
+        visit,
+    };
+    let everything = Resolved::new(reader, &Filter::new())?;
+    let (lanes, _) = walk(reader, &everything, &mut visiting)?;
+    Ok(visiting.tree.finish(lanes))
+}
+
 /// Builds the call tree of a file, grouped as `grouping` says: from the
 /// call paths the file stores when it has them, otherwise from its events,
 /// each call under its parent (by the file's parent ids; by time in a file
@@ -534,6 +644,8 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
     let mut order: Vec<usize> = (0..paths.len()).collect();
     order.sort_by_key(|&i| (paths[i].first_start, depth[i], i));
     let mut node_of = vec![usize::MAX; paths.len()];
+    // The (node, lane) pairs counted in the nodes' `lanes`.
+    let mut lanes_seen: std::collections::HashSet<(usize, u64)> = Default::default();
     for i in order {
         let p = &paths[i];
         let parent = match p.parent {
@@ -552,6 +664,10 @@ fn tree_of_paths(reader: &ProfileReader, paths: &[CallPath], grouping: Grouping)
         }
         let node = builder.child(parent, p.region_id);
         node_of[i] = node;
+        let lane = lanes.lane(0, p.thread_id, p.task_id);
+        if lanes_seen.insert((node, lane)) {
+            builder.tree.nodes[node].lanes += 1;
+        }
         let tree = &mut builder.tree;
         let n = &mut tree.nodes[node];
         if n.num_calls == 0 {
@@ -600,6 +716,9 @@ impl TreeBuilder {
     /// The tree, with the file's `lanes`.
     fn finish(self, lanes: Vec<Lane>) -> CallTree {
         let mut tree = self.tree;
+        for n in &mut tree.nodes {
+            n.last_lane = 0; // the walk's state: trees from paths and events compare equal
+        }
         if tree.first_start == i64::MAX {
             (tree.first_start, tree.last_end) = (0, 0);
         }
@@ -642,6 +761,7 @@ impl Visitor for TreeBuilder {
         };
         self.stack.truncate(depth);
         let node = self.child(parent, call.region as u32);
+        self.tree.nodes[node].on_lane(call.lane);
         self.stack.push(node);
         self.tree.first_start = self.tree.first_start.min(call.start);
         self.tree.last_end = self.tree.last_end.max(call.end());

@@ -66,6 +66,8 @@ struct TreeColumns {
     p50: Vec<f64>,
     p95: Vec<f64>,
     p99: Vec<f64>,
+    /// Lanes the node's calls ran on (the `%` column divides by them).
+    lanes: Vec<f64>,
 }
 
 impl TreeColumns {
@@ -73,14 +75,15 @@ impl TreeColumns {
         json!({
             "parent": self.parent, "region": self.region, "calls": self.calls,
             "total": self.total, "own": self.own, "min": self.min, "max": self.max,
-            "p50": self.p50, "p95": self.p95, "p99": self.p99,
+            "p50": self.p50, "p95": self.p95, "p99": self.p99, "lanes": self.lanes,
         })
     }
 }
 
 /// The call tree of every lane together, with quantiles; for an aggregate
-/// file, its regions (no quantiles: -1).
-fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
+/// file, its regions (no quantiles: -1). With `timeline`, the timeline
+/// too, built as the tree's walk goes by (no call kept).
+fn tree(reader: &ProfileReader, timeline: bool) -> Result<(TreeColumns, i64, Timeline), Failure> {
     let mut cols = TreeColumns::default();
     if reader.is_aggregate() {
         let ft = stats::file_tree(reader, Grouping::All)?;
@@ -97,12 +100,21 @@ fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
                 cols.p50.push(-1.0);
                 cols.p95.push(-1.0);
                 cols.p99.push(-1.0);
+                cols.lanes.push(n.stat.lanes.max(1) as f64);
             }
         }
-        return Ok((cols, ft.session_ns));
+        return Ok((cols, ft.session_ns, Timeline::default()));
     }
-    let tree = export::call_tree(reader, Grouping::All)
-        .map_err(|e| Failure(format!("{}: {e}", reader.path().display())))?;
+    let named = |e: sp::Error| Failure(format!("{}: {e}", reader.path().display()));
+    let (tree, tl) = if timeline && reader.event_count() > 0 {
+        let mut builder = timeline::Builder::new(reader, timeline::survey(reader)?);
+        let tree = export::call_tree_visiting(reader, Grouping::All, |c| builder.call(c))
+            .map_err(named)?;
+        (tree, builder.finish())
+    } else {
+        let tree = export::call_tree(reader, Grouping::All).map_err(named)?;
+        (tree, Timeline::default())
+    };
     let mut stack: Vec<(usize, i64)> = Vec::new();
     for (root, _) in tree.roots.iter().rev() {
         for &c in tree.nodes[*root].children.iter().rev() {
@@ -122,11 +134,12 @@ fn tree(reader: &ProfileReader) -> Result<(TreeColumns, i64), Failure> {
         cols.p50.push(n.quantile(0.5) as f64);
         cols.p95.push(n.quantile(0.95) as f64);
         cols.p99.push(n.quantile(0.99) as f64);
+        cols.lanes.push(n.lanes.max(1) as f64);
         for &c in n.children.iter().rev() {
             stack.push((c, me));
         }
     }
-    Ok((cols, tree.last_end.saturating_sub(tree.first_start)))
+    Ok((cols, tree.last_end.saturating_sub(tree.first_start), tl))
 }
 
 /// Captured source text per region: `[name, file, line, text]`.
@@ -196,12 +209,7 @@ pub(crate) fn run_json(
     reader: &ProfileReader,
     timeline: bool,
 ) -> Result<Value, Failure> {
-    let (tree, session_ns) = tree(reader)?;
-    let tl = if timeline {
-        timeline::build(reader)?
-    } else {
-        Timeline::default()
-    };
+    let (tree, session_ns, tl) = tree(reader, timeline)?;
     let mut notes = stats::recording_notes(reader);
     if tl.calls > tl.calls_kept && tl.calls > 0 {
         let finest = tl.widths.last().copied().unwrap_or(0.0);
