@@ -324,8 +324,12 @@ struct Cold {
     counts: RecCounts,
     /// The thread's counting in a session that counts (see `counters`).
     counting: Option<Box<Counting>>,
-    /// The current recorder's finished frames waiting for an open call to
-    /// end (a task's while one is polled).
+    /// Finished frames waiting for an open call of the current recorder to
+    /// end. The thread's own, not swapped with a task's: the call waited
+    /// for is a sync call of this poll, or a guard held across an `.await`
+    /// (not `Send`: its future stays on this thread), never a task's or a
+    /// frame's own call, which may move (see `Cold::nest`); its sequence
+    /// number, this thread's, names it.
     deferred: Vec<Deferred>,
     /// The session this thread attached to and its own lane's index (kept
     /// while a task's recorder takes the thread's place).
@@ -828,7 +832,6 @@ impl Cold {
                     depth: 0,
                     len: 0,
                     counts: RecCounts::default(),
-                    deferred: Vec::new(),
                     record: TaskRecord::default(),
                     root: 0,
                 })
@@ -994,7 +997,6 @@ impl Cold {
         std::mem::swap(&mut self.store, &mut task.store);
         std::mem::swap(&mut self.chunk, &mut task.chunk);
         std::mem::swap(&mut self.stack, &mut task.stack);
-        std::mem::swap(&mut self.deferred, &mut task.deferred);
         std::mem::swap(&mut self.task, &mut task.id);
         let (depth, len, generation) = (hot.depth.get(), hot.len.get(), hot.generation.get());
         hot.depth.set(task.depth);
@@ -1044,13 +1046,13 @@ impl Cold {
     /// Counting: a frame's ended depth-0 calls (`root`) are children of
     /// the open call at depth `base - 1`, which contains it.
     fn count_frame_root(&mut self, base: usize, root: &[u64]) {
+        let Some(c) = self.counting.as_deref_mut() else {
+            return;
+        };
         let Some(up) = base.checked_sub(1) else {
             return;
         };
         let Some(parent) = self.stack.get(up).map(|o| o.region as usize) else {
-            return;
-        };
-        let Some(c) = self.counting.as_deref_mut() else {
             return;
         };
         c.fit_table(parent);
@@ -1403,7 +1405,6 @@ pub(crate) struct TaskState {
     depth: usize,
     len: usize,
     counts: RecCounts,
-    deferred: Vec<Deferred>,
     /// The task, its end set when it completes.
     pub record: TaskRecord,
     /// The sequence number of the task's own call (depth 0) while it is
@@ -1517,7 +1518,7 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     }
     let generation = task.generation;
     let start = task.record.start;
-    let root = std::mem::take(&mut task.counts.root);
+    let mut root = std::mem::take(&mut task.counts.root);
     if let Some(lane) = task.lane.clone() {
         *lock(&lane.exit) = Some((end, -1)); // its last chunk may spill
         if frame {
@@ -1534,7 +1535,7 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
         lock(&lane.tasks).push(task.record);
         return;
     }
-    let Some(mut chunk) = task.chunk.take() else {
+    let Some(chunk) = task.chunk.take() else {
         return;
     };
     let len = task.len.min(chunk.records().len());
@@ -1543,58 +1544,63 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     // (the recorder was busy, re-entered, when the task started: as for any
     // call made then) nothing is kept.
     let kept = chunk.records()[..len].last().is_some_and(|r| r.depth == 0);
-    let mut alone = kept && !frame;
-    if kept && frame {
-        let mut calls = Some(FrameCalls::Records(chunk, len));
-        let nested = Cold::with(|cold, hot| {
-            let calls = calls.take()?;
-            Some(cold.nest(hot, generation, start, &root, calls))
-        })
-        .flatten();
-        // A busy recorder (re-entered) keeps nothing, as for any call.
-        let back = match nested {
-            None => calls,
-            Some(Nesting::Deferred) => return,
-            Some(Nesting::Placed(calls)) => Some(calls),
-            Some(Nesting::Alone(calls)) => {
-                alone = true;
-                if let Some(store) = &task.store {
-                    task.record.index = store.next_task_index();
-                }
-                Some(calls)
-            }
+    // One visit of the recorder: the calls placed (a frame's nested, a
+    // task's block appended), then the state kept as the thread's spare
+    // for the next task (no allocation then). What is left in the slots
+    // afterwards goes back to the store: nothing if the frame waits for
+    // an open call (its chunk is held there).
+    let (mut chunk_slot, mut task_slot) = (Some(chunk), Some(task));
+    let _ = Cold::with(|cold, hot| {
+        let (Some(chunk), Some(task)) = (chunk_slot.take(), task_slot.as_mut()) else {
+            return;
         };
-        match back {
-            Some(FrameCalls::Records(back, _)) => chunk = back,
-            _ => return,
-        }
-    }
-    let record = task.record;
-    let spare = Cold::with(|cold, hot| {
+        let mut alone = kept && !frame;
+        let mut chunk = if kept && frame {
+            match cold.nest(
+                hot,
+                generation,
+                start,
+                &root,
+                FrameCalls::Records(chunk, len),
+            ) {
+                Nesting::Placed(FrameCalls::Records(chunk, _)) => chunk,
+                Nesting::Alone(FrameCalls::Records(chunk, _)) => {
+                    alone = true;
+                    if let Some(store) = &task.store {
+                        task.record.index = store.next_task_index();
+                    }
+                    chunk
+                }
+                _ => return, // kept until an open call ends
+            }
+        } else {
+            chunk
+        };
         if alone {
-            let records = &chunk.records()[..len];
-            cold.append_block(hot, generation, records, record);
+            cold.append_block(hot, generation, &chunk.records()[..len], task.record);
         }
-        // Its state becomes the thread's spare for the next task.
-        cold.spare.is_none() && hot.generation.get() == generation
-    })
-    .unwrap_or(false);
-    match Arc::get_mut(&mut chunk) {
-        Some(only) if spare => {
-            only.clear();
-            task.chunk = Some(chunk);
-            (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
-            task.counts.active = false;
-            task.counts.root = root;
-            task.counts.root.fill(0);
-            task.deferred.clear();
-            let _ = Cold::with(|cold, _| cold.spare = Some(task));
-        }
-        _ => {
-            if let Some(store) = &task.store {
-                store.recycle(chunk);
+        let spare = cold.spare.is_none() && hot.generation.get() == generation;
+        match Arc::get_mut(&mut chunk) {
+            Some(only) if spare => only.clear(),
+            _ => {
+                chunk_slot = Some(chunk);
+                return;
             }
         }
+        let Some(mut task) = task_slot.take() else {
+            return;
+        };
+        task.chunk = Some(chunk);
+        (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
+        task.counts.active = false;
+        task.counts.root = std::mem::take(&mut root);
+        task.counts.root.fill(0);
+        cold.spare = Some(task);
+    });
+    if let (Some(chunk), Some(task)) = (chunk_slot, &task_slot)
+        && let Some(store) = &task.store
+    {
+        store.recycle(chunk);
     }
 }
 
