@@ -90,11 +90,8 @@ pub(crate) fn print_tree(
 ) -> io::Result<()> {
     let single = files.len() == 1;
     for (i, (path, reader, tree)) in files.iter().enumerate() {
-        writeln!(
-            out,
-            "[{}] {}  (schema {}, {} calls, session {}{})",
-            i + 1,
-            path.display(),
+        let about = format!(
+            "  (schema {}, {} calls, session {}{})",
             reader.schema(),
             reader.event_count(),
             duration(tree.session_ns as f64),
@@ -103,7 +100,15 @@ pub(crate) fn print_tree(
             } else {
                 ""
             }
-        )?;
+        );
+        // The path gives way (cut in the middle) so the line fits the width.
+        let label = format!("[{}] ", i + 1);
+        let room = layout
+            .width
+            .saturating_sub(label.chars().count() + about.chars().count())
+            .max(16);
+        let path = crate::width::cut(&path.display().to_string(), room);
+        writeln!(out, "{label}{path}{about}")?;
         for note in crate::stats::recording_notes(reader) {
             writeln!(out, "    note: {note}")?;
         }
@@ -215,7 +220,15 @@ pub(crate) fn print_diff(
     metric: Metric,
     width: usize,
 ) -> io::Result<()> {
-    writeln!(out, "base: {}   new: {}", base.display(), new.display())?;
+    // The paths give way (cut in the middle) so the line fits the width.
+    let room = (width.saturating_sub("base:    new: ".len() + 2) / 2).max(16);
+    let (base, new) = (base.display().to_string(), new.display().to_string());
+    writeln!(
+        out,
+        "base: {}   new: {}",
+        crate::width::cut(&base, room),
+        crate::width::cut(&new, room)
+    )?;
     let mut lines = vec![Line::Row(
         ["region", "calls", "total", "Δ%", "own", "Δ%", "mean", "Δ%"]
             .map(str::to_owned)
