@@ -675,10 +675,17 @@ mod tests {
             ),
             Mode::Traced,
         );
+        // The body's future, bound first (declared output: clippy's
+        // async_yields_async allowed on it), then instrumented and awaited.
+        assert!(
+            out.contains("# [allow (clippy :: async_yields_async)] let __sp_body = async move"),
+            "{out}"
+        );
         assert!(
             out.contains(
-                "instrument (:: scope_profiler :: __private :: Mode :: Traced , async move"
-            )
+                "instrument (:: scope_profiler :: __private :: Mode :: Traced , __sp_body)"
+            ),
+            "{out}"
         );
         assert!(out.contains("let __sp_return : _ = loop { }"), "{out}");
         assert!(out.ends_with(". await }"), "{out}");
