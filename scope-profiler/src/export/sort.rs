@@ -29,7 +29,7 @@ use crate::reader::ProfileReader;
 use crate::scratch;
 
 /// Calls sorted in memory at once before a run is spilled to disk (4M
-/// calls: 192 MB of buffer).
+/// calls: 192 MB of buffer, two while a run is written as the next fills).
 pub(super) const SORT_RUN: usize = 4 << 20;
 
 /// Calls per encoded block of a run (and per merge buffer).
