@@ -204,12 +204,17 @@ impl ExternalSort {
         let next = std::mem::take(&mut self.spare);
         let calls = std::mem::replace(&mut self.buffer, next);
         let fallback = self.fallback_dir.clone();
-        self.spilling = Some(std::thread::spawn(move || write_run(calls, &fallback)));
+        let handle = std::thread::Builder::new()
+            .name("export-sort".into())
+            .spawn(move || write_run(calls, &fallback))
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        self.spilling = Some(handle);
         Ok(())
     }
 
-    /// Every call pushed, in key order (I/O errors name `path`).
-    pub(super) fn finish(mut self, _path: &Path) -> Result<Sorted, Error> {
+    /// Every call pushed, in key order (I/O errors name `path`). A thread
+    /// the system does not start is an error, as a failed write is.
+    pub(super) fn finish(mut self, path: &Path) -> Result<Sorted, Error> {
         if (self.spilling.is_some() || !self.runs.is_empty()) && !self.buffer.is_empty() {
             self.spill()?;
         }
@@ -221,7 +226,10 @@ impl ExternalSort {
         } else {
             let (tx, rx) = sync_channel(BATCHES);
             let runs = std::mem::take(&mut self.runs);
-            std::thread::spawn(move || merge(runs, tx));
+            std::thread::Builder::new()
+                .name("export-merge".into())
+                .spawn(move || merge(runs, tx))
+                .map_err(|e| Error::io(path, e))?;
             Some(rx)
         };
         Ok(Sorted {
