@@ -4,8 +4,9 @@
 //! Every export reads the file through a [`ProfileReader`] in bounded
 //! chunks, never the whole event table: the Chrome trace in file order, the
 //! others through an external sort of the calls by (lane, start) in runs of
-//! `SORT_RUN` calls spilled to unlinked scratch files and merged. The
-//! peak memory is a run plus one buffer per run, whatever the file's size.
+//! `SORT_RUN` calls spilled to unlinked scratch files and merged (see
+//! `export/sort.rs`). The peak memory is two runs (one written as the next
+//! fills) plus a block per run, whatever the file's size.
 //!
 //! JSON is written by hand (names escaped here), so the runtime needs no
 //! JSON crate: see ARCHITECTURE.md, "Dependencies".
