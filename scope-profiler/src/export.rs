@@ -4,8 +4,9 @@
 //! Every export reads the file through a [`ProfileReader`] in bounded
 //! chunks, never the whole event table: the Chrome trace in file order, the
 //! others through an external sort of the calls by (lane, start) in runs of
-//! `SORT_RUN` calls spilled to unlinked scratch files and merged. The
-//! peak memory is a run plus one buffer per run, whatever the file's size.
+//! `SORT_RUN` calls spilled to unlinked scratch files and merged (see
+//! `export/sort.rs`). The peak memory is two runs (one written as the next
+//! fills) plus a block per run, whatever the file's size.
 //!
 //! JSON is written by hand (names escaped here), so the runtime needs no
 //! JSON crate: see ARCHITECTURE.md, "Dependencies".
@@ -31,38 +32,32 @@
 //! ```
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
+use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::fxhash::FxHasher;
 use crate::histogram::LogHistogram;
 use crate::profile::CallPath;
 use crate::reader::ProfileReader;
-use crate::scratch::{self, Plain};
 
 mod chrome;
 mod filter;
+mod sort;
 mod speedscope;
 mod walk;
 
 pub use chrome::{chrome_trace, chrome_trace_filtered};
 use filter::Resolved;
 pub use filter::{Exported, Filter, LaneId};
+use sort::sort_calls;
 pub use speedscope::{speedscope, speedscope_filtered};
 use walk::{Visitor, walk};
 
-/// Calls sorted in memory at once before a run is spilled to disk.
-const SORT_RUN: usize = 2 << 20;
-
 /// Events read from the file per chunk.
 const CHUNK: usize = 1 << 18;
-
-/// Calls read back per merge buffer.
-const MERGE_BUFFER: usize = 1 << 14;
 
 /// One lane of a profile: a thread of a rank, or an async task.
 ///
@@ -224,8 +219,8 @@ pub struct CallTree {
     pub last_end: i64,
 }
 
-/// One call in the external sort (all integers: written to scratch files
-/// as is).
+/// One call in the external sort (its runs are written to scratch files
+/// encoded: see `sort`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 struct Call {
@@ -236,9 +231,6 @@ struct Call {
     parent_id: i64,
     region: u64,
 }
-
-// SAFETY: repr(C), six 8-byte integer fields, no padding.
-unsafe impl Plain for Call {}
 
 /// The sort order of calls: lane, start, longest first, call id.
 type CallKey = (u64, i64, Reverse<i64>, i64);
@@ -331,158 +323,6 @@ fn lane_name(reader: &ProfileReader, thread: i64, task: i64) -> String {
 /// An I/O error on the export's output.
 fn out_err(e: io::Error) -> Error {
     Error::io(PathBuf::from("<export output>"), e)
-}
-
-/// The sorted calls: in memory, or runs on disk merged.
-struct Sorted {
-    memory: std::vec::IntoIter<Call>,
-    runs: Vec<Run>,
-    heap: BinaryHeap<Reverse<(CallKey, usize)>>,
-}
-
-/// A sorted run in a scratch file, read back a buffer at a time.
-struct Run {
-    file: File,
-    next: u64,
-    end: u64,
-    buffer: Vec<Call>,
-    at: usize,
-}
-
-impl Run {
-    fn peek(&mut self) -> io::Result<Option<Call>> {
-        if self.at >= self.buffer.len() {
-            if self.next >= self.end {
-                return Ok(None);
-            }
-            let len = (self.end - self.next).min(MERGE_BUFFER as u64) as usize;
-            let size = std::mem::size_of::<Call>() as u64;
-            scratch::read_at(&self.file, self.next * size, len, &mut self.buffer)?;
-            self.next += len as u64;
-            self.at = 0;
-        }
-        Ok(self.buffer.get(self.at).copied())
-    }
-}
-
-impl Sorted {
-    fn next_call(&mut self, path: &Path) -> Result<Option<Call>, Error> {
-        if self.runs.is_empty() {
-            return Ok(self.memory.next());
-        }
-        let Some(Reverse((_, run))) = self.heap.pop() else {
-            return Ok(None);
-        };
-        let r = &mut self.runs[run];
-        let call = r.buffer[r.at];
-        r.at += 1;
-        if let Some(next) = r.peek().map_err(|e| Error::io(path, e))? {
-            self.heap.push(Reverse((next.key(), run)));
-        }
-        Ok(Some(call))
-    }
-}
-
-/// Calls sorted by [`Call::key`] in bounded memory: runs of `run_len`
-/// calls sorted in memory and spilled to unlinked scratch files, merged
-/// when read; with no more than `run_len` calls, sorted in memory only.
-struct ExternalSort {
-    run_len: usize,
-    buffer: Vec<Call>,
-    runs: Vec<Run>,
-    /// Where runs go when the system's temporary directory fails.
-    fallback_dir: PathBuf,
-}
-
-impl ExternalSort {
-    fn new(run_len: usize, fallback_dir: PathBuf) -> ExternalSort {
-        ExternalSort {
-            run_len: run_len.max(1),
-            buffer: Vec::new(),
-            runs: Vec::new(),
-            fallback_dir,
-        }
-    }
-
-    fn push(&mut self, call: Call) -> Result<(), Error> {
-        self.buffer.push(call);
-        if self.buffer.len() >= self.run_len {
-            self.spill()?;
-        }
-        Ok(())
-    }
-
-    /// Sorts the buffer and writes it as a run.
-    fn spill(&mut self) -> Result<(), Error> {
-        self.buffer.sort_unstable_by_key(Call::key);
-        let tmp = std::env::temp_dir();
-        let file = scratch::create(&tmp, "export-sort")
-            .or_else(|_| scratch::create(&self.fallback_dir, "export-sort"))
-            .map_err(|e| Error::io(&tmp, e))?;
-        scratch::write_at(&file, &self.buffer, 0).map_err(|e| Error::io(&tmp, e))?;
-        self.runs.push(Run {
-            file,
-            next: 0,
-            end: self.buffer.len() as u64,
-            buffer: Vec::new(),
-            at: 0,
-        });
-        self.buffer.clear();
-        Ok(())
-    }
-
-    /// Every call pushed, in key order (I/O errors name `path`).
-    fn finish(mut self, path: &Path) -> Result<Sorted, Error> {
-        if !self.runs.is_empty() && !self.buffer.is_empty() {
-            self.spill()?;
-        }
-        self.buffer.sort_unstable_by_key(Call::key);
-        let mut heap = BinaryHeap::new();
-        for (i, run) in self.runs.iter_mut().enumerate() {
-            if let Some(call) = run.peek().map_err(|e| Error::io(path, e))? {
-                heap.push(Reverse((call.key(), i)));
-            }
-        }
-        Ok(Sorted {
-            memory: self.buffer.into_iter(),
-            runs: self.runs,
-            heap,
-        })
-    }
-}
-
-/// Reads every call of the lanes `filter` keeps and sorts them by (lane,
-/// start, longest first, call id), spilling sorted runs of `SORT_RUN`
-/// calls.
-fn sort_calls(reader: &ProfileReader, filter: &Resolved) -> Result<(Sorted, Vec<Lane>), Error> {
-    let path = reader.path();
-    let mut lanes = LaneMap::new(reader);
-    lanes.filter = Some(filter);
-    let mut sort = ExternalSort::new(SORT_RUN, scratch::dir_of(path));
-    for chunk in reader.chunks(CHUNK) {
-        let chunk = chunk?;
-        let row = &reader.rows()[chunk.row];
-        let e = &chunk.events;
-        for i in 0..e.len() {
-            let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
-            let lane = lanes.lane(row.rank, e.thread_ids[i], task);
-            if !lanes.kept(lane) {
-                continue;
-            }
-            sort.push(Call {
-                lane,
-                start: e.start_ns[i],
-                duration: e.durations[i],
-                call_id: e.call_ids[i],
-                parent_id: e.parent_ids[i],
-                region: row.region_id as u64,
-            })?;
-        }
-    }
-    if let Some(message) = filter.unmatched(reader, &lanes.lanes) {
-        return Err(Error::Usage(message));
-    }
-    Ok((sort.finish(path)?, lanes.lanes))
 }
 
 /// One call as [`call_tree_visiting`] meets it.
@@ -954,67 +794,4 @@ fn origin(reader: &ProfileReader) -> i64 {
         .map(|r| r.stats.start_minimum)
         .min()
         .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    //! The external sort behind the tree exports (issue 29, item 5).
-
-    use super::*;
-
-    /// `n` calls in a scrambled order, with equal starts on a lane (longest
-    /// first must win) and several lanes.
-    fn scrambled(n: u64) -> Vec<Call> {
-        (0..n)
-            .map(|i| {
-                let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
-                Call {
-                    lane: x % 3,
-                    start: (x % 7) as i64,
-                    duration: (x % 5) as i64,
-                    call_id: i as i64,
-                    parent_id: -1,
-                    region: x % 4,
-                }
-            })
-            .collect()
-    }
-
-    fn drain(sort: ExternalSort) -> Vec<Call> {
-        let path = Path::new("test");
-        let mut sorted = sort.finish(path).unwrap();
-        let mut out = Vec::new();
-        while let Some(call) = sorted.next_call(path).unwrap() {
-            out.push(call);
-        }
-        out
-    }
-
-    #[test]
-    fn runs_on_disk_merge_into_the_order_of_one_sort() {
-        // At most 300 runs: each is an open scratch file.
-        let calls = scrambled(300);
-        let mut want = calls.clone();
-        want.sort_by_key(Call::key);
-        for run_len in [1, 7, 64, 299, 300, 1000] {
-            let mut sort = ExternalSort::new(run_len, std::env::temp_dir());
-            for &c in &calls {
-                sort.push(c).unwrap();
-            }
-            let spilled = sort.runs.len();
-            assert_eq!(
-                spilled,
-                300 / run_len,
-                "runs spilled while pushing, of {run_len}"
-            );
-            let got = drain(sort);
-            let keys = |v: &[Call]| v.iter().map(|c| (c.key(), c.region)).collect::<Vec<_>>();
-            assert_eq!(keys(&got), keys(&want), "runs of {run_len}");
-        }
-    }
-
-    #[test]
-    fn an_empty_sort_yields_nothing() {
-        assert!(drain(ExternalSort::new(4, std::env::temp_dir())).is_empty());
-    }
 }
