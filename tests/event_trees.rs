@@ -12,7 +12,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use integration_tests::{serial, temp_dir};
+use integration_tests::{hand_built_dir, serial, temp_dir};
 use scope_profiler::export::{self, CallTree, Grouping};
 use scope_profiler::{
     self as sp, Compression, Options, Profile, ProfileReader, RegionRow, SummaryStatistics,
@@ -231,7 +231,7 @@ fn a_child_outside_its_parent_stays_local_by_parent_ids() {
 #[test]
 fn the_same_profile_as_json_keeps_its_parent_ids() {
     let calls = held_calls();
-    let path = temp_dir("event-trees-json").join("held.json");
+    let path = hand_built_dir("event-trees-json").join("held.json");
     sp::write_profile(&profile(&calls), &path, Compression::None).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"parent_ids\": [") || text.contains("\"parent_ids\":["));
@@ -284,7 +284,7 @@ fn without_parent_ids_a_child_that_ends_after_its_parent_stays_its_child() {
     // the second `poll` and the leaves went under it.
     calls.retain(|c| c.region != "inner");
     calls.push(c("inner", 150, 600, 3, 4));
-    let path = temp_dir("event-trees-no-ids").join("no-ids.json");
+    let path = hand_built_dir("event-trees-no-ids").join("no-ids.json");
     json_without_ids(&path, &calls);
     let reader = ProfileReader::open(&path).unwrap();
     assert!(!reader.has_parents(), "placed by time");
@@ -338,7 +338,7 @@ fn past_the_call_path_limit_the_events_tree_is_the_parent_id_tree() {
     assert_eq!(roots.len(), 1, "one root: {roots:?}");
     assert_eq!(speedscope_opens(&memory), calls_per_region(&calls));
     // The same as an HDF5 file (no stored call paths) and as JSON.
-    let dir = temp_dir("event-trees-many");
+    let dir = hand_built_dir("event-trees-many");
     for name in ["many.h5", "many.json"] {
         let path = dir.join(name);
         sp::write_profile(&profile(&calls), &path, Compression::None).unwrap();

@@ -47,6 +47,15 @@ pub fn temp_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// A fresh temporary directory for one test's profiles built by hand (calls
+/// made up, not recorded, some on purpose outside their parents): marked
+/// `NOT-RECORDED`, so `every_file_nests` does not check them.
+pub fn hand_built_dir(test: &str) -> PathBuf {
+    let dir = temp_dir(test);
+    std::fs::write(dir.join("NOT-RECORDED"), "profiles built by hand\n").expect("mark dir");
+    dir
+}
+
 /// The names in `dir`, sorted.
 pub fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

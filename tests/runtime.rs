@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use integration_tests::{calls_per_region, event_range, serial, temp_dir};
+use integration_tests::{calls_per_region, event_range, hand_built_dir, serial, temp_dir};
 use scope_profiler::{self as sp, Error, Options, Profile};
 
 fn in_memory() -> Options {
@@ -609,9 +609,7 @@ fn files_written_directly_and_through_buckets_hold_the_same_calls() {
 /// them back exactly, the last, partial chunk and the `task_ids` column too.
 #[test]
 fn compressed_columns_read_back_exactly_through_the_stock_filters() {
-    let dir = temp_dir("parallel-chunks");
-    // Calls made up, not recorded: no nesting to check (tests/every_file_nests.rs).
-    std::fs::write(dir.join("NOT-RECORDED"), "random calls built by hand\n").unwrap();
+    let dir = hand_built_dir("parallel-chunks");
     let n = 3 * 65_536 + 17; // three whole chunks and a partial one
     let mut profile = Profile::default();
     profile.region_names = vec!["a".into(), "b".into()];
