@@ -11,7 +11,7 @@
 //! also records when it is first polled as a task of its own (outside any
 //! recording future) while a recursive entrypoint is in progress anywhere
 //! in the process (a sync one running, an async one between its first poll
-//! and its end: [`InProgress`]); it then keeps the trace on for what its
+//! and its end: `InProgress`); it then keeps the trace on for what its
 //! polls call. An `async fn`'s body, and so its instrumented future, only
 //! starts at its first poll: nothing of it runs where it was called, so the
 //! trace cannot be taken there; a spawned task records while the trace

@@ -26,7 +26,7 @@ use crate::reader::ProfileReader;
 ///
 /// # Errors
 ///
-/// As [`call_tree`], and [`Error::Io`] if `out` fails.
+/// As [`call_tree`](super::call_tree), and [`Error::Io`] if `out` fails.
 ///
 /// ```no_run
 /// use scope_profiler::{ProfileReader, export};
