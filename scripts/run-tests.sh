@@ -6,7 +6,8 @@
 # platform code (--cfg scope_profiler_portable), valgrind memcheck on
 # the runtime's unit tests and a spilling test, a real crate's suite
 # instrumented, the packages and their docs, the 200M-call bounded-memory
-# test in release mode, then a real async crate's suite instrumented (the
+# test in release mode, the nesting of every profile the suites wrote
+# (every_file_nests), then a real async crate's suite instrumented (the
 # nesting of its profiles checked).
 set -euo pipefail
 cd "$(dirname "$0")/.."
