@@ -28,12 +28,9 @@ use crate::value::CallMetadata;
 
 const FIRST_CHUNK: usize = 1024;
 
-/// Set in an open call's sequence number on the stack while finished
-/// frames wait for that call's end to be placed after it ([`Deferred`]):
-/// the fast exit paths then miss it and take `exit_cold`, which places
-/// them. Sequence numbers stay far below it (a thread's base is its
-/// number times 2^40).
-const DEFERS: u64 = 1 << 63;
+mod frames;
+
+use frames::{DEFERS, Deferred, FrameCalls, Nesting};
 
 /// A call that has started and not ended.
 #[derive(Clone, Copy, Default)]
@@ -334,39 +331,6 @@ struct Cold {
     /// The session this thread attached to and its own lane's index (kept
     /// while a task's recorder takes the thread's place).
     own: Option<(u32, u32)>,
-}
-
-/// The calls of a finished frame (a future first polled inside a task),
-/// to be placed in the recorder around it.
-enum FrameCalls {
-    /// The first `len` records of a frame's private chunk, its own call
-    /// last, at depth 0.
-    Records(Arc<Chunk>, usize),
-    /// A large frame's own lane (see `Cold::graduate`).
-    Lane(Arc<Lane>),
-}
-
-/// A finished frame that started before the innermost open call did: it
-/// nests under the innermost call that contains its whole span, one of
-/// those open below it (a future first polled in one sync call and
-/// completed in a later one). Its calls are placed right after the end of
-/// the open call above that one, `seq`, at that call's depth: then, walking
-/// the lane backwards (see `assemble`), they are met after every call of
-/// `seq`'s subtree, before the parent's own record.
-struct Deferred {
-    seq: u64,
-    depth: u32,
-    calls: FrameCalls,
-}
-
-/// Where a finished frame went ([`Cold::nest`]).
-enum Nesting {
-    /// Placed now; the calls are the caller's again (a chunk to reuse).
-    Placed(FrameCalls),
-    /// Kept until an open call ends.
-    Deferred,
-    /// Nothing open contains it: it is a task of its own.
-    Alone(FrameCalls),
 }
 
 /// A recorder's counters (see `crate::counters`): the counts its open calls
@@ -901,95 +865,6 @@ impl Cold {
         self.lane = Some(lane);
     }
 
-    /// Places a finished frame that started at `start` (ticks) in this
-    /// recorder: under the innermost open call that started before it,
-    /// now if that is the innermost open call, else when the open call
-    /// above it ends ([`Deferred`]). `root`: the frame's own call's counts
-    /// (counting sessions), its parent's children's.
-    fn nest(
-        &mut self,
-        hot: &Hot,
-        generation: u32,
-        start: u64,
-        root: &[u64],
-        calls: FrameCalls,
-    ) -> Nesting {
-        if hot.generation.get() != generation
-            && (self.task.is_some() || !self.attach(hot, generation))
-        {
-            return Nesting::Alone(calls);
-        }
-        let depth = hot.depth.get().min(self.stack.len());
-        let base = self.stack[..depth]
-            .iter()
-            .rposition(|o| o.start <= start)
-            .map_or(0, |i| i + 1);
-        if base == 0 && self.task.is_some() {
-            // Moved to another task that started after it.
-            return Nesting::Alone(calls);
-        }
-        self.count_frame_root(base, root);
-        if base == depth {
-            self.place(hot, base as u32, &calls);
-            return Nesting::Placed(calls);
-        }
-        let call = &mut self.stack[base];
-        call.seq |= DEFERS;
-        let seq = call.seq & !DEFERS;
-        self.deferred.push(Deferred {
-            seq,
-            depth: base as u32,
-            calls,
-        });
-        Nesting::Deferred
-    }
-
-    /// Appends a finished frame's calls to this recorder, `depth` calls
-    /// deep: its records, or its lane after what this recorder has so far
-    /// (this recorder then goes on in a new chunk).
-    fn place(&mut self, hot: &Hot, depth: u32, calls: &FrameCalls) {
-        match calls {
-            FrameCalls::Records(chunk, len) => {
-                for r in &chunk.records()[..*len] {
-                    let record = Record {
-                        depth: r.depth + depth,
-                        ..*r
-                    };
-                    self.push_record(hot, record);
-                }
-            }
-            FrameCalls::Lane(nested) => {
-                if self.lane.is_none() {
-                    self.graduate(hot, true);
-                }
-                // Without a lane here (no store: not recording) the frame's
-                // lane stays one of its own, its calls kept.
-                let (Some(host), Some(store)) = (self.lane.clone(), self.store.clone()) else {
-                    return;
-                };
-                store.splice(&host, nested, depth);
-                self.next_chunk(hot);
-            }
-        }
-    }
-
-    /// The call `seq` just ended (its record pushed): places the frames
-    /// that waited for it.
-    fn place_deferred(&mut self, hot: &Hot, seq: u64) {
-        let mut i = 0;
-        while i < self.deferred.len() {
-            if self.deferred[i].seq != seq {
-                i += 1;
-                continue;
-            }
-            let d = self.deferred.remove(i);
-            self.place(hot, d.depth, &d.calls);
-            if let (FrameCalls::Records(chunk, _), Some(store)) = (d.calls, &self.store) {
-                store.recycle(chunk);
-            }
-        }
-    }
-
     /// Swaps the task's recorder with the thread's (twice: back).
     fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
         self.swap_counts(hot, task);
@@ -1041,22 +916,6 @@ impl Cold {
             task.counts.thaw(&c.raw, task.depth);
         }
         std::mem::swap(&mut self.counts, &mut task.counts);
-    }
-
-    /// Counting: a frame's ended depth-0 calls (`root`) are children of
-    /// the open call at depth `base - 1`, which contains it.
-    fn count_frame_root(&mut self, base: usize, root: &[u64]) {
-        let Some(c) = self.counting.as_deref_mut() else {
-            return;
-        };
-        let Some(up) = base.checked_sub(1) else {
-            return;
-        };
-        let Some(parent) = self.stack.get(up).map(|o| o.region as usize) else {
-            return;
-        };
-        c.fit_table(parent);
-        c.table.add_children(parent, root);
     }
 
     /// Appends a completed task's block of records (its depth-0 call last)
@@ -1762,107 +1621,4 @@ impl std::fmt::Debug for Guard {
 }
 
 #[cfg(test)]
-mod tests {
-    //! The recorder on this thread, with a session of this layer's own
-    //! making (no `setup`): nesting depths, out-of-order closes, a guard
-    //! of another session (issue 29, item 5).
-
-    use super::*;
-    use crate::active::Session;
-    use crate::clock::Anchor;
-    use crate::lane::SegmentCut;
-    use crate::options::Options;
-    use crate::registry::{RegionTable, TagFilter};
-    use crate::store::Limits;
-
-    /// Runs `f` with a session active (one test at a time), then ends it;
-    /// the records this thread left, in the order stored.
-    fn recorded(f: impl FnOnce(u32)) -> Vec<Record> {
-        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _serial = lock(&SERIAL);
-        let generation = active::new_generation();
-        let options = Options::new().in_memory();
-        let limits = Limits {
-            memory: 1 << 20,
-            disk: 0,
-            on_failure: crate::options::OnSpillFailure::KeepInMemory,
-            aggregate: false,
-            counters: None,
-        };
-        let filter = TagFilter::new(&options);
-        let session = Arc::new(Session::new(
-            generation,
-            options,
-            Anchor::now(),
-            std::time::SystemTime::now(),
-            RegionTable::new(generation, filter),
-            Store::new(limits, std::env::temp_dir()),
-        ));
-        assert!(
-            active::activate(Arc::clone(&session)),
-            "another session is active"
-        );
-        f(generation);
-        let native = crate::platform::native_thread_id();
-        let lanes: Vec<Arc<Lane>> = lock(&session.store.lanes).clone();
-        let lane = lanes
-            .iter()
-            .find(|l| l.native_id == native)
-            .expect("this thread's lane");
-        let mut out = Vec::new();
-        // The cut before the session ends (its end lets go of the records).
-        for segment in lane.cut().segments {
-            if let SegmentCut::Memory(chunk, n, _) = segment {
-                out.extend_from_slice(&chunk.records()[..n]);
-            }
-        }
-        active::deactivate(Arc::clone(&session), Vec::new());
-        out
-    }
-
-    fn shape(records: &[Record]) -> Vec<(u32, u32)> {
-        records.iter().map(|r| (r.region, r.depth)).collect()
-    }
-
-    #[test]
-    fn nested_calls_are_stored_in_end_order_with_their_depth() {
-        let records = recorded(|g| {
-            let a = enter(0, g);
-            {
-                let _b = enter(1, g);
-                let _c = enter(2, g);
-            }
-            drop(enter(3, g));
-            drop(a);
-        });
-        assert_eq!(shape(&records), [(2, 2), (1, 1), (3, 1), (0, 0)]);
-        let (c, b, a) = (&records[0], &records[1], &records[3]);
-        assert!(a.start <= b.start && b.start <= c.start && c.end <= b.end && b.end <= a.end);
-    }
-
-    #[test]
-    fn a_guard_dropped_out_of_order_ends_the_calls_inside_it_at_once() {
-        let records = recorded(|g| {
-            let a = enter(0, g);
-            let b = enter(1, g);
-            let c = enter(2, g);
-            drop(b); // ends c too, at the same instant
-            drop(c); // already ended: nothing more
-            drop(a);
-        });
-        assert_eq!(shape(&records), [(2, 2), (1, 1), (0, 0)]);
-        assert_eq!(records[0].end, records[1].end, "c and b end together");
-        assert!(records[1].end <= records[2].end);
-    }
-
-    #[test]
-    fn a_guard_of_another_session_records_nothing_here() {
-        let records = recorded(|g| {
-            let stale = enter(7, g.wrapping_add(1_000));
-            assert!(!stale.is_recording(), "no such session");
-            drop(enter(0, g));
-            drop(stale);
-        });
-        assert_eq!(shape(&records), [(0, 0)]);
-    }
-}
+mod tests;

@@ -1,0 +1,102 @@
+//! The recorder on this thread, with a session of this layer's own
+//! making (no `setup`): nesting depths, out-of-order closes, a guard
+//! of another session (issue 29, item 5).
+
+use super::*;
+use crate::active::Session;
+use crate::clock::Anchor;
+use crate::lane::SegmentCut;
+use crate::options::Options;
+use crate::registry::{RegionTable, TagFilter};
+use crate::store::Limits;
+
+/// Runs `f` with a session active (one test at a time), then ends it;
+/// the records this thread left, in the order stored.
+fn recorded(f: impl FnOnce(u32)) -> Vec<Record> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = lock(&SERIAL);
+    let generation = active::new_generation();
+    let options = Options::new().in_memory();
+    let limits = Limits {
+        memory: 1 << 20,
+        disk: 0,
+        on_failure: crate::options::OnSpillFailure::KeepInMemory,
+        aggregate: false,
+        counters: None,
+    };
+    let filter = TagFilter::new(&options);
+    let session = Arc::new(Session::new(
+        generation,
+        options,
+        Anchor::now(),
+        std::time::SystemTime::now(),
+        RegionTable::new(generation, filter),
+        Store::new(limits, std::env::temp_dir()),
+    ));
+    assert!(
+        active::activate(Arc::clone(&session)),
+        "another session is active"
+    );
+    f(generation);
+    let native = crate::platform::native_thread_id();
+    let lanes: Vec<Arc<Lane>> = lock(&session.store.lanes).clone();
+    let lane = lanes
+        .iter()
+        .find(|l| l.native_id == native)
+        .expect("this thread's lane");
+    let mut out = Vec::new();
+    // The cut before the session ends (its end lets go of the records).
+    for segment in lane.cut().segments {
+        if let SegmentCut::Memory(chunk, n, _) = segment {
+            out.extend_from_slice(&chunk.records()[..n]);
+        }
+    }
+    active::deactivate(Arc::clone(&session), Vec::new());
+    out
+}
+
+fn shape(records: &[Record]) -> Vec<(u32, u32)> {
+    records.iter().map(|r| (r.region, r.depth)).collect()
+}
+
+#[test]
+fn nested_calls_are_stored_in_end_order_with_their_depth() {
+    let records = recorded(|g| {
+        let a = enter(0, g);
+        {
+            let _b = enter(1, g);
+            let _c = enter(2, g);
+        }
+        drop(enter(3, g));
+        drop(a);
+    });
+    assert_eq!(shape(&records), [(2, 2), (1, 1), (3, 1), (0, 0)]);
+    let (c, b, a) = (&records[0], &records[1], &records[3]);
+    assert!(a.start <= b.start && b.start <= c.start && c.end <= b.end && b.end <= a.end);
+}
+
+#[test]
+fn a_guard_dropped_out_of_order_ends_the_calls_inside_it_at_once() {
+    let records = recorded(|g| {
+        let a = enter(0, g);
+        let b = enter(1, g);
+        let c = enter(2, g);
+        drop(b); // ends c too, at the same instant
+        drop(c); // already ended: nothing more
+        drop(a);
+    });
+    assert_eq!(shape(&records), [(2, 2), (1, 1), (0, 0)]);
+    assert_eq!(records[0].end, records[1].end, "c and b end together");
+    assert!(records[1].end <= records[2].end);
+}
+
+#[test]
+fn a_guard_of_another_session_records_nothing_here() {
+    let records = recorded(|g| {
+        let stale = enter(7, g.wrapping_add(1_000));
+        assert!(!stale.is_recording(), "no such session");
+        drop(enter(0, g));
+        drop(stale);
+    });
+    assert_eq!(shape(&records), [(0, 0)]);
+}
