@@ -45,6 +45,5 @@ print(next(p['version'] for p in json.load(sys.stdin)['packages'] if p['name'] =
     fi
 done
 # docs.rs: --cfg docsrs, broken intra-doc links and every other rustdoc
-# warning are errors. The default features: `static-hdf5` (what docs.rs
-# enables) only changes how HDF5 is linked, and would build it from source.
+# warning are errors, on the default features (what docs.rs builds).
 RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo doc --no-deps "${args[@]}"

@@ -16,8 +16,8 @@
 # Then the same checks with feature `mpi` alone against the serial HDF5
 # (the Direct writer, which Auto falls back to there).
 #
-# Installs libopenmpi-dev, openmpi-bin, libclang-dev and
-# libhdf5-openmpi-dev when the package manager says they are missing (as
+# Installs libopenmpi-dev, openmpi-bin, libclang-dev, libhdf5-openmpi-dev
+# and (for the serial build) libhdf5-dev and pkg-config when the package manager says they are missing (as
 # root, with apt-get; scripts/need-packages.sh); otherwise prints the
 # command. Under CI=true a missing prerequisite fails; elsewhere the tests
 # are skipped, loudly. The build names its HDF5 (HDF5_DIR) and
@@ -46,7 +46,7 @@ hdf5_openmpi() {
     return 1
 }
 
-"$root/scripts/need-packages.sh" openmpi-bin libopenmpi-dev libclang-dev libhdf5-openmpi-dev ||
+"$root/scripts/need-packages.sh" openmpi-bin libopenmpi-dev libclang-dev libhdf5-openmpi-dev libhdf5-dev pkg-config ||
     skip_or_fail "missing system packages (see above)"
 HDF5_DIR=$(hdf5_openmpi) || skip_or_fail "no openmpi HDF5 under /usr/lib/*-linux-gnu/hdf5/openmpi"
 export HDF5_DIR

@@ -6,7 +6,7 @@
 //!   it in release mode with `--ignored`): 4 threads x 50M nested calls under
 //!   a 64 MiB limit. Peak RSS (VmHWM) stays under the RSS before setup +
 //!   the limit + 64 MiB; the file holds every call, counts and nesting exact
-//!   (read with the `hdf5` crate: the index whole, the event columns in
+//!   (read with the `rust-hdf5` crate: the index whole, the event columns in
 //!   slices, since `read_profile` would load 200M events); no scratch file
 //!   is left; the Python package's `read_h5_summary` gives the same counts.
 //!   `SP_SCALE_CALLS=N` runs it with N calls instead.
@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
-use hdf5::types::VarLenUnicode;
+use rust_hdf5::H5File;
+
 use integration_tests::{
     event_of_call, event_range, listing, made_reader_python, on_named_threads,
     python_names_and_counts, serial, temp_dir,
@@ -122,38 +123,32 @@ struct Row {
 
 /// Reads column `name` of `/events` in slices of `SLICE` values, calling
 /// `f(first event index, values)` for each.
-fn for_slices(file: &hdf5::File, name: &str, n: u64, mut f: impl FnMut(u64, &[i64])) {
+fn for_slices(file: &H5File, name: &str, n: u64, mut f: impl FnMut(u64, &[i64])) {
     const SLICE: u64 = 4 << 20;
     let ds = file.dataset(&format!("events/{name}")).unwrap();
-    assert_eq!(ds.size() as u64, n, "events/{name}");
+    assert_eq!(ds.total_elements() as u64, n, "events/{name}");
     let mut at = 0;
     while at < n {
         let end = (at + SLICE).min(n);
         let values = ds
-            .read_slice_1d::<i64, _>(at as usize..end as usize)
-            .unwrap()
-            .to_vec();
+            .read_slice::<i64>(&[at as usize], &[(end - at) as usize])
+            .unwrap();
         f(at, &values);
         at = end;
     }
 }
 
 /// Same as [`for_slices`] over two columns at once.
-fn for_slices2(
-    file: &hdf5::File,
-    names: [&str; 2],
-    n: u64,
-    mut f: impl FnMut(u64, &[i64], &[i64]),
-) {
+fn for_slices2(file: &H5File, names: [&str; 2], n: u64, mut f: impl FnMut(u64, &[i64], &[i64])) {
     const SLICE: u64 = 4 << 20;
     let a = file.dataset(&format!("events/{}", names[0])).unwrap();
     let b = file.dataset(&format!("events/{}", names[1])).unwrap();
     let mut at = 0;
     while at < n {
         let end = (at + SLICE).min(n);
-        let range = at as usize..end as usize;
-        let va = a.read_slice_1d::<i64, _>(range.clone()).unwrap().to_vec();
-        let vb = b.read_slice_1d::<i64, _>(range).unwrap().to_vec();
+        let (first, len) = ([at as usize], [(end - at) as usize]);
+        let va = a.read_slice::<i64>(&first, &len).unwrap();
+        let vb = b.read_slice::<i64>(&first, &len).unwrap();
         f(at, &va, &vb);
         at = end;
     }
@@ -165,24 +160,17 @@ fn for_slices2(
 /// with a smaller id, and exclusive totals exact.
 fn check_big_file(path: &Path, threads: usize, iterations: u64) {
     let t0 = Instant::now();
-    let file = hdf5::File::open(path).unwrap();
+    let file = H5File::open(path).unwrap();
     let names: Vec<String> = file
         .dataset("region_table/names")
         .unwrap()
-        .read_raw::<VarLenUnicode>()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().to_owned())
-        .collect();
-    let index = file.group("rank_region_index").unwrap();
-    let region_ids: Vec<u32> = index.dataset("region_ids").unwrap().read_raw().unwrap();
-    let offsets: Vec<u64> = index.dataset("event_offsets").unwrap().read_raw().unwrap();
-    let counts: Vec<u64> = index.dataset("event_counts").unwrap().read_raw().unwrap();
-    let exclusive: Vec<i64> = index
-        .dataset("exclusive_totals")
-        .unwrap()
-        .read_raw()
+        .read_strings()
         .unwrap();
+    let index = |name: &str| file.dataset(&format!("rank_region_index/{name}")).unwrap();
+    let region_ids: Vec<u32> = index("region_ids").read_raw().unwrap();
+    let offsets: Vec<u64> = index("event_offsets").read_raw().unwrap();
+    let counts: Vec<u64> = index("event_counts").read_raw().unwrap();
+    let exclusive: Vec<i64> = index("exclusive_totals").read_raw().unwrap();
 
     // Counts per region, exact.
     let want = expected_counts(threads, iterations);
@@ -222,9 +210,9 @@ fn check_big_file(path: &Path, threads: usize, iterations: u64) {
     };
 
     // Thread index -> k of thread `scale-<k>`.
-    let tt = file.group("thread_table").unwrap();
-    let t_index: Vec<i64> = tt.dataset("index").unwrap().read_raw().unwrap();
-    let t_names: Vec<VarLenUnicode> = tt.dataset("name").unwrap().read_raw().unwrap();
+    let tt = |name: &str| file.dataset(&format!("thread_table/{name}")).unwrap();
+    let t_index: Vec<i64> = tt("index").read_raw().unwrap();
+    let t_names: Vec<String> = tt("name").read_strings().unwrap();
     let mut k_of_thread = vec![usize::MAX; t_index.len()];
     for (&i, name) in t_index.iter().zip(&t_names) {
         let k = name

@@ -687,14 +687,15 @@ pub(crate) fn recording_notes(reader: &ProfileReader) -> Vec<String> {
     if let Some(error) = text("spill_error") {
         notes.push(format!("spilling stopped: {error}"));
     }
-    if reader.event_count() == 0 && !reader.is_aggregate() {
-        if let Some(name) = text("traced_function_outside_entrypoints") {
-            notes.push(format!(
-                "no calls were recorded: traced functions (such as {name}) ran outside any \
+    if reader.event_count() == 0
+        && !reader.is_aggregate()
+        && let Some(name) = text("traced_function_outside_entrypoints")
+    {
+        notes.push(format!(
+            "no calls were recorded: traced functions (such as {name}) ran outside any \
                  entrypoint; mark one with #[profile(recursive)], or record every traced \
                  function with Options::trace_all(true) (SCOPE_PROFILER_TRACE_ALL=1)"
-            ));
-        }
+        ));
     }
     notes
 }

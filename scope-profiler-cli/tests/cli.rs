@@ -369,9 +369,14 @@ fn corrupt_truncated_and_foreign_files_exit_2_naming_the_file() {
     std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
     let text = dir.join("text.h5");
     std::fs::write(&text, "not hdf5").unwrap();
+    // 2000 bytes from byte 600 and the last 2000 (rust-hdf5 writes the
+    // metadata, which the reader must refuse, after the raw data).
     let mut flipped = bytes.clone();
-    for b in flipped.iter_mut().skip(600).take(2000) {
-        *b ^= 0x5a;
+    let tail = flipped.len() - 2000;
+    for (i, b) in flipped.iter_mut().enumerate() {
+        if (600..2600).contains(&i) || i >= tail {
+            *b ^= 0x5a;
+        }
     }
     let corrupt = dir.join("corrupt.h5");
     std::fs::write(&corrupt, &flipped).unwrap();

@@ -1157,18 +1157,19 @@ pub fn plan(
 fn task_table(lanes: &[LaneCut]) -> (Vec<TaskRecord>, Vec<i32>) {
     let mut tasks: Vec<TaskRecord> = lanes.iter().flat_map(|l| l.tasks.iter().copied()).collect();
     for l in lanes {
-        if let Some(index) = l.lane.task_index {
-            if l.tasks.is_empty() && l.len > 0 {
-                tasks.push(TaskRecord {
-                    index,
-                    start: l.lane.start_ticks,
-                    end: 0,
-                    region: u32::MAX,
-                    first_lane: l.lane.index,
-                    polls: 0,
-                    running: 0,
-                });
-            }
+        if let Some(index) = l.lane.task_index
+            && l.tasks.is_empty()
+            && l.len > 0
+        {
+            tasks.push(TaskRecord {
+                index,
+                start: l.lane.start_ticks,
+                end: 0,
+                region: u32::MAX,
+                first_lane: l.lane.index,
+                polls: 0,
+                running: 0,
+            });
         }
     }
     tasks.sort_by_key(|t| t.index);

@@ -277,10 +277,8 @@ impl<'a> Parser<'a> {
             }
         }
         let text = &self.text[start..self.i];
-        if integral {
-            if let Ok(v) = text.parse::<i64>() {
-                return Ok(Number::Int(v));
-            }
+        if integral && let Ok(v) = text.parse::<i64>() {
+            return Ok(Number::Int(v));
         }
         match text.parse::<f64>() {
             Ok(v) => Ok(Number::Float(v)),

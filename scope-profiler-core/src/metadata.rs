@@ -167,14 +167,13 @@ pub fn shown_source_file(detail: MetadataDetail, path: &str) -> &str {
     if detail == MetadataDetail::Full || !path.starts_with('/') {
         return path;
     }
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Some(rest) = cwd
+    if let Ok(cwd) = std::env::current_dir()
+        && let Some(rest) = cwd
             .to_str()
             .and_then(|cwd| path.strip_prefix(cwd))
             .and_then(|rest| rest.strip_prefix('/'))
-        {
-            return rest;
-        }
+    {
+        return rest;
     }
     // .../registry/src/<index>/<crate-version>/src/lib.rs and
     // .../git/checkouts/<repo>/<rev>/src/lib.rs: from <crate-version> or
@@ -191,10 +190,10 @@ pub fn shown_source_file(detail: MetadataDetail, path: &str) -> &str {
         }
     }
     // /somewhere/mycrate/src/lib.rs: from `mycrate/` on.
-    if let Some(src) = path.rfind("/src/") {
-        if let Some(dir) = path[..src].rfind('/') {
-            return &path[dir + 1..];
-        }
+    if let Some(src) = path.rfind("/src/")
+        && let Some(dir) = path[..src].rfind('/')
+    {
+        return &path[dir + 1..];
     }
     path.rsplit('/').next().unwrap_or(path)
 }

@@ -355,18 +355,15 @@ mod tests {
         let mut inside = false;
         for line in smaps.lines() {
             let first = line.split_whitespace().next().unwrap_or("");
-            if let Some((lo, hi)) = first.split_once('-') {
-                if let (Ok(lo), Ok(hi)) =
+            if let Some((lo, hi)) = first.split_once('-')
+                && let (Ok(lo), Ok(hi)) =
                     (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-                {
-                    inside = (lo..hi).contains(&addr);
-                    continue;
-                }
+            {
+                inside = (lo..hi).contains(&addr);
+                continue;
             }
-            if inside {
-                if let Some(kib) = line.strip_prefix("AnonHugePages:") {
-                    return kib.trim().trim_end_matches("kB").trim().parse().ok();
-                }
+            if inside && let Some(kib) = line.strip_prefix("AnonHugePages:") {
+                return kib.trim().trim_end_matches("kB").trim().parse().ok();
             }
         }
         None

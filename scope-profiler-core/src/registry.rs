@@ -166,10 +166,10 @@ impl TagFilter {
 
     /// Whether a region carrying `tags` records.
     pub(crate) fn records(&self, tags: &[&str]) -> bool {
-        if let Some(only) = &self.only {
-            if !tags.iter().any(|t| only.iter().any(|o| o == t)) {
-                return false;
-            }
+        if let Some(only) = &self.only
+            && !tags.iter().any(|t| only.iter().any(|o| o == t))
+        {
+            return false;
         }
         if tags.is_empty() || self.enabled.iter().any(|t| t == "*") {
             return true;

@@ -898,12 +898,11 @@ impl Cold {
             counters::set_tracking(false);
         }
         // A thread that polls a counting session's task counts for it.
-        if self.counting.is_none() {
-            if let Some(store) = task.store.clone().filter(|s| s.counters().is_some()) {
-                if let Some(set) = store.counters() {
-                    self.counting = Some(Box::new(Counting::new(incoming, set, &store)));
-                }
-            }
+        if self.counting.is_none()
+            && let Some(store) = task.store.clone().filter(|s| s.counters().is_some())
+            && let Some(set) = store.counters()
+        {
+            self.counting = Some(Box::new(Counting::new(incoming, set, &store)));
         }
         if let Some(c) = self.counting.as_deref_mut() {
             let width = c.set.width();

@@ -12,13 +12,14 @@
 //! failing call becomes an [`H5Error`] saying what failed, with the library's
 //! own reason. Strings are stored NUL-free and reversibly ([`encode`]).
 
-use std::borrow::Cow;
 use std::cell::Cell;
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
 use std::fmt::{self, Display};
 use std::path::Path;
 use std::ptr;
 use std::sync::OnceLock;
+
+use crate::strings::{decode, encode};
 
 use hdf5_sys::h5::{
     H5_index_t, H5_iter_order_t, H5dont_atexit, H5free_memory, H5open, HADDR_UNDEF, herr_t, hsize_t,
@@ -1920,94 +1921,11 @@ fn read_strings(
     })
 }
 
-/// The symbol for NUL, U+2400 (␀), that stands for NUL in stored strings.
-const NUL_SYMBOL: char = '\u{2400}';
-
-/// U+2060 WORD JOINER (invisible), stored after the ␀ of a NUL that is
-/// followed by NUL, ␀ or itself: without it "\0␀" and "␀\0" would both be
-/// stored as ␀␀␀.
-const SEPARATOR: char = '\u{2060}';
-
-/// `s` as stored: HDF5 strings end at NUL, so NUL becomes ␀ (plus
-/// [`SEPARATOR`] where the next character needs it) and a literal ␀ is
-/// doubled; [`decode`] reverses it exactly. One odd name must never make a
-/// whole session unwritable, nor two names collide.
-fn encode(s: &str) -> Cow<'_, str> {
-    if !s.contains(['\0', NUL_SYMBOL]) {
-        return Cow::Borrowed(s);
-    }
-    let mut stored = String::with_capacity(s.len() + 8);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\0' => {
-                stored.push(NUL_SYMBOL);
-                if matches!(chars.peek(), Some('\0' | &NUL_SYMBOL | &SEPARATOR)) {
-                    stored.push(SEPARATOR);
-                }
-            }
-            NUL_SYMBOL => stored.extend([NUL_SYMBOL, NUL_SYMBOL]),
-            c => stored.push(c),
-        }
-    }
-    Cow::Owned(stored)
-}
-
-/// The string [`encode`] stored as `s`: ␀␀ is ␀; any other ␀ is NUL, and
-/// a [`SEPARATOR`] right after it is dropped.
-fn decode(s: &str) -> String {
-    if !s.contains(NUL_SYMBOL) {
-        return s.to_owned();
-    }
-    let mut decoded = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            NUL_SYMBOL if chars.next_if_eq(&NUL_SYMBOL).is_some() => decoded.push(NUL_SYMBOL),
-            NUL_SYMBOL => {
-                decoded.push('\0');
-                chars.next_if_eq(&SEPARATOR);
-            }
-            c => decoded.push(c),
-        }
-    }
-    decoded
-}
-
-/// `s` encoded as a C string.
 /// Strings written to a dataset per `H5Dwrite`.
 const STRING_BATCH: usize = 16 * 1024;
 
+/// `s` encoded as a C string.
 fn stored_string(s: &str) -> Result<CString> {
     // `encode` leaves no NUL: the error is never returned.
     CString::new(encode(s).into_owned()).map_err(|_| H5Error("a string kept a NUL".into()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{decode, encode};
-
-    #[test]
-    fn stored_strings_hold_no_nul_and_decode_to_the_original() {
-        // Every string of up to 5 characters from the ones that matter.
-        let alphabet = ['\0', '\u{2400}', '\u{2060}', 'a'];
-        let mut strings = vec![String::new()];
-        for _ in 0..5 {
-            let longer: Vec<String> = strings
-                .iter()
-                .flat_map(|s| alphabet.iter().map(move |&c| format!("{s}{c}")))
-                .collect();
-            strings.extend(longer);
-        }
-        strings.sort();
-        strings.dedup();
-        for s in &strings {
-            let stored = encode(s);
-            assert!(!stored.contains('\0'), "{s:?} stored as {stored:?}");
-            assert_eq!(&decode(&stored), s, "stored as {stored:?}");
-        }
-        assert_eq!(encode("a\0b"), "a\u{2400}b");
-        assert_eq!(encode("a\u{2400}b"), "a\u{2400}\u{2400}b");
-        assert_eq!(encode("plain"), "plain");
-    }
 }

@@ -37,19 +37,29 @@
 
 // The core's modules this crate uses, named as its own (`crate::sink`), as
 // in the `scope-profiler` crate.
-use scope_profiler_core::{
-    error, histogram, options, platform, profile, publish, sink, sync, value,
-};
+#[cfg(feature = "mpi")]
+use scope_profiler_core::platform;
+use scope_profiler_core::{error, histogram, options, profile, publish, sink, sync, value};
 
+#[cfg(not(feature = "mpi"))]
+mod attrs;
 mod chunks;
+// The HDF5 layer: pure Rust (`rust-hdf5`), or with the MPI writers the C
+// library (`hdf5-sys`), which parallel HDF5 needs; both offer one interface.
+#[cfg(feature = "mpi")]
 mod h5;
-#[cfg(test)]
+#[cfg(not(feature = "mpi"))]
+mod pure;
+#[cfg(not(feature = "mpi"))]
+use pure as h5;
+#[cfg(all(test, not(feature = "mpi")))]
 mod hostile_tests;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod read;
 mod reader;
 mod schema;
+mod strings;
 mod write;
 
 #[cfg(feature = "mpi")]

@@ -60,10 +60,10 @@ impl Column {
 
     /// Values `offset..offset + out.len()`.
     fn read_into(&self, offset: usize, out: &mut [i64]) -> Result<()> {
-        if let Some(chunks) = &self.chunks {
-            if chunks.read(&self.dataset, offset, out)? {
-                return Ok(());
-            }
+        if let Some(chunks) = &self.chunks
+            && chunks.read(&self.dataset, offset, out)?
+        {
+            return Ok(());
         }
         self.dataset.read_into(offset, out)
     }

@@ -1,8 +1,10 @@
 //! Names and record types the writer and the reader share, so the two cannot
 //! drift apart. They follow `scope_profiler/h5writer.py` of the Python package.
 
+#[cfg(feature = "mpi")]
 use std::mem::{offset_of, size_of};
 
+#[cfg(feature = "mpi")]
 use super::h5::{self, Datatype, H5Type};
 use crate::profile::SummaryStatistics;
 
@@ -73,9 +75,114 @@ pub(super) struct SummaryRecord {
     m2: f64,
 }
 
+/// The members of [`SummaryRecord`], in its order.
+#[cfg(not(feature = "mpi"))]
+const SUMMARY_FIELDS: [&str; 11] = [
+    "total",
+    "minimum",
+    "maximum",
+    "first",
+    "last",
+    "start_minimum",
+    "end_maximum",
+    "gpu_count",
+    "gpu_total",
+    "mean",
+    "m2",
+];
+
+/// The compound of the Python writer's `_SUMMARY_DTYPE`: ten 8-byte
+/// integers (`gpu_count` unsigned) then two float64s, packed, 88 bytes.
+#[cfg(not(feature = "mpi"))]
+impl rust_hdf5::H5Type for SummaryRecord {
+    fn hdf5_type() -> rust_hdf5::format::messages::datatype::DatatypeMessage {
+        use rust_hdf5::format::messages::datatype::{CompoundMember, DatatypeMessage};
+        let members = SUMMARY_FIELDS
+            .iter()
+            .enumerate()
+            .map(|(i, name)| CompoundMember {
+                name: (*name).to_owned(),
+                offset: 8 * i as u32,
+                datatype: match *name {
+                    "gpu_count" => DatatypeMessage::u64_type(),
+                    "mean" | "m2" => DatatypeMessage::f64_type(),
+                    _ => DatatypeMessage::i64_type(),
+                },
+            })
+            .collect();
+        DatatypeMessage::compound(88, members)
+    }
+
+    fn element_size() -> usize {
+        88
+    }
+}
+
+// The layout `hdf5_type` describes: eleven 8-byte fields, no padding.
+#[cfg(not(feature = "mpi"))]
+const _: () = assert!(std::mem::size_of::<SummaryRecord>() == 88);
+
+#[cfg(not(feature = "mpi"))]
+impl super::h5::H5Type for SummaryRecord {
+    const CLASS: super::h5::Class = super::h5::Class::Compound;
+    const MEMBERS: &'static [(&'static str, u32, super::h5::Class)] = &{
+        use super::h5::Class::{Float, Integer};
+        let mut members = [("", 0, Integer); 11];
+        let mut i = 0;
+        while i < 11 {
+            let class = if i >= 9 { Float } else { Integer };
+            members[i] = (SUMMARY_FIELDS[i], 8 * i as u32, class);
+            i += 1;
+        }
+        members
+    };
+    fn read_all(dataset: &super::h5::Dataset) -> super::h5::Result<Vec<Self>> {
+        SummaryRecord::read(dataset)
+    }
+
+    fn read_range(_: &super::h5::Dataset, _: usize, _: &mut [Self]) -> super::h5::Result<()> {
+        Err("summary records are read whole".to_owned().into())
+    }
+
+    fn from_attr(_: &crate::attrs::AttrValue) -> super::h5::Result<Self> {
+        Err("no attribute holds a summary record".to_owned().into())
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+impl SummaryRecord {
+    /// Every record of the compound dataset `dataset`, member by member by
+    /// name (a member the file's compound lacks reads as 0), as HDF5
+    /// converts one compound to another.
+    fn read(dataset: &super::h5::Dataset) -> super::h5::Result<Vec<Self>> {
+        use super::pure::Number;
+        let columns = dataset.compound_columns(&SUMMARY_FIELDS)?;
+        let n = columns.iter().flatten().map(Vec::len).next().unwrap_or(0);
+        let value = |field: usize, row: usize| -> Number {
+            columns[field].as_ref().map_or(Number::Int(0), |c| c[row])
+        };
+        Ok((0..n)
+            .map(|row| SummaryRecord {
+                total: value(0, row).as_i64(),
+                minimum: value(1, row).as_i64(),
+                maximum: value(2, row).as_i64(),
+                first: value(3, row).as_i64(),
+                last: value(4, row).as_i64(),
+                start_minimum: value(5, row).as_i64(),
+                end_maximum: value(6, row).as_i64(),
+                gpu_count: value(7, row).as_u64(),
+                gpu_total: value(8, row).as_i64(),
+                mean: value(9, row).as_f64(),
+                m2: value(10, row).as_f64(),
+            })
+            .collect())
+    }
+}
+
 // SAFETY: the compound lists every field of this `repr(C)` struct at its
 // offset, with the native type of the field's own type (`member` infers it
 // from the field), at the struct's size; any bits are a valid i64, u64 or f64.
+#[cfg(feature = "mpi")]
 unsafe impl H5Type for SummaryRecord {
     fn datatype() -> h5::Result<Datatype> {
         /// A compound member: the field's name, offset and datatype.

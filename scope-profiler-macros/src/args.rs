@@ -195,19 +195,18 @@ impl ProfileArgs {
     }
 
     fn check_combination(&self) -> syn::Result<()> {
-        if let Some(skip) = &self.skip {
-            if self.name.is_some()
+        if let Some(skip) = &self.skip
+            && (self.name.is_some()
                 || self.recursive.is_some()
                 || self.traced.is_some()
                 || self.tags.is_some()
-                || self.record_outcome.is_some()
-            {
-                return Err(syn::Error::new_spanned(
-                    skip,
-                    "`skip` cannot be combined with other arguments: a skipped function is not \
+                || self.record_outcome.is_some())
+        {
+            return Err(syn::Error::new_spanned(
+                skip,
+                "`skip` cannot be combined with other arguments: a skipped function is not \
                      instrumented",
-                ));
-            }
+            ));
         }
         Ok(())
     }

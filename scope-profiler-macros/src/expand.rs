@@ -461,15 +461,15 @@ fn future_output(output: &ReturnType) -> Option<Type> {
             if self.0.is_some() {
                 return;
             }
-            if segment.ident == "Future" {
-                if let syn::PathArguments::AngleBracketed(args) = &segment.arguments {
-                    self.0 = args.args.iter().find_map(|arg| match arg {
-                        syn::GenericArgument::AssocType(assoc) if assoc.ident == "Output" => {
-                            Some(assoc.ty.clone())
-                        }
-                        _ => None,
-                    });
-                }
+            if segment.ident == "Future"
+                && let syn::PathArguments::AngleBracketed(args) = &segment.arguments
+            {
+                self.0 = args.args.iter().find_map(|arg| match arg {
+                    syn::GenericArgument::AssocType(assoc) if assoc.ident == "Output" => {
+                        Some(assoc.ty.clone())
+                    }
+                    _ => None,
+                });
             }
             syn::visit_mut::visit_path_segment_mut(self, segment);
         }

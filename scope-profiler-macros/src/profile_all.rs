@@ -468,10 +468,10 @@ fn check_exported_macro(definition: &ItemMacro, exported: &[String], scope: &Sco
 fn crate_macro_path(tokens: TokenStream, exported: &[String]) -> Option<(String, TokenStream)> {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, token) in tokens.iter().enumerate() {
-        if let TokenTree::Group(group) = token {
-            if let Some(found) = crate_macro_path(group.stream(), exported) {
-                return Some(found);
-            }
+        if let TokenTree::Group(group) = token
+            && let Some(found) = crate_macro_path(group.stream(), exported)
+        {
+            return Some(found);
         }
         let window = &tokens[i..(i + 6).min(tokens.len())];
         let [

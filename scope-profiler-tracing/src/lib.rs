@@ -430,12 +430,11 @@ where
     #[inline]
     fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
         if self.span_lifetime {
-            if sp::is_active() {
-                if let Some(span) = ctx.span(id) {
-                    if let Some(call) = span.extensions_mut().get_mut::<SpanCall>() {
-                        call.0.poll_end();
-                    }
-                }
+            if sp::is_active()
+                && let Some(span) = ctx.span(id)
+                && let Some(call) = span.extensions_mut().get_mut::<SpanCall>()
+            {
+                call.0.poll_end();
             }
             return;
         }
@@ -455,10 +454,10 @@ where
         };
         if self.record_fields && innermost {
             // The span's call is still open, the innermost on this thread.
-            if let Some(span) = ctx.span(id) {
-                if let Some(fields) = span.extensions().get::<SpanFields>() {
-                    sp::annotate(fields.0.iter().map(|(k, v)| (k.as_str(), v.clone())));
-                }
+            if let Some(span) = ctx.span(id)
+                && let Some(fields) = span.extensions().get::<SpanFields>()
+            {
+                sp::annotate(fields.0.iter().map(|(k, v)| (k.as_str(), v.clone())));
             }
         }
         // Ends the call (and any call entered inside it and still open, at
@@ -470,10 +469,10 @@ where
         if !self.span_lifetime {
             return;
         }
-        if let Some(span) = ctx.span(&id) {
-            if let Some(SpanCall(call)) = span.extensions_mut().remove::<SpanCall>() {
-                call.finish();
-            }
+        if let Some(span) = ctx.span(&id)
+            && let Some(SpanCall(call)) = span.extensions_mut().remove::<SpanCall>()
+        {
+            call.finish();
         }
     }
 

@@ -27,8 +27,6 @@ const BUILD_FEATURES: &[&str] = &[
     "enabled",
     #[cfg(feature = "hdf5")]
     "hdf5",
-    #[cfg(feature = "static-hdf5")]
-    "static-hdf5",
     #[cfg(feature = "mpi")]
     "mpi",
     #[cfg(feature = "mpio")]
@@ -326,13 +324,13 @@ fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
 fn check_options(options: &Options) -> Result<(), Error> {
     // HDF5 chunks are at most 4 GiB; the event columns hold 8-byte values.
     const MAX_CHUNK_EVENTS: usize = (u32::MAX / 8) as usize;
-    if let Some(n) = options.get_chunk_size() {
-        if n == 0 || n > MAX_CHUNK_EVENTS {
-            return Err(Error::InvalidOption {
-                option: "chunk_size",
-                message: format!("{n} events: a chunk holds 1 to {MAX_CHUNK_EVENTS} events"),
-            });
-        }
+    if let Some(n) = options.get_chunk_size()
+        && (n == 0 || n > MAX_CHUNK_EVENTS)
+    {
+        return Err(Error::InvalidOption {
+            option: "chunk_size",
+            message: format!("{n} events: a chunk holds 1 to {MAX_CHUNK_EVENTS} events"),
+        });
     }
     #[cfg(not(feature = "capture-source"))]
     if options.get_capture_region_source() {
@@ -519,10 +517,10 @@ impl SessionGuard {
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
-        if let Some(run) = self.run.take() {
-            if let Err(e) = run.finalize() {
-                eprintln!("scope-profiler: {e}");
-            }
+        if let Some(run) = self.run.take()
+            && let Err(e) = run.finalize()
+        {
+            eprintln!("scope-profiler: {e}");
         }
     }
 }
@@ -614,7 +612,7 @@ impl Sampler {
     /// assert!(s.selects(7) && !s.selects(8) && !s.selects(-3));
     /// ```
     pub fn selects(&self, timestep: i64) -> bool {
-        timestep >= self.start && (timestep.abs_diff(self.start)) % self.every == 0
+        timestep >= self.start && (timestep.abs_diff(self.start)).is_multiple_of(self.every)
     }
 
     /// Starts timestep `timestep`: resumes recording if it is selected,

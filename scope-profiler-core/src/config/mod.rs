@@ -93,17 +93,17 @@ impl Options {
         }
         let recursive = env_bool(RECURSIVE, get(RECURSIVE)?)?;
         let trace_all = env_bool(TRACE_ALL, get(TRACE_ALL)?)?;
-        if let (Some(r), Some(t)) = (recursive, trace_all) {
-            if r != t {
-                return Err(env_error(
-                    TRACE_ALL,
-                    &get(TRACE_ALL)?.unwrap_or_default(),
-                    format!(
-                        "disagrees with {RECURSIVE}={:?}",
-                        get(RECURSIVE)?.unwrap_or_default()
-                    ),
-                ));
-            }
+        if let (Some(r), Some(t)) = (recursive, trace_all)
+            && r != t
+        {
+            return Err(env_error(
+                TRACE_ALL,
+                &get(TRACE_ALL)?.unwrap_or_default(),
+                format!(
+                    "disagrees with {RECURSIVE}={:?}",
+                    get(RECURSIVE)?.unwrap_or_default()
+                ),
+            ));
         }
         if let Some(on) = recursive.or(trace_all) {
             options = options.trace_all(on);

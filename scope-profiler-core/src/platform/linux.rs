@@ -40,7 +40,7 @@ pub(super) fn native_thread_id() -> i64 {
 /// records instead of 512 (about 10 ns per call on a VM, where a fault is
 /// dear), for memory it fills anyway.
 pub(super) fn map_pages(bytes: usize) -> Option<NonNull<u8>> {
-    let huge = bytes % HUGE_PAGE == 0;
+    let huge = bytes.is_multiple_of(HUGE_PAGE);
     let mapped = if huge { bytes + HUGE_PAGE } else { bytes };
     // SAFETY: an anonymous private mapping at an address of the kernel's
     // choosing touches no existing memory; the result is checked below.
