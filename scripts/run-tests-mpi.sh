@@ -67,11 +67,13 @@ serial_hdf5=
 for dir in /usr/lib/*-linux-gnu/hdf5/serial; do
     [ -e "$dir/include/hdf5.h" ] && serial_hdf5=$dir
 done
-if [ -n "$serial_hdf5" ]; then
-    HDF5_DIR=$serial_hdf5 cargo build -q -p scope-profiler --features mpi --example mpi_check
-    mkdir -p "$work/serial"
-    cp "$CARGO_TARGET_DIR"/debug/examples/mpi_check "$work/serial/"
-fi
+[ -n "$serial_hdf5" ] || skip_or_fail "no serial HDF5 under /usr/lib/*-linux-gnu/hdf5/serial"
+HDF5_DIR=$serial_hdf5 cargo build -q -p scope-profiler --features mpi --example mpi_check --example h5_copy
+mkdir -p "$work/serial" "$work/pure"
+cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,h5_copy} "$work/serial/"
+# The default build's h5_copy: the pure-Rust HDF5 layer.
+cargo build -q -p scope-profiler --example h5_copy
+cp "$CARGO_TARGET_DIR"/debug/examples/h5_copy "$work/pure/"
 echo "run-tests-mpi: built in $((SECONDS - start)) s"
 # The runtime's unit tests with the feature (configuration, message encoding).
 cargo test -q -p scope-profiler -p scope-profiler-core --features scope-profiler/mpio,scope-profiler-core/mpio --lib
@@ -129,23 +131,40 @@ done
 mpirun_n 2 "$bin/mpi_check" write auto "$work/auto-2.h5" | grep -q MpiParallel
 echo "run-tests-mpi: auto chose the parallel writer"
 
+# One session through both HDF5 layers (issue 33): the pure-Rust layer of the
+# default build and the C library of a build with `mpi` each write it, both
+# uncompressed and compressed, and each reads both files back equal.
+pure=$work/pure/h5_copy
+c_lib=$work/serial/h5_copy
+"$pure" record "$work/one.json"
+for compression in none gzip; do
+    "$pure" copy "$work/one.json" "$work/pure-$compression.h5" "$compression"
+    "$c_lib" copy "$work/one.json" "$work/c-$compression.h5" "$compression"
+    "$pure" same "$work/pure-$compression.h5" "$work/c-$compression.h5"
+    "$c_lib" same "$work/pure-$compression.h5" "$work/c-$compression.h5"
+    "$pure" same "$work/one.json" "$work/c-$compression.h5"
+done
+echo "run-tests-mpi: one session written by the pure-Rust and the C layer reads back equal in both"
+
 # Feature `mpi` alone, serial HDF5: Auto and Direct write with the Direct
 # writer, the same checks; Parallel is an Err at setup on every rank.
-if [ -n "$serial_hdf5" ]; then
-    for n in 2 4; do
-        file=$work/serial-$n.h5
-        mpirun_n "$n" "$work/serial/mpi_check" write auto "$file" | tee "$work/out.txt"
-        grep -q MpiDirect "$work/out.txt"
-        "$py" scripts/check-mpi-file.py "$file" "$n"
-        "$bin/mpi_check" same "$file" "$work/direct-$n.h5"
-    done
-    if mpirun_n 2 "$work/serial/mpi_check" write parallel "$work/none.h5" 2> "$work/err.txt"; then
-        echo "run-tests-mpi: Parallel without the mpio feature did not fail" >&2
-        exit 1
-    fi
-    grep -q "needs parallel HDF5" "$work/err.txt"
-    echo "run-tests-mpi: serial HDF5 build (feature mpi): Direct checked, Parallel refused at setup"
+for n in 2 4; do
+    file=$work/serial-$n.h5
+    mpirun_n "$n" "$work/serial/mpi_check" write auto "$file" | tee "$work/out.txt"
+    grep -q MpiDirect "$work/out.txt"
+    "$py" scripts/check-mpi-file.py "$file" "$n"
+    "$bin/mpi_check" same "$file" "$work/direct-$n.h5"
+    # The C layer's MPI file, read by the pure-Rust layer: its copy
+    # reads back equal to the file in the C layer.
+    "$pure" copy "$file" "$work/pure-copy-$n.h5" gzip
+    "$c_lib" same "$file" "$work/pure-copy-$n.h5"
+done
+if mpirun_n 2 "$work/serial/mpi_check" write parallel "$work/none.h5" 2> "$work/err.txt"; then
+    echo "run-tests-mpi: Parallel without the mpio feature did not fail" >&2
+    exit 1
 fi
+grep -q "needs parallel HDF5" "$work/err.txt"
+echo "run-tests-mpi: serial HDF5 build (feature mpi): Direct checked, Parallel refused at setup"
 
 # One rank fails: every rank gets the same Err, nothing hangs (timeout),
 # the previous file stays as it was, no temporary file is left.

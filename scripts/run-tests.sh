@@ -5,7 +5,8 @@
 # dependency, the runtime's and integration tests again on the std-only
 # platform code (--cfg scope_profiler_portable), valgrind memcheck on
 # the runtime's unit tests and a spilling test, a real crate's suite
-# instrumented, the packages and their docs, the 200M-call bounded-memory
+# instrumented, the packages and their docs, the default builds free of C
+# (check-no-c.sh), the 200M-call bounded-memory
 # test in release mode, the nesting of every profile the suites wrote
 # (every_file_nests), then a real async crate's suite instrumented (the
 # nesting of its profiles checked).
@@ -35,6 +36,9 @@ scripts/memcheck.sh
 scripts/real-crate-test.sh
 # Every published crate packaged and verified, and its docs built as docs.rs does.
 scripts/check-package.sh --allow-dirty
+# The default builds have no C: no C build step or binding in their trees,
+# a build with nothing to find libhdf5 by, only the C runtime linked.
+scripts/check-no-c.sh
 # The 200M-call bounded-memory run (about 2.5 minutes in release), and 50M calls
 # under 16 MiB counting the chunks mapped (seconds).
 cargo test --release -p integration-tests --test scale -- --ignored --nocapture --test-threads=1 \

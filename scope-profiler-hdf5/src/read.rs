@@ -30,7 +30,9 @@ use crate::value::Value;
 ///
 /// [`Error::Hdf5`] naming `path` when the file cannot be opened, a required
 /// dataset is missing, the schema attribute is not 2 or 3, or the index
-/// does not fit the event columns.
+/// does not fit the event columns. An aggregate file (the Python package's
+/// `aggregation_mode`: totals per region, no calls) holds no profile of
+/// calls: an error that says so; `ProfileReader::open` reads its totals.
 ///
 /// ```no_run
 /// let profile = scope_profiler::read_profile("profiling_data.h5")?;
@@ -47,6 +49,14 @@ fn read_file(path: &Path) -> Result<Profile> {
     let file = File::open(path)?;
     let root = file.root()?;
     check_schema(&root)?;
+    if is_aggregate(&root)? {
+        return Err(
+            "an aggregate file (storage_layout \"aggregate\": totals per region, no \
+             calls): read_profile reads calls; ProfileReader::open reads its totals"
+                .to_owned()
+                .into(),
+        );
+    }
     let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
     let mut raw = read_events(&root.group(schema::EVENTS)?)?;
     let rows = read_index(&root.group(schema::INDEX)?, &mut raw)?;
@@ -112,6 +122,18 @@ pub(super) fn read_counters(root: &Group) -> Result<Vec<RegionCounters>> {
         }
     }
     Ok(out)
+}
+
+/// Whether the file is an aggregate one: `storage_layout` "aggregate", or
+/// the index's `aggregate_counts` column.
+pub(super) fn is_aggregate(root: &Group) -> Result<bool> {
+    let layout = match root.attr(schema::LAYOUT_ATTR) {
+        Ok(attr) => attr.read_string().is_ok_and(|s| s == schema::AGGREGATE),
+        Err(_) => false,
+    };
+    Ok(layout
+        || (root.contains(schema::INDEX)?
+            && root.group(schema::INDEX)?.contains("aggregate_counts")?))
 }
 
 /// The root `scope_profiler_schema` attribute must be a scalar integer 2 or 3.

@@ -6,8 +6,8 @@ use std::path::Path;
 use super::chunks::ChunkReader;
 use super::h5::{Dataset, File, Group, Result};
 use super::read::{
-    check_len, check_schema, read_column, read_index_rows, read_metadata, read_or_fill, read_sized,
-    read_strings, read_tasks, read_threads,
+    check_len, check_schema, is_aggregate, read_column, read_index_rows, read_metadata,
+    read_or_fill, read_sized, read_strings, read_tasks, read_threads,
 };
 use super::schema;
 use crate::error::Error;
@@ -204,13 +204,7 @@ fn open_index(path: &Path) -> Result<(ReadIndex, Columns)> {
     let root = file.root()?;
     check_schema(&root)?;
     let schema = root.attr(schema::SCHEMA_ATTR)?.read_i64()?;
-    let aggregate_layout = match root.attr(schema::LAYOUT_ATTR) {
-        Ok(attr) => attr
-            .read_string()
-            .map(|s| s == "aggregate")
-            .unwrap_or(false),
-        Err(_) => false,
-    };
+    let aggregate_layout = is_aggregate(&root)?;
     let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
     let names_len = region_names.len();
     let events = root.group(schema::EVENTS)?;
@@ -240,7 +234,7 @@ fn open_index(path: &Path) -> Result<(ReadIndex, Columns)> {
         },
         counters: super::read::read_counters(&root)?,
     };
-    if aggregate_layout || index.contains("aggregate_counts")? {
+    if aggregate_layout {
         reader.aggregates = read_aggregates(&index)?;
     } else {
         read_rows(&index, &mut reader)?;
