@@ -60,12 +60,7 @@ echo "lean-test: source text compiled in only with capture-source ($(stat -c %s 
 
 . scripts/hdf5-env.sh
 cargo run -q -p lean-app -- "$work/app.h5"
-py=$target/tmp/interop-venv/bin/python
-if ! "$py" -c 'import scope_profiler' 2>/dev/null; then
-    # The interop test's venv (tests/lib.rs makes the same one).
-    python3 -m venv "$target/tmp/interop-venv"
-    "$py" -m pip install -q --disable-pip-version-check 'scope-profiler==0.7.5'
-fi
+py=$(CARGO_TARGET_DIR="$target" scripts/python-venv.sh)
 
 # The lean build's JSON profile, read by scope-prof (built with `hdf5`).
 cargo run -q -p scope-profiler-cli -- inspect "$work/lean.json" >"$work/inspect.txt"

@@ -23,6 +23,9 @@ cargo clippy -p scope-profiler -p scope-profiler-core --all-targets --no-default
 test_output="${CARGO_TARGET_DIR:-$PWD/target}/test-output"
 rm -rf "$test_output"
 mkdir -p "$test_output"
+# The interop venv (the Python package and h5py), before any test needs it.
+SP_H5PY=$(scripts/python-venv.sh)
+export SP_H5PY
 TMPDIR="$test_output" cargo test
 # A library on the lean dependency (no C code), and its application's file.
 scripts/lean-test.sh

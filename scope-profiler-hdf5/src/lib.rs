@@ -60,6 +60,8 @@ mod read;
 mod reader;
 mod schema;
 mod strings;
+#[cfg(test)]
+mod test_support;
 mod write;
 
 #[cfg(feature = "mpi")]

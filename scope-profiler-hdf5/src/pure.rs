@@ -27,6 +27,8 @@ use crate::attrs::{self, Attr, AttrValue};
 use crate::strings::{decode, encode};
 
 mod dataset;
+#[cfg(test)]
+mod h5py_tests;
 mod types;
 
 pub(super) use dataset::{Dataset, H5Type};

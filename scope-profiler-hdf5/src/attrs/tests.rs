@@ -7,18 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const REFERENCE: &str = "/work/shared/reference";
-const REFERENCE_FILES: [&str; 4] = [
-    "python_schema3.h5",
-    "python_features.h5",
-    "python_aggregate.h5",
-    "c_schema2.h5",
-];
-
-fn reference(name: &str) -> Option<PathBuf> {
-    let path = Path::new(REFERENCE).join(name);
-    path.exists().then_some(path)
-}
+use crate::test_support::{REFERENCE_FILES, h5py, reference};
 
 fn attrs_at(path: &Path, group: &[&str]) -> Option<Vec<Attr>> {
     let file = File::open(path).unwrap();
@@ -52,7 +41,6 @@ fn scratch(test: &str) -> PathBuf {
 #[test]
 fn reference_files_hold_what_h5py_reads() {
     let Some(schema3) = reference("python_schema3.h5") else {
-        eprintln!("skipped: no {REFERENCE}");
         return;
     };
     assert_eq!(
@@ -274,13 +262,12 @@ for path in files:
                 print(k + "\x1f" + "\x1f".join(kind(v)))
 "#;
 
-/// With `SP_H5PY` naming a Python that has h5py: files h5py writes, and the
-/// reference files, read equal to what h5py reads, attribute for attribute
-/// and in h5py's order (skipped without `SP_H5PY`).
+/// Files h5py writes, and the reference files, read equal to what h5py
+/// reads, attribute for attribute and in h5py's order (h5py: `SP_H5PY` or
+/// the interop venv; see `test_support::h5py`).
 #[test]
-fn files_h5py_writes_match_h5py_when_sp_h5py_is_set() {
-    let Ok(python) = std::env::var("SP_H5PY") else {
-        eprintln!("skipped: SP_H5PY is not set");
+fn files_h5py_writes_match_h5py() {
+    let Some(python) = h5py() else {
         return;
     };
     let dir = scratch("h5py");

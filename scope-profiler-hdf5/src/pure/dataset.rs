@@ -276,6 +276,30 @@ impl Dataset {
         Ok(names.iter().map(|name| column(name)).collect())
     }
 
+    /// The class of the dataset's type, as HDF5 names it ("integer",
+    /// "float", "string", "compound"...).
+    #[cfg(test)]
+    pub(crate) fn class(&self) -> Result<&'static str> {
+        let dtype = context(self.h5.datatype(), "read a dataset's type")?;
+        Ok(super::types::class_name(&dtype))
+    }
+
+    /// Every element of an integer or float dataset as stored (the tests
+    /// compare them with what h5py reads).
+    #[cfg(test)]
+    pub(crate) fn numbers(&self) -> Result<Vec<Number>> {
+        let n = self.checked_len(0)?;
+        let dtype = context(self.h5.datatype(), "read a dataset's type")?;
+        let size = dtype.element_size() as usize;
+        let raw = match n {
+            0 => Vec::new(),
+            _ => context(self.h5.read_raw_bytes(), "read a dataset")?,
+        };
+        raw.chunks_exact(size.max(1))
+            .map(|e| Number::decode(&dtype, e).ok_or_else(|| H5Error("not a number".into())))
+            .collect()
+    }
+
     /// The chunk length, in elements, when this dataset's chunks can be
     /// decoded outside the library: chunked in one dimension, of 64-bit
     /// little-endian integers, through the shuffle filter then the deflate
