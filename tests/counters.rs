@@ -666,3 +666,32 @@ fn mismatched_counters_are_refused_by_the_writer() {
     assert!(!path.exists(), "nothing published");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn counters_of_regions_named_with_a_slash_or_a_nul_go_to_the_file_and_back() {
+    // A '/' would be read as a path and a NUL ends an HDF5 name: the group
+    // names of both are stored (U+2215, ␀) and read back as the names were.
+    let _s = serial();
+    let dir = std::env::temp_dir().join(format!("sp-counter-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("names.h5");
+    sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .track_allocations(true),
+    )
+    .unwrap();
+    for name in ["io/load", "nul\0name"] {
+        sp::region(name).run(|| black_box(vec![0u8; 32]));
+    }
+    let results = sp::finalize().unwrap();
+    let read = sp::read_profile(&path).unwrap();
+    assert_eq!(read.counters, results.counters());
+    let names: Vec<&str> = read.counters.iter().map(|c| c.name.as_str()).collect();
+    assert!(
+        names.contains(&"io/load") && names.contains(&"nul\0name"),
+        "{names:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -101,7 +101,7 @@ pub(super) fn read_counters(root: &Group) -> Result<Vec<RegionCounters>> {
         for region in perf.member_names()? {
             let g = perf.group(&region)?;
             let mut c = RegionCounters::default();
-            c.name = region.replace('\u{2215}', "/");
+            c.name = crate::strings::decode(&region.replace('\u{2215}', "/"));
             c.rank = rank;
             c.calls = u64::try_from(g.attr("calls")?.read_i64()?).unwrap_or(0);
             c.event_names = g.attr("event_names")?.read_string_list()?;

@@ -598,9 +598,10 @@ fn write_small<S, T: H5Type>(
 }
 
 /// The group name of a region in `perf_events`: its name, a `/` (which
-/// HDF5 reads as a path) written as U+2215 DIVISION SLASH.
+/// HDF5 reads as a path) written as U+2215 DIVISION SLASH, and a NUL (which
+/// ends an HDF5 name) stored as strings are (`crate::strings::encode`).
 pub(super) fn counter_group_name(region: &str) -> String {
-    region.replace('/', "\u{2215}")
+    crate::strings::encode(region).replace('/', "\u{2215}")
 }
 
 /// `rank<N>/perf_events/<region>` for each region's counters, as the

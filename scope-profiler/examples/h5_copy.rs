@@ -4,14 +4,18 @@
 //! runs:
 //!
 //! ```text
-//! h5_copy record RUN.json            # a session with threads, a task, counters, metadata
-//! h5_copy copy RUN.json OUT.h5 none  # read_profile, then write_profile (none | gzip)
+//! h5_copy record RUN.h5              # a session on two threads, with counters and metadata
+//! h5_copy copy RUN.h5 OUT.h5 none    # read_profile, then write_profile (none | gzip)
 //! h5_copy same A B                   # read_profile of both: equal, or exit 1
 //! ```
 
 use std::process::ExitCode;
 
-use scope_profiler::{self as sp, Compression, Options};
+use scope_profiler::{self as sp, Compression, CountingAllocator, Options};
+
+// Allocations counted per region: the profile has counters to write.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator::system();
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,7 +23,7 @@ fn main() -> ExitCode {
         ["record", out] => record(out),
         ["copy", input, out, compression] => copy(input, out, compression),
         ["same", a, b] => same(a, b),
-        _ => Err("usage: h5_copy record OUT.json | copy IN OUT none|gzip | same A B".into()),
+        _ => Err("usage: h5_copy record OUT | copy IN OUT none|gzip | same A B".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -30,8 +34,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// A session of nested regions on two threads, an async task, tags and
-/// metadata, written as a JSON profile.
+/// A session of nested regions on two threads, allocations counted per
+/// region, and metadata, written to `out` (HDF5 or JSON by its name).
 fn record(out: &str) -> Result<(), Box<dyn std::error::Error>> {
     let options = Options::new()
         .file_path(out)
@@ -41,7 +45,7 @@ fn record(out: &str) -> Result<(), Box<dyn std::error::Error>> {
     let work = |n: u64| (0..n).fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(b));
     sp::region("outer\0with a NUL").run(|| {
         for i in 0..100 {
-            sp::region("inner").run(|| std::hint::black_box(work(i)));
+            sp::region("inner").run(|| std::hint::black_box(vec![work(i); 8]));
         }
     });
     std::thread::scope(|s| {
@@ -51,7 +55,10 @@ fn record(out: &str) -> Result<(), Box<dyn std::error::Error>> {
             }
         });
     });
-    sp::finalize()?;
+    let results = sp::finalize()?;
+    if results.counters().is_empty() {
+        return Err("the session counted no allocations".into());
+    }
     Ok(())
 }
 
