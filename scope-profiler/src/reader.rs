@@ -16,11 +16,11 @@ use crate::value::Value;
 
 /// Caps this process's address space at `bytes` (Linux: `RLIMIT_AS`, never
 /// above the hard limit), for a process that reads profiles it does not
-/// trust. [`ProfileReader`] checks every size it reads before allocating,
-/// but the HDF5 C library allocates on the word of a file's metadata (seen:
-/// 2-3 GB for a few flipped bits); under the cap such an allocation fails
-/// and HDF5 returns an error, and a Rust allocation past it aborts instead
-/// of taking the machine's memory. The limit is the whole process's: set
+/// trust. [`ProfileReader`] checks every size it reads before allocating;
+/// the cap is a second guard (the HDF5 C library of a build with `mpi`
+/// allocates on the word of a file's metadata: seen, 2-3 GB for a few
+/// flipped bits), under which such an allocation fails instead of taking
+/// the machine's memory. The limit is the whole process's: set
 /// it in a process that only reads (`scope-prof` reads in a child process
 /// under 4 GiB plus 64 times the size of the files it opens).
 ///
@@ -95,14 +95,13 @@ pub struct EventChunk {
 /// profile is parsed by a strict, depth-bounded parser; a `.json.gz` is
 /// inflated up to 64 times its size plus 64 MiB, no further.
 ///
-/// What it cannot promise: the HDF5 C library parses the file's own
-/// structures (superblock, object headers, B-trees, heaps) before any of
-/// these checks, and has crashed (SIGSEGV in its attribute and datatype
-/// code) and looped forever on corrupt files. No caller can prevent that in
-/// its process; `scope-prof` reads each file in a child process and turns
-/// such a crash, or an opening that does not finish, into exit code 2 and
-/// one line naming the file. A program that opens files it does not trust
-/// should do the same.
+/// The file's own structures (superblock, object headers, B-trees, heaps)
+/// are parsed in pure Rust (`rust-hdf5`, and this crate's attribute reader),
+/// bounded by the file's size, so a hostile file is an error in the
+/// reading process. A build with the `mpi` feature reads through the HDF5
+/// C library instead, which has crashed (SIGSEGV in its attribute and
+/// datatype code) and looped forever on corrupt files: there, read files
+/// you do not trust in a child process, as `scope-prof` does.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options, ProfileReader};

@@ -548,14 +548,14 @@ fn compression(name: &str, level: Option<i64>) -> Result<Compression, (String, b
             true,
         )),
         ("lzf", _) => Err((
-            "hdf5_compression = \"lzf\" is not available: the HDF5 C library has no LZF filter \
-             (h5py registers its own); use \"gzip\""
+            "hdf5_compression = \"lzf\" is not available: this crate's HDF5 writer has no LZF \
+             filter (h5py registers its own); use \"gzip\""
                 .to_owned(),
             false,
         )),
         ("zstd", _) => Err((
-            "hdf5_compression = \"zstd\" is not available: the HDF5 C library has no Zstandard filter \
-             (the Python package loads it from hdf5plugin); use \"gzip\""
+            "hdf5_compression = \"zstd\" is not available: this crate's HDF5 writer has no \
+             Zstandard filter (the Python package loads it from hdf5plugin); use \"gzip\""
                 .to_owned(),
             false,
         )),
