@@ -123,14 +123,14 @@ impl Serialized<'_> {
         }
         let root = lowest[0] as i32;
         let mut message = Vec::new();
-        if let Err(e) = &local {
-            if root == self.comm.rank {
-                let (rank, text) = match e {
-                    Error::Rank { rank, message } => (*rank, message.clone()),
-                    other => (self.rank(), other.to_string()),
-                };
-                message = encode_strings(&[rank.to_string(), text]);
-            }
+        if let Err(e) = &local
+            && root == self.comm.rank
+        {
+            let (rank, text) = match e {
+                Error::Rank { rank, message } => (*rank, message.clone()),
+                other => (self.rank(), other.to_string()),
+            };
+            message = encode_strings(&[rank.to_string(), text]);
         }
         let message = self.broadcast(root as u32, message);
         let mut parts = decode_strings(&message).into_iter();

@@ -60,8 +60,8 @@ use hdf5_sys::h5t::{
     H5T_NATIVE_INT8, H5T_NATIVE_INT64, H5T_NATIVE_UINT32, H5T_NATIVE_UINT64, H5T_STD_I8BE,
     H5T_STD_I8LE, H5T_STD_I16BE, H5T_STD_I16LE, H5T_STD_I32BE, H5T_STD_I32LE, H5T_STD_I64BE,
     H5T_STD_I64LE, H5T_STD_U8BE, H5T_STD_U8LE, H5T_STD_U16BE, H5T_STD_U16LE, H5T_STD_U32BE,
-    H5T_STD_U32LE, H5T_STD_U64BE, H5T_STD_U64LE, H5T_VARIABLE, H5T_class_t, H5T_cset_t, H5T_sign_t,
-    H5T_str_t, H5Tclose, H5Tcopy, H5Tcreate, H5Tequal, H5Tget_class, H5Tget_cset,
+    H5T_STD_U32LE, H5T_STD_U64BE, H5T_STD_U64LE, H5T_VARIABLE, H5T_class_t, H5T_cset_t,
+    H5T_direction_t, H5T_sign_t, H5T_str_t, H5Tclose, H5Tcopy, H5Tcreate, H5Tequal, H5Tget_class,
     H5Tget_member_name, H5Tget_member_offset, H5Tget_member_type, H5Tget_nmembers, H5Tget_sign,
     H5Tget_size, H5Tinsert, H5Tis_variable_str, H5Tset_cset, H5Tset_size, H5Tset_strpad,
 };
@@ -883,28 +883,6 @@ impl Dataset {
 }
 
 impl Group {
-    /// Removes the attribute `name` (tests make hostile files with it).
-    #[cfg(test)]
-    pub(super) fn remove_attr(&self, name: &str) -> Result<()> {
-        let c = c_name(name.as_bytes())?;
-        locked(|| {
-            // SAFETY: `self.0` is an open group; `c` is NUL-terminated.
-            let status = unsafe { hdf5_sys::h5a::H5Adelete(self.0, c.as_ptr()) };
-            check(status, format_args!("remove attribute {name}")).map(drop)
-        })
-    }
-
-    /// Removes the link `name` (tests make hostile files with it).
-    #[cfg(test)]
-    pub(super) fn remove(&self, name: &str) -> Result<()> {
-        let c = c_name(name.as_bytes())?;
-        locked(|| {
-            // SAFETY: `self.0` is an open group; `c` is NUL-terminated.
-            let status = unsafe { hdf5_sys::h5l::H5Ldelete(self.0, c.as_ptr(), H5P_DEFAULT) };
-            check(status, format_args!("remove {name}")).map(drop)
-        })
-    }
-
     /// Opens the dataset `name`.
     pub(super) fn dataset(&self, name: &str) -> Result<Dataset> {
         let c = c_name(name.as_bytes())?;
@@ -1882,12 +1860,18 @@ fn read_strings(
         // SAFETY: `file_type.0` is a valid string type.
         let variable = unsafe { H5Tis_variable_str(file_type.0) };
         if check(variable, "inspect a string type")? > 0 {
-            // SAFETY: as above.
-            let cset = unsafe { H5Tget_cset(file_type.0) };
-            if cset == H5T_cset_t::H5T_CSET_ERROR {
-                return Err(failure("get a string type's character set"));
-            }
-            let memory = Datatype::var_string(cset)?;
+            // The file's own type, made native: its parent type as the
+            // writer chose it (libhdf5 writes unsigned char, rust-hdf5 a
+            // one-byte string), which a memory type of ours with another
+            // parent would have no conversion path from in HDF5 1.10.
+            // SAFETY: `file_type.0` is a valid string type; the native copy
+            // is a new type this handle owns.
+            let memory = Datatype::own(
+                unsafe {
+                    hdf5_sys::h5t::H5Tget_native_type(file_type.0, H5T_direction_t::H5T_DIR_DEFAULT)
+                },
+                "get a string type's native type",
+            )?;
             let mut pointers: Vec<*mut c_char> = vec![ptr::null_mut(); n];
             read(&memory, pointers.as_mut_ptr().cast())?;
             let strings = pointers.into_iter().map(|p| {

@@ -60,7 +60,7 @@ mod read;
 mod reader;
 mod schema;
 mod strings;
-#[cfg(test)]
+#[cfg(all(test, not(feature = "mpi")))]
 mod test_support;
 mod write;
 

@@ -44,7 +44,7 @@ fn expected(rank: usize, size: usize) -> BTreeMap<String, u64> {
         out.insert("inner".to_owned(), 5 * rank as u64);
     }
     out.insert(format!("rank_{rank}"), rank as u64 + 1);
-    if rank % 2 == 0 {
+    if rank.is_multiple_of(2) {
         out.insert("even_only".to_owned(), 3);
     }
     if rank == 1 {
@@ -80,7 +80,7 @@ fn workload(rank: usize, size: usize) {
     for _ in 0..=rank {
         sp::region(&name).run(|| ());
     }
-    if rank % 2 == 0 {
+    if rank.is_multiple_of(2) {
         for _ in 0..3 {
             sp::region("even_only").run(|| ());
         }
@@ -355,11 +355,11 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
             world.barrier();
-            if rank == 0 {
-                if let Err(e) = check_file(&path, size) {
-                    eprintln!("{path} (checkpoint): {e}");
-                    return ExitCode::FAILURE;
-                }
+            if rank == 0
+                && let Err(e) = check_file(&path, size)
+            {
+                eprintln!("{path} (checkpoint): {e}");
+                return ExitCode::FAILURE;
             }
             let started = std::time::Instant::now();
             let done = sp::finalize();
