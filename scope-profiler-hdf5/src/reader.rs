@@ -211,7 +211,11 @@ fn open_index(path: &Path) -> Result<(ReadIndex, Columns)> {
             .unwrap_or(false),
         Err(_) => false,
     };
-    let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
+    let region_names = read_strings(
+        &root.group(schema::REGION_TABLE)?,
+        schema::REGION_TABLE,
+        "names",
+    )?;
     let names_len = region_names.len();
     let events = root.group(schema::EVENTS)?;
     let index = root.group(schema::INDEX)?;

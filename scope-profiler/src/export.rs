@@ -43,12 +43,14 @@ use crate::histogram::LogHistogram;
 use crate::profile::CallPath;
 use crate::reader::ProfileReader;
 
+mod budget;
 mod chrome;
 mod filter;
 mod sort;
 mod speedscope;
 mod walk;
 
+pub use budget::{Budgeted, OUTPUT_ALLOWANCE, OUTPUT_PER_INPUT_BYTE, OverBudget, output_budget};
 pub use chrome::{chrome_trace, chrome_trace_filtered};
 use filter::Resolved;
 pub use filter::{Exported, Filter, LaneId};
@@ -320,9 +322,13 @@ fn lane_name(reader: &ProfileReader, thread: i64, task: i64) -> String {
     }
 }
 
-/// An I/O error on the export's output.
+/// An I/O error on the export's output; past its budget
+/// ([`output_budget`]), a usage error saying so.
 fn out_err(e: io::Error) -> Error {
-    Error::io(PathBuf::from("<export output>"), e)
+    match budget::over_budget(&e) {
+        Some(over) => Error::Usage(over.to_string()),
+        None => Error::io(PathBuf::from("<export output>"), e),
+    }
 }
 
 /// One call as [`call_tree_visiting`] meets it.
@@ -699,8 +705,9 @@ pub fn folded_filtered(
 fn write_folded(
     reader: &ProfileReader,
     filter: &Filter,
-    mut out: impl Write,
+    out: impl Write,
 ) -> Result<(u64, Exported), Error> {
+    let mut out = Budgeted::for_export(reader, out);
     if reader.is_aggregate() && !filter.is_empty() {
         return Err(Error::Usage(format!(
             "{} is an aggregate profile (totals only, no calls): it cannot be filtered",
