@@ -30,8 +30,8 @@ use scope_profiler::export::{self, Grouping};
     version,
     about,
     long_about = None,
-    after_help = "Files are read in a watched child process: a file that crashes the HDF5 \
-                  library is exit code 2. Environment: SCOPE_PROF_OPEN_TIMEOUT (seconds an \
+    after_help = "Files are read in a watched child process: a file on which the reader \
+                  crashes or hangs is exit code 2. Environment: SCOPE_PROF_OPEN_TIMEOUT (seconds an \
                   opening may take, 60), SCOPE_PROF_MEMORY_LIMIT (MiB of address space for \
                   the reading; by default 4 GiB + 64 x the files' size; 0: none)."
 )]

@@ -679,7 +679,7 @@ fn totals_that_overflow_when_summed_do_not_panic() {
 }
 
 /// The reading process runs under a memory cap (`SCOPE_PROF_MEMORY_LIMIT`,
-/// MiB; by default 4 GiB plus 64 times the files' size): what HDF5 would
+/// MiB; by default 4 GiB plus 64 times the files' size): what the reader would
 /// allocate on a corrupt file's word fails instead. A cap too small for
 /// any reading turns a good file into exit code 2 naming it; the default
 /// reads it.

@@ -16,11 +16,12 @@ use crate::value::Value;
 
 /// Caps this process's address space at `bytes` (Linux: `RLIMIT_AS`, never
 /// above the hard limit), for a process that reads profiles it does not
-/// trust. [`ProfileReader`] checks every size it reads before allocating,
-/// but the HDF5 C library allocates on the word of a file's metadata (seen:
-/// 2-3 GB for a few flipped bits); under the cap such an allocation fails
-/// and HDF5 returns an error, and a Rust allocation past it aborts instead
-/// of taking the machine's memory. The limit is the whole process's: set
+/// trust. [`ProfileReader`] checks every size it reads before allocating;
+/// the cap is a second guard, for an allocation no check bounded (and, in
+/// a build with the feature `mpi`, whose reader is the HDF5 C library,
+/// which allocates on the word of a file's metadata: 2-3 GB for a few
+/// flipped bits, an error under the cap): a Rust allocation past it aborts
+/// instead of taking the machine's memory. The limit is the whole process's: set
 /// it in a process that only reads (`scope-prof` reads in a child process
 /// under 4 GiB plus 64 times the size of the files it opens).
 ///
