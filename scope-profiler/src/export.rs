@@ -34,8 +34,7 @@
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::io::{self, Write};
-use std::path::PathBuf;
+use std::io::Write;
 
 use crate::error::Error;
 use crate::fxhash::FxHasher;
@@ -50,6 +49,7 @@ mod sort;
 mod speedscope;
 mod walk;
 
+use budget::out_err;
 pub use budget::{Budgeted, OUTPUT_ALLOWANCE, OUTPUT_PER_INPUT_BYTE, OverBudget, output_budget};
 pub use chrome::{chrome_trace, chrome_trace_filtered};
 use filter::Resolved;
@@ -319,15 +319,6 @@ fn lane_name(reader: &ProfileReader, thread: i64, task: i64) -> String {
     match reader.threads().iter().find(|t| t.index == thread) {
         Some(t) => format!("thread {}", t.name),
         None => format!("thread {thread}"),
-    }
-}
-
-/// An I/O error on the export's output; past its budget
-/// ([`output_budget`]), a usage error saying so.
-fn out_err(e: io::Error) -> Error {
-    match budget::over_budget(&e) {
-        Some(over) => Error::Usage(over.to_string()),
-        None => Error::io(PathBuf::from("<export output>"), e),
     }
 }
 

@@ -5,6 +5,9 @@
 //! which fails the write that would pass [`output_budget`] bytes.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
+
+use crate::error::Error;
 
 use crate::reader::ProfileReader;
 
@@ -114,7 +117,11 @@ impl std::fmt::Display for OverBudget {
 
 impl std::error::Error for OverBudget {}
 
-/// The budget's error in `e`, if it is one.
-pub(crate) fn over_budget(e: &io::Error) -> Option<OverBudget> {
-    e.get_ref()?.downcast_ref::<OverBudget>().copied()
+/// An I/O error on the export's output; past its budget, a usage error
+/// saying so.
+pub(super) fn out_err(e: io::Error) -> Error {
+    match e.get_ref().and_then(|r| r.downcast_ref::<OverBudget>()) {
+        Some(over) => Error::Usage(over.to_string()),
+        None => Error::io(PathBuf::from("<export output>"), e),
+    }
 }
