@@ -30,8 +30,8 @@ use scope_profiler::export::{self, Grouping};
     version,
     about,
     long_about = None,
-    after_help = "Files are read in a watched child process: a file that crashes the HDF5 \
-                  library is exit code 2. Environment: SCOPE_PROF_OPEN_TIMEOUT (seconds an \
+    after_help = "Files are read in a watched child process: a file on which the reader \
+                  crashes or hangs is exit code 2. Environment: SCOPE_PROF_OPEN_TIMEOUT (seconds an \
                   opening may take, 60), SCOPE_PROF_MEMORY_LIMIT (MiB of address space for \
                   the reading; by default 4 GiB + 64 x the files' size; 0: none)."
 )]
@@ -486,11 +486,17 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         eprintln!("scope-prof: {}: note: {note}", args.file.display());
     }
     let bar = progress(&mut reader);
+    // Every export writes at most its budget (`export::output_budget`):
+    // the library's exports check theirs, this one covers the flamegraph
+    // and the JSON statistics too.
+    let budget = export::output_budget(&reader);
     let mut sink: Box<dyn Write> = if to_stdout {
-        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+        let out = export::Budgeted::new(std::io::stdout().lock(), budget);
+        Box::new(std::io::BufWriter::new(out))
     } else {
         let file = std::fs::File::create(&output)
             .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
+        let file = export::Budgeted::new(file, budget);
         Box::new(std::io::BufWriter::with_capacity(1 << 20, file))
     };
     let named = |e: scope_profiler::Error| match e {

@@ -44,6 +44,7 @@ use scope_profiler_core::{error, histogram, options, profile, publish, sink, syn
 #[cfg(not(feature = "mpi"))]
 mod attrs;
 mod chunks;
+pub mod limits;
 // The HDF5 layer: pure Rust (`rust-hdf5`), or with the MPI writers the C
 // library (`hdf5-sys`), which parallel HDF5 needs; both offer one interface.
 #[cfg(feature = "mpi")]

@@ -5,6 +5,7 @@ use std::path::Path;
 use super::h5::{Attribute, File, Group, H5Type, Result, ScalarKind};
 use super::schema::{self, SummaryRecord};
 use crate::error::Error;
+use crate::limits;
 use crate::profile::{
     Events, Profile, RegionCounters, RegionRow, SummaryStatistics, TaskInfo, ThreadInfo,
 };
@@ -30,7 +31,11 @@ use crate::value::Value;
 ///
 /// [`Error::Hdf5`] naming `path` when the file cannot be opened, a required
 /// dataset is missing, the schema attribute is not 2 or 3, or the index
-/// does not fit the event columns. An aggregate file (the Python package's
+/// does not fit the event columns, or a string is longer than its kind's
+/// limit ([`limits`](crate::limits): 64 KiB for region, thread and task
+/// names, source files, tags, counter names and metadata keys; 1 MiB for
+/// source texts and metadata values; 64 MiB for a row's event metadata),
+/// naming its dataset and the limit. An aggregate file (the Python package's
 /// `aggregation_mode`: totals per region, no calls) holds no profile of
 /// calls: an error that says so; `ProfileReader::open` reads its totals.
 ///
@@ -57,7 +62,11 @@ fn read_file(path: &Path) -> Result<Profile> {
                 .into(),
         );
     }
-    let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
+    let region_names = read_strings(
+        &root.group(schema::REGION_TABLE)?,
+        schema::REGION_TABLE,
+        "names",
+    )?;
     let mut raw = read_events(&root.group(schema::EVENTS)?)?;
     let rows = read_index(&root.group(schema::INDEX)?, &mut raw)?;
     let names = region_names.len();
@@ -105,6 +114,9 @@ pub(super) fn read_counters(root: &Group) -> Result<Vec<RegionCounters>> {
             c.rank = rank;
             c.calls = u64::try_from(g.attr("calls")?.read_i64()?).unwrap_or(0);
             c.event_names = g.attr("event_names")?.read_string_list()?;
+            let what = format!("{name}/perf_events/{region}");
+            limits::check(&what, std::slice::from_ref(&region), limits::NAME)?;
+            limits::check(&format!("{what} event_names"), &c.event_names, limits::NAME)?;
             c.inclusive = g.dataset("values")?.read::<u64>()?;
             c.own = match g.contains("own_values")? {
                 true => g.dataset("own_values")?.read::<u64>()?,
@@ -158,7 +170,13 @@ pub(super) fn read_metadata(root: &Group) -> Result<Vec<(String, Value)>> {
     let group = root.group(schema::METADATA)?;
     let mut metadata = Vec::new();
     for name in group.attr_names()? {
+        let what = format!("{} attribute", schema::METADATA);
+        limits::check(&what, std::slice::from_ref(&name), limits::NAME)?;
         if let Some(value) = read_meta_value(&group.attr(&name)?)? {
+            if let Value::Str(text) = &value {
+                let what = format!("{} attribute {name:?}", schema::METADATA);
+                limits::check(&what, std::slice::from_ref(text), limits::METADATA_VALUE)?;
+            }
             metadata.push((name, value));
         }
     }
@@ -351,7 +369,7 @@ pub(super) fn read_threads(root: &Group) -> Result<Vec<ThreadInfo>> {
     let start_ns: Vec<i64> = read_sized(&group, "start_ns", n)?;
     let end_ns: Vec<i64> = read_sized(&group, "end_ns", n)?;
     let cpu_ns: Vec<i64> = read_sized(&group, "cpu_ns", n)?;
-    let names = read_strings(&group, "name")?;
+    let names = read_strings(&group, schema::THREAD_TABLE, "name")?;
     check_len("thread_table/name", names.len(), n)?;
     Ok(names
         .into_iter()
@@ -385,7 +403,7 @@ pub(super) fn read_tasks(root: &Group) -> Result<Vec<TaskInfo>> {
     let (steps, running_ns, suspended_ns) =
         (int("steps")?, int("running_ns")?, int("suspended_ns")?);
     let string = |name: &str| {
-        let values = read_strings(&group, name)?;
+        let values = read_strings(&group, schema::TASK_TABLE, name)?;
         check_len(&format!("task_table/{name}"), values.len(), n).map(|()| values)
     };
     let (kinds, names, coro_names) = (string("kind")?, string("name")?, string("coro_name")?);
@@ -446,12 +464,17 @@ pub(super) fn read_or_fill<T: H5Type>(
     Ok(values)
 }
 
-/// A dataset of strings (variable-length or fixed, ASCII or UTF-8).
-pub(super) fn read_strings(group: &Group, name: &str) -> Result<Vec<String>> {
-    group
+/// The dataset of strings `table/name` (variable-length or fixed, ASCII
+/// or UTF-8), each at most as long as [`limits`](crate::limits) allows
+/// strings of its kind.
+pub(super) fn read_strings(group: &Group, table: &str, name: &str) -> Result<Vec<String>> {
+    let values = group
         .dataset(name)?
         .read_strings()
-        .map_err(|e| format!("{name}: {e}").into())
+        .map_err(|e| format!("{name}: {e}"))?;
+    let what = format!("{table}/{name}");
+    limits::check(&what, &values, limits::of_dataset(name))?;
+    Ok(values)
 }
 
 /// Fails unless every row's events (`offsets[i]..+counts[i]`) lie within
@@ -499,7 +522,7 @@ pub(super) fn read_strings_or(
     missing: &str,
 ) -> Result<Vec<String>> {
     let values = match group.contains(name)? {
-        true => read_strings(group, name)?,
+        true => read_strings(group, schema::INDEX, name)?,
         false => vec![missing.to_owned(); n],
     };
     check_len(&format!("rank_region_index/{name}"), values.len(), n)?;

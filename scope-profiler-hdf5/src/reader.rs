@@ -205,7 +205,11 @@ fn open_index(path: &Path) -> Result<(ReadIndex, Columns)> {
     check_schema(&root)?;
     let schema = root.attr(schema::SCHEMA_ATTR)?.read_i64()?;
     let aggregate_layout = is_aggregate(&root)?;
-    let region_names = read_strings(&root.group(schema::REGION_TABLE)?, "names")?;
+    let region_names = read_strings(
+        &root.group(schema::REGION_TABLE)?,
+        schema::REGION_TABLE,
+        "names",
+    )?;
     let names_len = region_names.len();
     let events = root.group(schema::EVENTS)?;
     let index = root.group(schema::INDEX)?;

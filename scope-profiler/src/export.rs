@@ -34,8 +34,7 @@
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::io::{self, Write};
-use std::path::PathBuf;
+use std::io::Write;
 
 use crate::error::Error;
 use crate::fxhash::FxHasher;
@@ -43,12 +42,15 @@ use crate::histogram::LogHistogram;
 use crate::profile::CallPath;
 use crate::reader::ProfileReader;
 
+mod budget;
 mod chrome;
 mod filter;
 mod sort;
 mod speedscope;
 mod walk;
 
+use budget::out_err;
+pub use budget::{Budgeted, OUTPUT_ALLOWANCE, OUTPUT_PER_INPUT_BYTE, OverBudget, output_budget};
 pub use chrome::{chrome_trace, chrome_trace_filtered};
 use filter::Resolved;
 pub use filter::{Exported, Filter, LaneId};
@@ -318,11 +320,6 @@ fn lane_name(reader: &ProfileReader, thread: i64, task: i64) -> String {
         Some(t) => format!("thread {}", t.name),
         None => format!("thread {thread}"),
     }
-}
-
-/// An I/O error on the export's output.
-fn out_err(e: io::Error) -> Error {
-    Error::io(PathBuf::from("<export output>"), e)
 }
 
 /// One call as [`call_tree_visiting`] meets it.
@@ -699,8 +696,9 @@ pub fn folded_filtered(
 fn write_folded(
     reader: &ProfileReader,
     filter: &Filter,
-    mut out: impl Write,
+    out: impl Write,
 ) -> Result<(u64, Exported), Error> {
+    let mut out = Budgeted::for_export(reader, out);
     if reader.is_aggregate() && !filter.is_empty() {
         return Err(Error::Usage(format!(
             "{} is an aggregate profile (totals only, no calls): it cannot be filtered",

@@ -74,6 +74,11 @@ mod collective;
 pub mod export;
 #[cfg(feature = "hdf5")]
 use scope_profiler_hdf5 as hdf5;
+/// The longest strings [`read_profile`] and [`ProfileReader`] accept from
+/// an HDF5 file, by kind (names 64 KiB, source texts 1 MiB...): a longer
+/// one is an error naming its dataset and the limit.
+#[cfg(feature = "hdf5")]
+pub use scope_profiler_hdf5::limits;
 mod jsonfile;
 mod reader;
 mod results;

@@ -17,10 +17,11 @@ use crate::value::Value;
 /// Caps this process's address space at `bytes` (Linux: `RLIMIT_AS`, never
 /// above the hard limit), for a process that reads profiles it does not
 /// trust. [`ProfileReader`] checks every size it reads before allocating;
-/// the cap is a second guard (the HDF5 C library of a build with `mpi`
-/// allocates on the word of a file's metadata: seen, 2-3 GB for a few
-/// flipped bits), under which such an allocation fails instead of taking
-/// the machine's memory. The limit is the whole process's: set
+/// the cap is a second guard, for an allocation no check bounded (and, in
+/// a build with the feature `mpi`, whose reader is the HDF5 C library,
+/// which allocates on the word of a file's metadata: 2-3 GB for a few
+/// flipped bits, an error under the cap): a Rust allocation past it aborts
+/// instead of taking the machine's memory. The limit is the whole process's: set
 /// it in a process that only reads (`scope-prof` reads in a child process
 /// under 4 GiB plus 64 times the size of the files it opens).
 ///
@@ -91,17 +92,25 @@ pub struct EventChunk {
 /// thread and task ids) are not indexes: any values are read as they are
 /// (an export nests calls by matching parent ids against open calls, so
 /// forward, self or cyclic parents give a flatter tree, not a loop).
-/// Sums of durations wrap or saturate rather than overflow. A JSON
+/// Sums of durations wrap or saturate rather than overflow. Strings are
+/// bounded per kind ([`limits`](crate::limits): 64 KiB for region, thread
+/// and task names, source files, tags, counter names and metadata keys;
+/// 1 MiB for source texts and metadata values; 64 MiB for a row's event
+/// metadata): a longer one is an error naming its dataset and the limit.
+/// Every export writes at most
+/// [`export::output_budget`](crate::export::output_budget) bytes (64
+/// times [`ProfileReader::input_bytes`] plus 256 MiB), or stops with an
+/// [`Error::Usage`] saying so. A JSON
 /// profile is parsed by a strict, depth-bounded parser; a `.json.gz` is
 /// inflated up to 64 times its size plus 64 MiB, no further.
 ///
-/// The file's own structures (superblock, object headers, B-trees, heaps)
-/// are parsed in pure Rust (`rust-hdf5`, and this crate's attribute reader),
-/// bounded by the file's size, so a hostile file is an error in the
-/// reading process. A build with the `mpi` feature reads through the HDF5
-/// C library instead, which has crashed (SIGSEGV in its attribute and
-/// datatype code) and looped forever on corrupt files: there, read files
-/// you do not trust in a child process, as `scope-prof` does.
+/// The HDF5 file's own structures (superblock, object headers, B-trees,
+/// heaps) are parsed in pure Rust (the `rust-hdf5` crate, then this
+/// crate's checks): a corrupt file is an error, not a crash. The C library
+/// is compiled only with the MPI writers (feature `mpi`), whose reader
+/// parses through it and can crash on a crafted file; a program built so
+/// that opens files it does not trust should read them in a child process,
+/// as `scope-prof` does.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options, ProfileReader};
@@ -123,6 +132,8 @@ pub struct ProfileReader {
     index: ReadIndex,
     source: Source,
     progress: Option<Box<dyn Fn(u64)>>,
+    /// The file's size when opened (0 for a profile in memory).
+    file_size: u64,
 }
 
 /// Where the events are.
@@ -208,6 +219,11 @@ fn hdf5_needed(path: &Path, format: Format) -> Error {
 /// [`Error::Json`] naming `path` if it is not a profile (or, without the
 /// feature `hdf5`, is an HDF5 file); an aggregate profile (totals, no
 /// events) is an `Err` too: open it with [`ProfileReader`].
+/// A string of an HDF5 file longer than its kind's limit
+/// ([`limits`](crate::limits): 64 KiB for region, thread and task names,
+/// source files, tags and metadata keys; 1 MiB for source texts and
+/// metadata values; 64 MiB for a row's event metadata) is an
+/// [`Error::Hdf5`] naming the dataset and the limit.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
@@ -240,7 +256,9 @@ impl ProfileReader {
     /// [`Error::Io`] if the file cannot be read; [`Error::Hdf5`] naming
     /// `path` when it is not an HDF5 file, not a profile (no
     /// `scope_profiler_schema` 2 or 3), is missing a required dataset, or
-    /// its index points outside the event columns; [`Error::Json`] naming
+    /// its index points outside the event columns, or a string is longer
+    /// than its kind's limit ([`limits`](crate::limits), see "Untrusted
+    /// files" above); [`Error::Json`] naming
     /// `path` and what is wrong for a malformed JSON profile (or, without
     /// the feature `hdf5`, an HDF5 file).
     ///
@@ -261,6 +279,7 @@ impl ProfileReader {
                         has_parents,
                     },
                     progress: None,
+                    file_size: std::fs::metadata(path).map_or(0, |m| m.len()),
                 })
             }
             #[cfg(feature = "hdf5")]
@@ -271,6 +290,7 @@ impl ProfileReader {
                     index,
                     source: Source::Hdf5(Box::new(columns)),
                     progress: None,
+                    file_size: std::fs::metadata(path).map_or(0, |m| m.len()),
                 })
             }
             #[cfg(not(feature = "hdf5"))]
@@ -341,6 +361,7 @@ impl ProfileReader {
                 has_parents: true,
             },
             progress: None,
+            file_size: 0,
         })
     }
 
@@ -511,6 +532,24 @@ impl ProfileReader {
     /// ```
     pub fn event_count(&self) -> u64 {
         self.index.event_count
+    }
+
+    /// The bytes of the profile as read, which bound what an export of it
+    /// may write ([`export::output_budget`](crate::export::output_budget)):
+    /// the file's size, plus 48 bytes per event (its six columns decoded),
+    /// plus the bytes of the region names (for a profile in memory, which
+    /// has no file).
+    ///
+    /// ```no_run
+    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// assert!(reader.input_bytes() >= 48 * reader.event_count());
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn input_bytes(&self) -> u64 {
+        let names: usize = self.index.region_names.iter().map(String::len).sum();
+        self.file_size
+            .saturating_add(self.index.event_count.saturating_mul(48))
+            .saturating_add(names as u64)
     }
 
     /// Whether the file has `call_ids` and `parent_ids` (schema 2 files do

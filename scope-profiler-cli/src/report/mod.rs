@@ -89,6 +89,11 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), Failure> {
     }))?;
     let named = |e: std::io::Error| Failure(format!("cannot write {}: {e}", args.output.display()));
     let file = std::fs::File::create(&args.output).map_err(named)?;
+    // At most what the exports of its files may write together.
+    let budget = files.iter().fold(0u64, |sum, (_, reader)| {
+        sum.saturating_add(scope_profiler::export::output_budget(reader))
+    });
+    let file = scope_profiler::export::Budgeted::new(file, budget);
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     write!(
         out,

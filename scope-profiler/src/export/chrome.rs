@@ -64,8 +64,9 @@ pub fn chrome_trace(reader: &ProfileReader, out: impl Write) -> Result<u64, Erro
 pub fn chrome_trace_filtered(
     reader: &ProfileReader,
     filter: &Filter,
-    mut out: impl Write,
+    out: impl Write,
 ) -> Result<Exported, Error> {
+    let mut out = super::Budgeted::for_export(reader, out);
     let names: Vec<Vec<u8>> = reader
         .region_names()
         .iter()

@@ -67,8 +67,9 @@ pub fn speedscope(reader: &ProfileReader, out: impl Write) -> Result<u64, Error>
 pub fn speedscope_filtered(
     reader: &ProfileReader,
     filter: &Filter,
-    mut out: impl Write,
+    out: impl Write,
 ) -> Result<Exported, Error> {
+    let mut out = super::Budgeted::for_export(reader, out);
     let filter = Resolved::new(reader, filter)?;
     let mut writer = Speedscope {
         out: &mut out,
