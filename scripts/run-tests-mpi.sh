@@ -13,11 +13,11 @@
 # mid-write, or a path it cannot write) must give every rank the same Err,
 # under a timeout, the previous file intact.
 #
-# Then the same checks with feature `mpi` alone against the serial HDF5
-# (the Direct writer, which Auto falls back to there).
+# Then the same checks with feature `mpi` alone, which writes through the
+# pure-Rust HDF5 layer (the Direct writer, which Auto falls back to there).
 #
-# Installs libopenmpi-dev, openmpi-bin, libclang-dev, libhdf5-openmpi-dev
-# and (for the serial build) libhdf5-dev and pkg-config when the package manager says they are missing (as
+# Installs libopenmpi-dev, openmpi-bin, libclang-dev and libhdf5-openmpi-dev
+# (the `mpio` build's C library) when the package manager says they are missing (as
 # root, with apt-get; scripts/need-packages.sh); otherwise prints the
 # command. Under CI=true a missing prerequisite fails; elsewhere the tests
 # are skipped, loudly. The build names its HDF5 (HDF5_DIR) and
@@ -46,7 +46,7 @@ hdf5_openmpi() {
     return 1
 }
 
-"$root/scripts/need-packages.sh" openmpi-bin libopenmpi-dev libclang-dev libhdf5-openmpi-dev libhdf5-dev pkg-config ||
+"$root/scripts/need-packages.sh" openmpi-bin libopenmpi-dev libclang-dev libhdf5-openmpi-dev ||
     skip_or_fail "missing system packages (see above)"
 HDF5_DIR=$(hdf5_openmpi) || skip_or_fail "no openmpi HDF5 under /usr/lib/*-linux-gnu/hdf5/openmpi"
 export HDF5_DIR
@@ -55,25 +55,25 @@ echo "run-tests-mpi: HDF5_DIR=$HDF5_DIR CARGO_TARGET_DIR=$CARGO_TARGET_DIR"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Both builds share the target directory (hdf5-sys with and without its
-# `mpio` feature are different units); their examples are copied apart.
+# Both builds share the target directory (the crates with and without
+# `mpio` are different units); their examples are copied apart. With
+# `mpio`, every file goes through the HDF5 C library (the openmpi build).
 cargo build -q -p scope-profiler --features mpio --example mpi_check --example mpi \
-    --example mpi_counters
+    --example mpi_counters --example h5_copy
 bin=$work/mpio
 mkdir -p "$bin"
-cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,mpi,mpi_counters} "$bin"/
-# Feature `mpi` alone against the serial HDF5: the Direct writer only.
-serial_hdf5=
-for dir in /usr/lib/*-linux-gnu/hdf5/serial; do
-    [ -e "$dir/include/hdf5.h" ] && serial_hdf5=$dir
-done
-[ -n "$serial_hdf5" ] || skip_or_fail "no serial HDF5 under /usr/lib/*-linux-gnu/hdf5/serial"
-HDF5_DIR=$serial_hdf5 cargo build -q -p scope-profiler --features mpi --example mpi_check --example h5_copy
-mkdir -p "$work/serial" "$work/pure"
+cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,mpi,mpi_counters,h5_copy} "$bin"/
+# Feature `mpi` alone: the Direct writer only, through the pure-Rust HDF5
+# layer (no C library: HDF5_DIR and the library paths point nowhere).
+empty=$work/empty
+mkdir -p "$empty" "$work/serial"
+HDF5_DIR=$empty PKG_CONFIG_PATH=$empty cargo build -q -p scope-profiler --features mpi \
+    --example mpi_check --example h5_copy
 cp "$CARGO_TARGET_DIR"/debug/examples/{mpi_check,h5_copy} "$work/serial/"
-# The default build's h5_copy: the pure-Rust HDF5 layer.
-cargo build -q -p scope-profiler --example h5_copy
-cp "$CARGO_TARGET_DIR"/debug/examples/h5_copy "$work/pure/"
+if ldd "$work/serial/mpi_check" | grep -q libhdf5; then
+    echo "run-tests-mpi: the build with feature mpi alone links libhdf5" >&2
+    exit 1
+fi
 echo "run-tests-mpi: built in $((SECONDS - start)) s"
 # The runtime's unit tests with the feature (configuration, message encoding).
 cargo test -q -p scope-profiler -p scope-profiler-core --features scope-profiler/mpio,scope-profiler-core/mpio --lib
@@ -132,11 +132,11 @@ mpirun_n 2 "$bin/mpi_check" write auto "$work/auto-2.h5" | grep -q MpiParallel
 echo "run-tests-mpi: auto chose the parallel writer"
 
 # One session through both HDF5 layers (issue 33): recorded (with counters)
-# by the default build, then the pure-Rust layer of that build and the C
-# library of a build with `mpi` each read it and write it, uncompressed and
-# compressed, and each reads all the files back equal.
-pure=$work/pure/h5_copy
-c_lib=$work/serial/h5_copy
+# by the pure-Rust layer (the build with `mpi` alone), then that layer and
+# the C library of the build with `mpio` each read it and write it,
+# uncompressed and compressed, and each reads all the files back equal.
+pure=$work/serial/h5_copy
+c_lib=$bin/h5_copy
 "$pure" record "$work/one.h5"
 for compression in none gzip; do
     "$pure" copy "$work/one.h5" "$work/pure-$compression.h5" "$compression"
@@ -147,16 +147,17 @@ for compression in none gzip; do
 done
 echo "run-tests-mpi: one session written by the pure-Rust and the C layer reads back equal in both"
 
-# Feature `mpi` alone, serial HDF5: Auto and Direct write with the Direct
-# writer, the same checks; Parallel is an Err at setup on every rank.
+# Feature `mpi` alone (the pure-Rust layer): Auto and Direct write with the
+# Direct writer, the same checks; Parallel is an Err at setup on every rank.
 for n in 2 4; do
     file=$work/serial-$n.h5
     mpirun_n "$n" "$work/serial/mpi_check" write auto "$file" | tee "$work/out.txt"
     grep -q MpiDirect "$work/out.txt"
     "$py" scripts/check-mpi-file.py "$file" "$n"
+    # The pure-Rust layer's MPI file holds what the C library's (the mpio
+    # build's Direct writer) does, read by the C library; and a copy the
+    # pure-Rust layer writes of it reads back equal in the C library.
     "$bin/mpi_check" same "$file" "$work/direct-$n.h5"
-    # The C layer's MPI file, read by the pure-Rust layer: its copy
-    # reads back equal to the file in the C layer.
     "$pure" copy "$file" "$work/pure-copy-$n.h5" gzip
     "$c_lib" same "$file" "$work/pure-copy-$n.h5"
 done
@@ -165,7 +166,7 @@ if mpirun_n 2 "$work/serial/mpi_check" write parallel "$work/none.h5" 2> "$work/
     exit 1
 fi
 grep -q "needs parallel HDF5" "$work/err.txt"
-echo "run-tests-mpi: serial HDF5 build (feature mpi): Direct checked, Parallel refused at setup"
+echo "run-tests-mpi: build with feature mpi alone (pure Rust): Direct checked, Parallel refused at setup"
 
 # One rank fails: every rank gets the same Err, nothing hangs (timeout),
 # the previous file stays as it was, no temporary file is left.

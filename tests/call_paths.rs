@@ -170,16 +170,12 @@ fn the_stored_call_paths_give_the_events_call_tree() {
 }
 
 #[test]
-fn the_stored_call_paths_of_an_uncompressed_file() {
-    // Uncompressed columns are streamed too: the pure-Rust HDF5 layer
-    // writes every column through the library (no `Direct` path).
+fn the_stored_call_paths_of_an_uncompressed_file_written_directly() {
     check(
         Compression::None,
         256 << 20,
         "call-paths-direct",
-        WritePath::Streamed {
-            through_scratch: false,
-        },
+        WritePath::Direct,
         false,
     );
 }

@@ -181,9 +181,7 @@ fn a_chunk_size_chunks_an_uncompressed_file() {
     }
     assert_eq!(
         run.finalize().expect("finalize").write_path(),
-        WritePath::Streamed {
-            through_scratch: false
-        }
+        WritePath::Direct
     );
     let again = sp::read_profile(&plain).expect("read back");
     assert_eq!(again.events.call_ids, profile.events.call_ids);

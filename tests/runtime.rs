@@ -532,11 +532,10 @@ fn a_spilled_run_gives_the_same_profile_as_an_unspilled_one() {
 }
 
 #[test]
-fn files_written_uncompressed_compressed_and_through_buckets_hold_the_same_calls() {
+fn files_written_directly_and_through_buckets_hold_the_same_calls() {
     let _s = serial();
     let dir = temp_dir("direct-vs-buckets");
-    // In memory: the bucket path. Uncompressed file: columns streamed (the
-    // pure-Rust HDF5 layer has no `Direct` path), through scratch here.
+    // In memory: the bucket path. Uncompressed file: columns written in place.
     let (buckets, _, path) = run_program(in_memory().memory_limit(1 << 20));
     assert_eq!(path, sp::WritePath::Memory);
     let (direct, _, direct_path) = run_program(
@@ -546,12 +545,7 @@ fn files_written_uncompressed_compressed_and_through_buckets_hold_the_same_calls
             .compression(sp::Compression::None)
             .memory_limit(1 << 20),
     );
-    assert_eq!(
-        direct_path,
-        sp::WritePath::Streamed {
-            through_scratch: true
-        }
-    );
+    assert_eq!(direct_path, sp::WritePath::Direct);
     let (compressed, _, compressed_path) = run_program(
         Options::new()
             .file_path(dir.join("gzip.h5"))

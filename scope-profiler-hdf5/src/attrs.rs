@@ -123,6 +123,32 @@ fn attrs_in(bytes: &dyn Source, path: &[&str]) -> Result<Option<Vec<Attr>>> {
     }
 }
 
+/// Where the data of the contiguous dataset at `path` lies in the file:
+/// its first byte and its size, once allocated; `Ok(None)` for no such
+/// object, or one stored otherwise or not allocated yet. (The pure-Rust
+/// layer writes uncompressed event columns there directly, as the C layer
+/// does through `H5Dget_offset`.)
+pub(crate) fn contiguous_data(file: &File, path: &[&str]) -> Result<Option<(u64, u64)>> {
+    use rust_hdf5::format::messages::MSG_DATA_LAYOUT;
+    use rust_hdf5::format::messages::data_layout::DataLayoutMessage;
+    let mut walk = Walk::open(&file)?;
+    let Some(header) = walk.object(path)? else {
+        return Ok(None);
+    };
+    let Some(layout) = header.messages.iter().find(|m| m.kind == MSG_DATA_LAYOUT) else {
+        return Ok(None);
+    };
+    let (layout, _) = guarded("decode a data layout", || {
+        DataLayoutMessage::decode(&layout.data, &walk.ctx)
+    })?;
+    Ok(match layout {
+        DataLayoutMessage::Contiguous { address, size } if !walk.addr_is_undef(address) => {
+            Some((address, size))
+        }
+        _ => None,
+    })
+}
+
 /// Runs one call into `rust-hdf5`'s format code: its error as a message, and a
 /// panic caught and counted rather than unwinding through the caller.
 fn guarded<T>(what: &str, f: impl FnOnce() -> FormatResult<T>) -> Result<T> {

@@ -37,23 +37,24 @@
 
 // The core's modules this crate uses, named as its own (`crate::sink`), as
 // in the `scope-profiler` crate.
-#[cfg(feature = "mpi")]
+#[cfg(feature = "mpio")]
 use scope_profiler_core::platform;
 use scope_profiler_core::{error, histogram, options, profile, publish, sink, sync, value};
 
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 mod attrs;
 mod chunks;
 pub mod limits;
-// The HDF5 layer: pure Rust (`rust-hdf5`), or with the MPI writers the C
-// library (`hdf5-sys`), which parallel HDF5 needs; both offer one interface.
-#[cfg(feature = "mpi")]
+// The HDF5 layer: pure Rust (`rust-hdf5`), or with the parallel MPI writer
+// (feature `mpio`) the C library (`hdf5-sys`), which MPI-IO needs; both
+// offer one interface.
+#[cfg(feature = "mpio")]
 mod h5;
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 mod pure;
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 use pure as h5;
-#[cfg(all(test, not(feature = "mpi")))]
+#[cfg(all(test, not(feature = "mpio")))]
 mod hostile_tests;
 #[cfg(feature = "mpi")]
 mod ranks;
@@ -61,7 +62,7 @@ mod read;
 mod reader;
 mod schema;
 mod strings;
-#[cfg(all(test, not(feature = "mpi")))]
+#[cfg(all(test, not(feature = "mpio")))]
 mod test_support;
 mod write;
 

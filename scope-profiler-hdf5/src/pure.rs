@@ -29,6 +29,8 @@ use crate::strings::{decode, encode};
 mod dataset;
 #[cfg(test)]
 mod h5py_tests;
+#[cfg(test)]
+mod tests;
 mod types;
 
 pub(super) use dataset::{Dataset, H5Type};
@@ -67,6 +69,8 @@ struct Shared {
     os: Option<Mutex<std::fs::File>>,
     /// Its size in bytes when opened (read mode), which bounds every read.
     size: u64,
+    /// Its path.
+    path: std::path::PathBuf,
     /// The paths of the groups and datasets made so far (write mode).
     made: Mutex<BTreeSet<String>>,
 }
@@ -99,7 +103,7 @@ impl File {
             .track_times(false)
             .create(path);
         let h5 = context(h5, format_args!("create {}", path.display()))?;
-        Ok(File::new(h5, None, 0))
+        Ok(File::new(h5, None, 0, path))
     }
 
     /// Opens the file at `path` to read it.
@@ -112,25 +116,39 @@ impl File {
             .len();
         let h5 = H5File::options().best_effort_locking().open(path);
         let h5 = context(h5, format_args!("open {}", path.display()))?;
-        Ok(File::new(h5, Some(os), size))
+        Ok(File::new(h5, Some(os), size, path))
     }
 
-    /// Opens the file at `path` to change it (tests make hostile files so).
-    #[cfg(test)]
+    /// Opens the file at `path` to add to it.
+    #[cfg(any(test, feature = "mpi"))]
     pub(super) fn open_rw(path: &Path) -> Result<File> {
         let h5 = H5File::options().best_effort_locking().open_rw(path);
         let h5 = context(h5, format_args!("open {}", path.display()))?;
-        let file = File::new(h5, None, 0);
-        // Every group of the layout exists already.
-        Ok(file)
+        Ok(File::new(h5, None, 0, path))
     }
 
-    fn new(h5: H5File, os: Option<std::fs::File>, size: u64) -> File {
+    /// Writes everything so far (the metadata, where every dataset's data
+    /// lies, among it) and opens the file again to add to it. Handles
+    /// taken before are closed: take them again.
+    pub(super) fn reopen(&self) -> Result<()> {
+        let mut h5 = self.shared.h5.lock().unwrap_or_else(|e| e.into_inner());
+        let open = h5
+            .take()
+            .ok_or_else(|| H5Error("the file is closed".into()))?;
+        context(open.close_no_sync(), "close the file to reopen it")?;
+        let path = &self.shared.path;
+        let again = H5File::options().best_effort_locking().open_rw(path);
+        *h5 = Some(context(again, format_args!("reopen {}", path.display()))?);
+        Ok(())
+    }
+
+    fn new(h5: H5File, os: Option<std::fs::File>, size: u64, path: &Path) -> File {
         File {
             shared: std::sync::Arc::new(Shared {
                 h5: Mutex::new(Some(h5)),
                 os: os.map(Mutex::new),
                 size,
+                path: path.to_path_buf(),
                 made: Mutex::new(BTreeSet::new()),
             }),
         }
@@ -276,9 +294,11 @@ impl Group {
 
     /// Whether this group has a link `name`.
     pub(super) fn contains(&self, name: &str) -> Result<bool> {
-        if self.shared.os.is_none() {
-            return Ok(self.shared.made().contains(&self.member(name)));
+        if self.shared.made().contains(&self.member(name)) {
+            return Ok(true);
         }
+        // Write mode lists only groups that hold datasets: what this file
+        // made is in `made`, what an earlier writer made is listed here.
         let names = context(self.h5.link_names(), "list a group's members")?;
         Ok(names.iter().any(|n| n == name))
     }
@@ -328,8 +348,16 @@ impl Group {
         name: &str,
         values: impl ExactSizeIterator<Item = S>,
     ) -> Result<()> {
-        Group::check_name(name)?;
         let len = values.len();
+        self.create_strings(name, len)?
+            .write_strings_at(name, 0, len, values)
+    }
+
+    /// Creates a contiguous dataset `name` of `len` variable-length UTF-8
+    /// strings, allocated now, to be written later
+    /// ([`Dataset::write_strings_at`]).
+    pub(super) fn create_strings(&self, name: &str, len: usize) -> Result<Dataset> {
+        Group::check_name(name)?;
         let builder = self
             .h5
             .new_dataset::<VlenString>()
@@ -342,35 +370,22 @@ impl Group {
         };
         let h5 = context(builder.create(name), format_args!("create dataset {name}"))?;
         self.shared.made().insert(self.member(name));
-        let mut values = values.peekable();
-        let mut batch: Vec<String> = Vec::with_capacity(len.min(STRING_BATCH));
-        let mut first = 0;
-        while values.peek().is_some() {
-            batch.clear();
-            batch.extend(
-                values
-                    .by_ref()
-                    .take(STRING_BATCH)
-                    .map(|v| encode(v.as_ref()).into_owned()),
-            );
-            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-            let written = h5.write_vlen_strings_slice(first, &refs);
-            context(written, format_args!("write the strings {name}"))?;
-            first += batch.len();
-        }
-        match first == len {
-            true => Ok(()),
-            false => Err(H5Error(format!("{name}: {first} strings for {len}"))),
-        }
+        Ok(Dataset::new(h5, self.member(name), None, &self.shared))
     }
 
     /// Opens the dataset `name`.
     pub(super) fn dataset(&self, name: &str) -> Result<Dataset> {
         let path = self.member(name);
-        let h5 = self
-            .shared
-            .with(|f| context(f.dataset(&path), format_args!("open dataset {name}")))?;
-        Ok(Dataset::new(h5, path, None, &self.shared))
+        let what = format_args!("open dataset {name}");
+        let h5 = self.shared.with(|f| match self.shared.os.is_some() {
+            true => context(f.dataset(&path), what),
+            false => context(f.dataset_writer(&path), what),
+        })?;
+        let chunk = match h5.chunk_dims().as_deref() {
+            Some(&[chunk]) => Some(chunk),
+            _ => None,
+        };
+        Ok(Dataset::new(h5, path, chunk, &self.shared))
     }
 
     /// A scalar int64 attribute.

@@ -1,10 +1,10 @@
 //! Names and record types the writer and the reader share, so the two cannot
 //! drift apart. They follow `scope_profiler/h5writer.py` of the Python package.
 
-#[cfg(feature = "mpi")]
+#[cfg(feature = "mpio")]
 use std::mem::{offset_of, size_of};
 
-#[cfg(feature = "mpi")]
+#[cfg(feature = "mpio")]
 use super::h5::{self, Datatype, H5Type};
 use crate::profile::SummaryStatistics;
 
@@ -76,7 +76,7 @@ pub(super) struct SummaryRecord {
 }
 
 /// The members of [`SummaryRecord`], in its order.
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 const SUMMARY_FIELDS: [&str; 11] = [
     "total",
     "minimum",
@@ -93,7 +93,7 @@ const SUMMARY_FIELDS: [&str; 11] = [
 
 /// The compound of the Python writer's `_SUMMARY_DTYPE`: ten 8-byte
 /// integers (`gpu_count` unsigned) then two float64s, packed, 88 bytes.
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 impl rust_hdf5::H5Type for SummaryRecord {
     fn hdf5_type() -> rust_hdf5::format::messages::datatype::DatatypeMessage {
         use rust_hdf5::format::messages::datatype::{CompoundMember, DatatypeMessage};
@@ -119,10 +119,10 @@ impl rust_hdf5::H5Type for SummaryRecord {
 }
 
 // The layout `hdf5_type` describes: eleven 8-byte fields, no padding.
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 const _: () = assert!(std::mem::size_of::<SummaryRecord>() == 88);
 
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 impl super::h5::H5Type for SummaryRecord {
     const CLASS: super::h5::Class = super::h5::Class::Compound;
     const MEMBERS: &'static [(&'static str, u32, super::h5::Class)] = &{
@@ -149,7 +149,7 @@ impl super::h5::H5Type for SummaryRecord {
     }
 }
 
-#[cfg(not(feature = "mpi"))]
+#[cfg(not(feature = "mpio"))]
 impl SummaryRecord {
     /// Every record of the compound dataset `dataset`, member by member by
     /// name (a member the file's compound lacks reads as 0), as HDF5
@@ -182,7 +182,7 @@ impl SummaryRecord {
 // SAFETY: the compound lists every field of this `repr(C)` struct at its
 // offset, with the native type of the field's own type (`member` infers it
 // from the field), at the struct's size; any bits are a valid i64, u64 or f64.
-#[cfg(feature = "mpi")]
+#[cfg(feature = "mpio")]
 unsafe impl H5Type for SummaryRecord {
     fn datatype() -> h5::Result<Datatype> {
         /// A compound member: the field's name, offset and datatype.

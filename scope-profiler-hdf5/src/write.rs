@@ -90,6 +90,15 @@ pub fn write_profile(
     })
 }
 
+/// The event columns but `task_ids`, in the file's order.
+const EVENT_COLUMNS: [&str; 5] = [
+    "start_deltas",
+    "durations",
+    "call_ids",
+    "parent_ids",
+    "thread_ids",
+];
+
 /// Everything of a profile but its events and rows: what is known before
 /// the events are assembled.
 pub struct Header<'a> {
@@ -117,6 +126,9 @@ pub struct FileSink {
     task_ids: Option<Dataset>,
     /// For compressed columns: the chunks, filtered on every core.
     chunks: Option<ChunkWriter>,
+    /// Whether the event columns are contiguous and allocated at creation
+    /// ([`Storage::Direct`]), so that [`FileSink::direct`] may find them.
+    preallocated: bool,
     /// `/rank_region_index`, and its `summary_statistics`, filled as rows
     /// are completed, through a buffer of `ROW_BATCH` rows.
     index: Group,
@@ -162,11 +174,11 @@ impl FileSink {
             };
             let column = |name: &str| create_event_column(&group, name, header.events, storage);
             let columns = [
-                column("start_deltas")?,
-                column("durations")?,
-                column("call_ids")?,
-                column("parent_ids")?,
-                column("thread_ids")?,
+                column(EVENT_COLUMNS[0])?,
+                column(EVENT_COLUMNS[1])?,
+                column(EVENT_COLUMNS[2])?,
+                column(EVENT_COLUMNS[3])?,
+                column(EVENT_COLUMNS[4])?,
             ];
             let task_ids = match header.with_task_ids {
                 true => Some(column("task_ids")?),
@@ -192,6 +204,7 @@ impl FileSink {
                 columns,
                 task_ids,
                 chunks,
+                preallocated: matches!(storage, Storage::Direct) && header.events > 0,
                 index,
                 stats,
                 stats_buffer: Vec::new(),
@@ -208,13 +221,29 @@ impl FileSink {
     /// datasets are allocated at creation and never filled by the library):
     /// `None` unless they are stored contiguously (uncompressed) and
     /// allocated.
-    pub fn direct(&self) -> std::result::Result<Option<FileColumns>, Error> {
+    ///
+    /// The pure-Rust layer knows where a dataset lies only once the file's
+    /// metadata is written: the file is closed and opened again to add the
+    /// rest (the index, call paths, counters), and this sink's handles are
+    /// taken again; the C layer asks `H5Dget_offset`.
+    pub fn direct(&mut self) -> std::result::Result<Option<FileColumns>, Error> {
+        if !self.preallocated {
+            return Ok(None);
+        }
         let mut offsets = Vec::new();
-        for dataset in self.columns.iter().chain(&self.task_ids) {
-            match dataset.offset() {
-                Some(offset) => offsets.push(offset),
-                None => return Ok(None),
+        let mut find = || -> Result<bool> {
+            #[cfg(not(feature = "mpio"))]
+            self.reopen()?;
+            for dataset in self.columns.iter().chain(&self.task_ids) {
+                match dataset.offset() {
+                    Some(offset) => offsets.push(offset),
+                    None => return Ok(false),
+                }
             }
+            Ok(true)
+        };
+        if !find().map_err(|e| Error::hdf5(&self.target, e))? {
+            return Ok(None);
         }
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -222,6 +251,25 @@ impl FileSink {
             .open(&self.path)
             .map_err(|e| Error::io(&self.target, e))?;
         Ok(Some(FileColumns::new(file, offsets, self.target.clone())))
+    }
+
+    /// Closes and opens the file again ([`File::reopen`]), and takes this
+    /// sink's handles again.
+    #[cfg(not(feature = "mpio"))]
+    fn reopen(&mut self) -> Result<()> {
+        self.flush_stats_raw()?;
+        self.file.reopen()?;
+        let root = self.file.root()?;
+        let events = root.group(schema::EVENTS)?;
+        for (dataset, name) in self.columns.iter_mut().zip(EVENT_COLUMNS) {
+            *dataset = events.dataset(name)?;
+        }
+        if let Some(dataset) = &mut self.task_ids {
+            *dataset = events.dataset("task_ids")?;
+        }
+        self.index = root.group(schema::INDEX)?;
+        self.stats = self.index.dataset("summary_statistics")?;
+        Ok(())
     }
 
     /// Writes the rest of the index, `row(i)` for each of its `rows` rows
@@ -312,8 +360,13 @@ impl FileSink {
     }
 
     fn flush_stats(&mut self) -> std::result::Result<(), Error> {
-        let write = || self.stats.write(self.stats_written, &self.stats_buffer);
-        write().map_err(|e| Error::hdf5(&self.target, e))?;
+        self.flush_stats_raw()
+            .map_err(|e| Error::hdf5(&self.target, e))
+    }
+
+    /// The buffered statistics, written.
+    fn flush_stats_raw(&mut self) -> Result<()> {
+        self.stats.write(self.stats_written, &self.stats_buffer)?;
         self.stats_written += self.stats_buffer.len();
         self.stats_buffer.clear();
         Ok(())

@@ -8,7 +8,7 @@ use rust_hdf5::{H5Dataset, StorageLayout};
 use super::types::{Class, Number, check_converts_to};
 use super::{H5Error, Result, Shared, context, is_chunked, is_native_i64};
 use crate::attrs::AttrValue;
-use crate::strings::decode;
+use crate::strings::{decode, encode};
 
 /// How many bytes a read may decode per byte its file holds: deflate's
 /// best ratio is about 1032:1, so a true file stays below it, while a
@@ -107,6 +107,8 @@ pub(crate) struct Dataset {
     chunk: Option<usize>,
     /// The size of the file it was read from (0 when written).
     file_size: u64,
+    /// The file.
+    shared: std::sync::Arc<Shared>,
 }
 
 impl Dataset {
@@ -126,6 +128,7 @@ impl Dataset {
             path,
             chunk,
             file_size: shared.size,
+            shared: shared.clone(),
         }
     }
 
@@ -137,6 +140,34 @@ impl Dataset {
         }
         let written = self.h5.write_slice(&[offset], &[values.len()], values);
         context(written, format_args!("write to {}", self.path))
+    }
+
+    /// Writes `values` (`len` of them) as elements `offset..offset + len`
+    /// of a dataset of variable-length strings (`name` for errors),
+    /// [`super::STRING_BATCH`] at a time.
+    pub(crate) fn write_strings_at<S: AsRef<str> + PartialEq>(
+        &self,
+        name: &str,
+        offset: usize,
+        len: usize,
+        values: impl Iterator<Item = S>,
+    ) -> Result<()> {
+        let mut values = values.peekable();
+        let mut batch: Vec<String> = Vec::with_capacity(len.min(super::STRING_BATCH));
+        let mut written = 0;
+        while values.peek().is_some() {
+            batch.clear();
+            let next = values.by_ref().take(super::STRING_BATCH);
+            batch.extend(next.map(|v| encode(v.as_ref()).into_owned()));
+            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+            let done = self.h5.write_vlen_strings_slice(offset + written, &refs);
+            context(done, format_args!("write the strings {name}"))?;
+            written += batch.len();
+        }
+        match written == len {
+            true => Ok(()),
+            false => Err(H5Error(format!("{name}: {written} strings for {len}"))),
+        }
     }
 
     /// Writes one chunk of a chunked 1-D dataset, already filtered (every
@@ -364,12 +395,18 @@ impl Dataset {
         Ok(strings.iter().map(|s| decode(s)).collect())
     }
 
-    /// The byte offset of the data in the file, for writing it directly:
-    /// never known here. `rust-hdf5` writes the file's metadata, the
-    /// datasets' addresses among it, only when the file is closed, so the
-    /// pure-Rust layer writes every column through the library (finalize's
-    /// `Streamed` path); the C layer's `H5Dget_offset` gives it at once.
+    /// The byte offset of the data in the file, for writing it directly
+    /// (a dataset allocated at creation and never filled by the library:
+    /// [`super::Layout::Preallocated`]), as the file on disk says: known
+    /// once its metadata is written ([`super::File::reopen`]). `None`
+    /// unless the dataset is contiguous, allocated, and of its full size.
     pub(crate) fn offset(&self) -> Option<u64> {
-        None
+        let expected = self.h5.total_elements() as u64 * self.h5.element_size() as u64;
+        let os = std::fs::File::open(&self.shared.path).ok()?;
+        let path: Vec<&str> = self.path.split('/').collect();
+        match crate::attrs::contiguous_data(&os, &path) {
+            Ok(Some((address, size))) if size == expected && expected > 0 => Some(address),
+            _ => None,
+        }
     }
 }
