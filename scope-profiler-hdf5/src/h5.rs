@@ -19,6 +19,7 @@ use std::path::Path;
 use std::ptr;
 use std::sync::OnceLock;
 
+pub(super) use crate::schema::Layout;
 use crate::strings::{decode, encode};
 
 use hdf5_sys::h5::{
@@ -594,28 +595,6 @@ impl File {
             flushed.and(closed).map(drop)
         })
     }
-}
-
-/// How a dataset's elements are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Layout {
-    /// One contiguous block, allocated when first written.
-    Contiguous,
-    /// One contiguous block allocated at creation and never filled by the
-    /// library, so that its bytes may be written directly.
-    Preallocated,
-    /// Chunks of `chunk` elements, unfiltered.
-    Chunked {
-        /// Elements per chunk.
-        chunk: usize,
-    },
-    /// Chunks of `chunk` elements, filtered by shuffle then deflate(`level`).
-    Deflate {
-        /// Elements per chunk.
-        chunk: usize,
-        /// The deflate level, 0-9.
-        level: u8,
-    },
 }
 
 impl Group {

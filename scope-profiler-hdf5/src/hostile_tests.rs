@@ -12,7 +12,7 @@ use rust_hdf5::format::messages::datatype::{CompoundMember, DatatypeMessage};
 
 use crate::h5::{File, Group, H5Type, Layout};
 use crate::options::Compression;
-use crate::profile::{Profile, RegionRow};
+use crate::profile::Profile;
 
 /// A directory of its own for test `name`.
 fn dir(name: &str) -> PathBuf {
@@ -23,21 +23,8 @@ fn dir(name: &str) -> PathBuf {
 
 /// Two regions of three calls each, nested by parent ids.
 fn profile() -> Profile {
-    let mut p = Profile::default();
-    p.region_names = vec!["a".into(), "b".into()];
-    for (region, offset) in [(0u32, 0u64), (1, 3)] {
-        let mut row = RegionRow::default();
-        row.region_id = region;
-        row.event_offset = offset;
-        row.event_count = 3;
-        p.rows.push(row);
-    }
-    p.events.start_ns = vec![10, 20, 30, 11, 21, 31];
-    p.events.durations = vec![5, 5, 5, 1, 1, 1];
-    p.events.call_ids = (0..6).collect();
-    p.events.parent_ids = vec![-1, -1, -1, 0, 1, 2];
-    p.events.thread_ids = vec![0; 6];
-    p.threads.push(crate::profile::ThreadInfo::default());
+    let mut p = crate::test_support::small_profile();
+    p.region_names[1] = "b".into();
     p
 }
 

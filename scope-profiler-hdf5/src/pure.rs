@@ -33,6 +33,7 @@ mod h5py_tests;
 mod tests;
 mod types;
 
+pub(super) use crate::schema::Layout;
 pub(super) use dataset::{Dataset, H5Type};
 pub(super) use types::{Class, Number};
 
@@ -173,29 +174,6 @@ impl File {
             None => Err(H5Error("the file was closed twice".into())),
         }
     }
-}
-
-/// How a dataset's elements are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Layout {
-    /// One contiguous block.
-    Contiguous,
-    /// One contiguous block allocated at creation and never filled by the
-    /// library (the C layer writes such columns directly; here they are
-    /// written through the library as contiguous ones).
-    Preallocated,
-    /// Chunks of `chunk` elements, unfiltered.
-    Chunked {
-        /// Elements per chunk.
-        chunk: usize,
-    },
-    /// Chunks of `chunk` elements, filtered by shuffle then deflate(`level`).
-    Deflate {
-        /// Elements per chunk.
-        chunk: usize,
-        /// The deflate level, 0-9.
-        level: u8,
-    },
 }
 
 /// A group of an open file.

@@ -57,6 +57,28 @@ pub(super) const EMPTY_JSON_LIST: &str = "[]";
 /// Largest chunk of a compressed column, in elements (512 KiB of int64).
 pub(super) const MAX_CHUNK: usize = 65_536;
 
+/// How a dataset's elements are stored (either HDF5 layer creates it so).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// One contiguous block.
+    Contiguous,
+    /// One contiguous block allocated at creation and never filled by the
+    /// library, so that its bytes may be written directly.
+    Preallocated,
+    /// Chunks of `chunk` elements, unfiltered.
+    Chunked {
+        /// Elements per chunk.
+        chunk: usize,
+    },
+    /// Chunks of `chunk` elements, filtered by shuffle then deflate(`level`).
+    Deflate {
+        /// Elements per chunk.
+        chunk: usize,
+        /// The deflate level, 0-9.
+        level: u8,
+    },
+}
+
 /// One element of `rank_region_index/summary_statistics`, field for field the
 /// numpy dtype `_SUMMARY_DTYPE` of the Python writer (names and order matter).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

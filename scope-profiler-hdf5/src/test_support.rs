@@ -54,3 +54,24 @@ pub(crate) fn h5py() -> Option<PathBuf> {
         }
     }
 }
+
+/// Two regions of three calls each, nested by parent ids, one of them named
+/// with a NUL: a small profile of ours for tests that write a file.
+pub(crate) fn small_profile() -> crate::profile::Profile {
+    let mut p = crate::profile::Profile::default();
+    p.region_names = vec!["a".into(), "b\u{0}c".into()];
+    for (region, offset) in [(0u32, 0u64), (1, 3)] {
+        let mut row = crate::profile::RegionRow::default();
+        row.region_id = region;
+        row.event_offset = offset;
+        row.event_count = 3;
+        p.rows.push(row);
+    }
+    p.events.start_ns = vec![10, 20, 30, 11, 21, 31];
+    p.events.durations = vec![5, 5, 5, 1, 1, 1];
+    p.events.call_ids = (0..6).collect();
+    p.events.parent_ids = vec![-1, -1, -1, 0, 1, 2];
+    p.events.thread_ids = vec![0; 6];
+    p.threads.push(crate::profile::ThreadInfo::default());
+    p
+}

@@ -165,21 +165,7 @@ fn every_dataset_reads_as_h5py_reads_it() {
     let dir = std::env::temp_dir().join(format!("sp-h5py-datasets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ours = dir.join("ours.h5");
-    let mut profile = crate::profile::Profile::default();
-    profile.region_names = vec!["a".into(), "b\u{0}c".into()];
-    for (region, offset) in [(0u32, 0u64), (1, 3)] {
-        let mut row = crate::profile::RegionRow::default();
-        row.region_id = region;
-        row.event_offset = offset;
-        row.event_count = 3;
-        profile.rows.push(row);
-    }
-    profile.events.start_ns = vec![10, 20, 30, 11, 21, 31];
-    profile.events.durations = vec![5, 5, 5, 1, 1, 1];
-    profile.events.call_ids = (0..6).collect();
-    profile.events.parent_ids = vec![-1, -1, -1, 0, 1, 2];
-    profile.events.thread_ids = vec![0; 6];
-    profile.threads.push(crate::profile::ThreadInfo::default());
+    let profile = crate::test_support::small_profile();
     crate::write_profile(&profile, &ours, crate::options::Compression::Gzip(4)).unwrap();
     files.push(ours);
     let mut datasets = 0;
