@@ -79,6 +79,7 @@ def main(path):
             ["export", "speedscope", path, "-o", f"{tmp}/speedscope"],
             ["export", "chrome-trace", path, "-o", f"{tmp}/chrome"],
             ["export", "prof", path, "-o", f"{tmp}/prof"],
+            ["diff", path, path],
         ):
             done = subprocess.run(
                 [sys.executable, "-m", "scope_profiler", *command],
