@@ -8,7 +8,8 @@
 #     directory of their own;
 #  3. link only the C runtime's libraries: `ldd` of `scope-prof` and of the
 #     `regions` example names nothing else;
-#  4. and that example writes a file the CLI reads back.
+#  4. `cargo install --path scope-profiler-cli` works so;
+#  5. and that example writes a file the CLI reads back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "check-no-c: FAILED: $*" >&2; exit 1; }
@@ -39,6 +40,13 @@ for binary in "$target/release/scope-prof" "$target/release/examples/regions"; d
     [ -z "$others" ] || fail "$binary links libraries beyond the C runtime: $others"
     echo "check-no-c: $(basename "$binary") links only: $(tr '\n' ' ' <<<"$libs")"
 done
+
+# `cargo install` of the CLI, as a user runs it, with nothing to find a C
+# library by (the build above is reused: same target directory and profile).
+HDF5_DIR="$empty" PKG_CONFIG_PATH="$empty" LD_LIBRARY_PATH="$empty" \
+    cargo install -q --path scope-profiler-cli --root "$empty/root" --target-dir "$target"
+"$empty/root/bin/scope-prof" --version >/dev/null || fail "the installed scope-prof does not run"
+echo "check-no-c: cargo install --path scope-profiler-cli: $empty/root/bin/scope-prof runs"
 
 out="$empty/regions.h5"
 LD_LIBRARY_PATH="$empty" "$target/release/examples/regions" "$out" >/dev/null 2>&1 ||
