@@ -4,8 +4,8 @@
 #  1. have no -sys crate, no `cc`, `cmake` or `bindgen` build step, no
 #     libz-sys and no HDF5 C binding in `cargo tree -e normal,build`;
 #  2. build with HDF5_DIR, PKG_CONFIG_PATH and LD_LIBRARY_PATH pointed at an
-#     empty directory (nothing to find a C library with), in a target
-#     directory of their own;
+#     empty directory (nothing to find a C library with; no crate of these
+#     trees reads them, so the workspace's target directory is shared);
 #  3. link only the C runtime's libraries: `ldd` of `scope-prof` and of the
 #     `regions` example names nothing else;
 #  4. `cargo install --path scope-profiler-cli` works so;
@@ -24,7 +24,7 @@ done
 
 empty=$(mktemp -d)
 trap 'rm -rf "$empty"' EXIT
-target="${CARGO_TARGET_DIR:-$PWD/target}/no-c"
+target="${CARGO_TARGET_DIR:-$PWD/target}"
 build() {
     HDF5_DIR="$empty" PKG_CONFIG_PATH="$empty" LD_LIBRARY_PATH="$empty" CARGO_TARGET_DIR="$target" \
         cargo build -q --release "$@"
