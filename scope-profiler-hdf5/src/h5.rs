@@ -14,7 +14,7 @@
 
 use std::cell::Cell;
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
-use std::fmt::{self, Display};
+use std::fmt::Display;
 use std::path::Path;
 use std::ptr;
 use std::sync::OnceLock;
@@ -68,24 +68,7 @@ use hdf5_sys::h5t::{
 };
 use hdf5_sys::h5z::{H5Z_FILTER_DEFLATE, H5Z_FILTER_SHUFFLE};
 
-/// A failed HDF5 operation: what was being done, and the library's reason.
-#[derive(Debug)]
-pub(super) struct H5Error(String);
-
-impl Display for H5Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<String> for H5Error {
-    fn from(message: String) -> Self {
-        H5Error(message)
-    }
-}
-
-/// The result of an HDF5 operation.
-pub(super) type Result<T> = std::result::Result<T, H5Error>;
+pub(super) use crate::h5error::{H5Error, Result};
 
 /// Whether the library was initialized (`H5open` succeeded), once per process.
 static OPENED: OnceLock<bool> = OnceLock::new();

@@ -52,6 +52,7 @@ pub mod limits;
 // offer one interface.
 #[cfg(feature = "mpio")]
 mod h5;
+mod h5error;
 #[cfg(not(feature = "mpio"))]
 mod pure;
 #[cfg(not(feature = "mpio"))]

@@ -16,12 +16,12 @@
 //! allocate terabytes.
 
 use std::collections::BTreeSet;
-use std::fmt::{self, Display};
+use std::fmt::Display;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use rust_hdf5::format::messages::datatype::{ByteOrder, DatatypeMessage};
-use rust_hdf5::{FillTime, H5File, H5Group, StorageLayout};
+use rust_hdf5::{FillTime, H5File, H5Group};
 
 use crate::attrs::{self, Attr, AttrValue};
 use crate::strings::{decode, encode};
@@ -37,24 +37,7 @@ pub(super) use crate::schema::Layout;
 pub(super) use dataset::{Dataset, H5Type};
 pub(super) use types::{Class, Number};
 
-/// A failed HDF5 operation: what was being done, and the reason.
-#[derive(Debug)]
-pub(super) struct H5Error(String);
-
-impl Display for H5Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<String> for H5Error {
-    fn from(message: String) -> Self {
-        H5Error(message)
-    }
-}
-
-/// The result of an HDF5 operation.
-pub(super) type Result<T> = std::result::Result<T, H5Error>;
+pub(super) use crate::h5error::{H5Error, Result};
 
 /// `result`'s error as an [`H5Error`] saying what was being done.
 fn context<T>(result: rust_hdf5::Result<T>, what: impl Display) -> Result<T> {
@@ -488,12 +471,7 @@ impl Attribute {
 
     /// The value of a scalar integer attribute, as int64.
     pub(super) fn read_i64(&self) -> Result<i64> {
-        match &self.0 {
-            AttrValue::Int(v) => Ok(*v),
-            AttrValue::UInt(v) => i64::try_from(*v)
-                .map_err(|_| H5Error(format!("the attribute's value {v} overflows int64"))),
-            other => Err(other.mismatch("integer")),
-        }
+        self.read_scalar()
     }
 
     /// The value of a scalar numeric attribute, converted to `T` (a
@@ -547,9 +525,4 @@ fn is_native_i64(dtype: &DatatypeMessage) -> bool {
             ..
         }
     )
-}
-
-/// Whether `layout` is chunked.
-fn is_chunked(layout: StorageLayout) -> bool {
-    layout == StorageLayout::Chunked
 }

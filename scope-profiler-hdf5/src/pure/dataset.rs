@@ -6,7 +6,7 @@ use rust_hdf5::format::messages::datatype::DatatypeMessage;
 use rust_hdf5::{H5Dataset, StorageLayout};
 
 use super::types::{Class, Number, check_converts_to};
-use super::{H5Error, Result, Shared, context, is_chunked, is_native_i64};
+use super::{H5Error, Result, Shared, context, is_native_i64};
 use crate::attrs::AttrValue;
 use crate::strings::{decode, encode};
 
@@ -208,7 +208,11 @@ impl Dataset {
         };
         let element = (self.h5.element_size()).max(memory_size) as u64;
         let layout = context(self.h5.storage_layout(), "read a dataset's layout")?;
-        let expansion = if is_chunked(layout) { MAX_EXPANSION } else { 1 };
+        let expansion = if layout == StorageLayout::Chunked {
+            MAX_EXPANSION
+        } else {
+            1
+        };
         let bound = self
             .file_size
             .saturating_mul(expansion)
