@@ -684,7 +684,7 @@ fn run_at(detail: MetadataDetail, file: &Path) -> sp::Profile {
             .metadata("cells", 4096),
     )
     .expect("setup");
-    sp::region_at("abs/region", "/opt/elsewhere/src/abs.rs", 3).run(|| ());
+    sp::Region::at("abs/region", "/opt/elsewhere/src/abs.rs", 3).run(|| ());
     run.finalize().expect("finalize");
     sp::read_profile(file).expect("read back")
 }

@@ -320,7 +320,8 @@ pub struct ReadmeDoctests;
 /// assert!(too_much.try_reserve(4 << 30).is_err());
 /// ```
 pub fn limit_address_space(bytes: u64) -> Result<(), String> {
-    scope_profiler::limit_address_space(bytes).map_err(|e| format!("RLIMIT_AS: {e}"))?;
+    scope_profiler::ProfileReader::limit_address_space(bytes)
+        .map_err(|e| format!("RLIMIT_AS: {e}"))?;
     // The path meant: an allocation past the limit fails.
     let mut past: Vec<u8> = Vec::new();
     if past.try_reserve(bytes as usize).is_ok() {

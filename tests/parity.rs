@@ -184,8 +184,8 @@ fn opt_in_and_region_tag_filters_decide_per_session() {
     sp::register_opt_in_tag("parity-optin");
     let run = |options: Options| {
         sp::setup(options.in_memory().verbose(false)).unwrap();
-        sp::tagged_region("p.optin", &["parity-optin"]).run(|| ());
-        sp::tagged_region("p.io", &["parity-io"]).run(|| ());
+        sp::Region::tagged("p.optin", &["parity-optin"]).run(|| ());
+        sp::Region::tagged("p.io", &["parity-io"]).run(|| ());
         sp::region("p.plain").run(|| ());
         let results = sp::finalize().unwrap();
         let mut names = results.profile().unwrap().region_names.clone();
@@ -209,7 +209,7 @@ fn opt_in_and_region_tag_filters_decide_per_session() {
     );
     // A handle of a region that is off records nothing and is not current.
     sp::setup(Options::new().in_memory().verbose(false)).unwrap();
-    let off = sp::tagged_region("p.optin", &["parity-optin"]);
+    let off = sp::Region::tagged("p.optin", &["parity-optin"]);
     assert!(!off.enter().is_recording());
     assert!(sp::get_region("p.optin").is_none());
     sp::finalize().unwrap();
@@ -373,8 +373,8 @@ fn child_with_enable_tags_env() {
     sp::register_opt_in_tag("parity-env");
     sp::register_opt_in_tag("parity-env-off");
     sp::setup(Options::new().in_memory().verbose(false)).unwrap();
-    sp::tagged_region("env.on", &["parity-env"]).run(|| ());
-    sp::tagged_region("env.off", &["parity-env-off"]).run(|| ());
+    sp::Region::tagged("env.on", &["parity-env"]).run(|| ());
+    sp::Region::tagged("env.off", &["parity-env-off"]).run(|| ());
     let results = sp::finalize().unwrap();
     assert_eq!(results.profile().unwrap().region_names, ["env.on"]);
 }

@@ -490,13 +490,13 @@ fn setup_and_finalize_to_refuse_unusable_paths_naming_them() {
     }
 
     // finalize_to checks the same way, and the session survives each refusal.
-    sp::setup(to_file(&dir.join("good.h5"))).unwrap();
+    let run = sp::setup(to_file(&dir.join("good.h5"))).unwrap();
     sp::region("kept").run(|| ());
     for (path, what) in cases.iter().map(|(p, w)| (p.clone(), *w)).chain([
         (dir.clone(), "a directory"),
         (dir.join("no/such/x.h5"), "a missing directory"),
     ]) {
-        let err = sp::finalize_to(&path).expect_err(what);
+        let err = run.finalize_to(&path).expect_err(what);
         let text = err.to_string();
         assert!(text.contains(&path.display().to_string()), "{what}: {text}");
         sp::region("kept").run(|| ());
@@ -520,7 +520,9 @@ fn a_path_ending_in_a_slash_is_refused_at_setup() {
     let dir = temp_dir("trailing-slash");
     let path = PathBuf::from(format!("{}/x.h5/", dir.display()));
     let outcome = sp::setup(to_file(&path));
-    let _ = sp::finalize_to(dir.join("rescued.h5"));
+    if let Ok(run) = &outcome {
+        let _ = run.finalize_to(dir.join("rescued.h5"));
+    }
     let err = outcome.expect_err("a path ending in '/' names no file");
     assert!(matches!(err, Error::InvalidPath { .. }), "{err:?}");
     assert!(

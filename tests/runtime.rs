@@ -668,7 +668,7 @@ fn compressed_columns_read_back_exactly_through_the_stock_filters() {
 }
 
 /// The public API for instrumentation built on the runtime (the `tracing`
-/// layer): `region_at` sets the source location, `is_current` tells a cache
+/// layer): `Region::at` sets the source location, `is_current` tells a cache
 /// when to re-resolve, `start_async` records one call on a task lane that
 /// may end on another thread, and a handle of an earlier session records
 /// nothing.
@@ -676,13 +676,13 @@ fn compressed_columns_read_back_exactly_through_the_stock_filters() {
 fn region_at_is_current_and_async_calls() {
     let _s = serial();
     assert!(!sp::is_active());
-    let stale = sp::region_at("ext::span", "src/ext.rs", 7);
+    let stale = sp::Region::at("ext::span", "src/ext.rs", 7);
     assert!(!stale.is_current());
     assert!(!stale.start_async().is_recording());
 
     let run = sp::setup(in_memory()).unwrap();
     assert!(sp::is_active());
-    let r = sp::region_at("ext::span", "src/ext.rs", 7);
+    let r = sp::Region::at("ext::span", "src/ext.rs", 7);
     assert!(r.is_current() && !stale.is_current());
     let mut call = r.start_async();
     call.poll_begin();
@@ -793,9 +793,9 @@ fn a_json_file_name_at_finalize_to_writes_the_json_profile() {
     let _s = integration_tests::serial();
     let dir = integration_tests::temp_dir("json-name");
     let json = dir.join("Run.JSON");
-    sp::setup(Options::new().file_path(dir.join("run.h5")).verbose(false)).unwrap();
+    let run = sp::setup(Options::new().file_path(dir.join("run.h5")).verbose(false)).unwrap();
     sp::region("step").run(|| ());
-    let results = sp::finalize_to(&json).unwrap();
+    let results = run.finalize_to(&json).unwrap();
     assert!(matches!(results.write_path(), sp::WritePath::Json { .. }));
     let text = std::fs::read_to_string(&json).unwrap();
     assert!(
@@ -822,7 +822,7 @@ fn a_json_profile_reads_back_as_the_hdf5_file_does() {
         dir.join("run.json"),
         dir.join("run.json.gz"),
     );
-    sp::setup(
+    let run = sp::setup(
         Options::new()
             .file_path(&h5)
             .verbose(false)
@@ -841,10 +841,10 @@ fn a_json_profile_reads_back_as_the_hdf5_file_does() {
         .unwrap();
     for t in 0..5i64 {
         let _m = sp::call_metadata([("t", sp::Value::from(t))]);
-        sp::tagged_region("outer", &["io"]).run(|| sp::region("inner").run(|| ()));
+        sp::Region::tagged("outer", &["io"]).run(|| sp::region("inner").run(|| ()));
     }
     sp::checkpoint().unwrap();
-    let results = sp::finalize_to(&json).unwrap();
+    let results = run.finalize_to(&json).unwrap();
     assert_eq!(results.file_path(), Some(json.as_path()));
     assert_eq!(results.statistics_of("inner").unwrap().num_calls(), 5);
     let from_h5 = sp::read_profile(&h5).unwrap();

@@ -158,7 +158,7 @@ pub struct RegionRow {
     /// Exact statistics of the row's durations.
     pub stats: SummaryStatistics,
     /// The region's tags (the file's `tags`), see
-    /// `tagged_region`.
+    /// `Region::tagged`.
     pub tags: Vec<String>,
     /// The region's source text (the file's `source_texts`), "" when not
     /// captured; see [`Options::capture_region_source`](crate::options::Options::capture_region_source).

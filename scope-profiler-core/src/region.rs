@@ -65,10 +65,73 @@ impl Region {
         }
     }
 
-    /// The region's tags (see `tagged_region`).
+    /// The region `name` carrying `tags`, stored in the file's `tags` column
+    /// of its rows (a JSON list, as the Python package writes it). Identity is
+    /// by name, as for `region`: the first definition that gives tags (this,
+    /// or `#[profile(tags = [...])]`) sets them; a later different set is
+    /// reported once on stderr and ignored.
+    ///
+    /// A region carrying a tag registered with `register_opt_in_tag` records
+    /// only in sessions that enable it (`Options::enable_tags`); with
+    /// `Options::region_tags` set, only regions carrying one of those record.
+    /// A region that does not record costs what a region with no session
+    /// costs. With the `enabled` feature off, the handle is inert.
     ///
     /// ```
-    /// let r = scope_profiler::tagged_region("io.read", &["io"]);
+    /// use scope_profiler::{self as sp, Options, Region};
+    /// sp::register_opt_in_tag("mylib");
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// Region::tagged("io.read", &["io"]).run(|| ());
+    /// Region::tagged("mylib.solve", &["mylib"]).run(|| ()); // opt-in, off
+    /// let profile = sp::finalize()?.profile().unwrap().clone();
+    /// assert_eq!(profile.region_names, ["io.read"]);
+    /// assert_eq!(profile.rows[0].tags, ["io"]);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn tagged(name: &str, tags: &[&str]) -> Region {
+        #[cfg(not(feature = "enabled"))]
+        {
+            let _ = (name, tags);
+            Region::inert()
+        }
+        #[cfg(feature = "enabled")]
+        tagged_region(name, tags)
+    }
+
+    /// Like `region`, with `file:line` as the region's source location when
+    /// it is first defined, instead of the caller's: for regions named at run
+    /// time from another instrumentation's metadata (a `tracing` span's
+    /// callsite). Resolve it once per place and keep the handle (re-resolving
+    /// when [`Region::is_current`] turns false): this looks the name up.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options, Region};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false))?;
+    /// let r = Region::at("app::db::query", "src/db.rs", 42);
+    /// r.run(|| ());
+    /// let results = run.finalize()?;
+    /// let profile = results.profile().unwrap();
+    /// assert_eq!(profile.region_names, ["app::db::query"]);
+    /// assert_eq!(profile.rows[0].source_line, 42);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    #[inline]
+    pub fn at(name: &str, file: &'static str, line: u32) -> Region {
+        #[cfg(not(feature = "enabled"))]
+        {
+            let _ = (name, file, line);
+            Region::inert()
+        }
+        #[cfg(feature = "enabled")]
+        region_at(name, file, line)
+    }
+
+    /// The region's tags (see [`Region::tagged`]).
+    ///
+    /// ```
+    /// let r = scope_profiler::Region::tagged("io.read", &["io"]);
     /// assert_eq!(r.tags(), ["io"]);
     /// ```
     pub fn tags(&self) -> &'static [&'static str] {
@@ -435,7 +498,7 @@ fn register(
 /// The region named `name` in the active session, created on first use,
 /// with `file:line` as its source location when it is first defined.
 #[cfg_attr(not(feature = "enabled"), allow(dead_code))]
-pub fn region_at(name: &str, file: &'static str, line: u32) -> Region {
+fn region_at(name: &str, file: &'static str, line: u32) -> Region {
     let entry = registry::intern(name);
     let generation = active::active_generation();
     if generation == 0 {
@@ -519,7 +582,7 @@ pub fn recorded_regions() -> Vec<String> {
 /// reported once on stderr and ignored).
 #[track_caller]
 #[cfg_attr(not(feature = "enabled"), allow(dead_code))]
-pub fn tagged_region(name: &str, tags: &[&str]) -> Region {
+fn tagged_region(name: &str, tags: &[&str]) -> Region {
     let entry = registry::intern(name);
     if !tags.is_empty() && entry.tags() != tags {
         define_tags(entry, tags);

@@ -292,9 +292,9 @@ fn resolve(meta: &'static Metadata<'static>, plain: bool) -> Region {
     let file = meta.file().unwrap_or("");
     let line = meta.line().unwrap_or(0);
     if plain {
-        sp::region_at(name, file, line)
+        sp::Region::at(name, file, line)
     } else {
-        sp::region_at(&format!("{}::{name}", meta.target()), file, line)
+        sp::Region::at(&format!("{}::{name}", meta.target()), file, line)
     }
 }
 

@@ -299,10 +299,13 @@ fn main() -> ExitCode {
     if command == "spill" {
         options = options.memory_limit(SPILL_LIMIT);
     }
-    if let Err(e) = sp::setup(options) {
-        eprintln!("rank {rank}: setup: {e}");
-        return ExitCode::FAILURE;
-    }
+    let run = match sp::setup(options) {
+        Ok(run) => run,
+        Err(e) => {
+            eprintln!("rank {rank}: setup: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     if command == "spill" {
         for _ in 0..SPILL_CALLS {
             sp::region("bulk").run(|| ());
@@ -389,9 +392,9 @@ fn main() -> ExitCode {
             let done = if command == "fail" {
                 sp::finalize()
             } else if rank == bad {
-                sp::finalize_to("/nonexistent-scope-profiler-dir/x.h5")
+                run.finalize_to("/nonexistent-scope-profiler-dir/x.h5")
             } else {
-                sp::finalize_to(&path)
+                run.finalize_to(&path)
             };
             let message = match done {
                 Ok(_) => {

@@ -96,7 +96,7 @@ pub use profile::{
     AggregateRow, CallPath, DroppedCalls, Events, Profile, RecordingHealth, RegionCounters,
     RegionRow, RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
-pub use reader::{EventChunk, EventChunks, ProfileReader, limit_address_space, read_profile};
+pub use reader::{EventChunk, EventChunks, ProfileReader, read_profile};
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
 pub use session::{Run, Sampler, SessionGuard, Step};
@@ -232,26 +232,6 @@ pub fn setup_from_env() -> Result<Run, Error> {
 /// ```
 pub fn finalize() -> Result<Results, Error> {
     session::finalize_generation(None, None)
-}
-
-/// Like [`finalize`], but writes the file to `path` instead of the path
-/// given at `setup` (also for an in-memory session). The path is checked
-/// first; if it cannot be used, or the write fails, the session stays active
-/// with everything it recorded, so another path can be tried.
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// let dir = std::env::temp_dir().join(format!("sp-doc-fin-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir).unwrap();
-/// sp::setup(Options::new().file_path("/no/such/dir/run.h5").in_memory().verbose(false))?;
-/// sp::region("a").run(|| ());
-/// assert!(sp::finalize_to("/no/such/dir/run.h5").is_err()); // still active
-/// let results = sp::finalize_to(dir.join("run.h5"))?;
-/// assert_eq!(sp::read_profile(results.file_path().unwrap())?.events.len(), 1);
-/// # Ok::<(), sp::Error>(())
-/// ```
-pub fn finalize_to(path: impl AsRef<std::path::Path>) -> Result<Results, Error> {
-    session::finalize_generation(None, Some(path.as_ref()))
 }
 
 /// Writes everything recorded so far and keeps recording (the C API's
@@ -396,42 +376,7 @@ pub fn region(name: &str) -> Region {
     region::region(name)
 }
 
-/// The region `name` carrying `tags`, stored in the file's `tags` column
-/// of its rows (a JSON list, as the Python package writes it). Identity is
-/// by name, as for [`region`]: the first definition that gives tags (this,
-/// or `#[profile(tags = [...])]`) sets them; a later different set is
-/// reported once on stderr and ignored.
-///
-/// A region carrying a tag registered with [`register_opt_in_tag`] records
-/// only in sessions that enable it ([`Options::enable_tags`]); with
-/// [`Options::region_tags`] set, only regions carrying one of those record.
-/// A region that does not record costs what a region with no session
-/// costs.
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// sp::register_opt_in_tag("mylib");
-/// sp::setup(Options::new().in_memory().verbose(false))?;
-/// sp::tagged_region("io.read", &["io"]).run(|| ());
-/// sp::tagged_region("mylib.solve", &["mylib"]).run(|| ()); // opt-in, off
-/// let profile = sp::finalize()?.profile().unwrap().clone();
-/// assert_eq!(profile.region_names, ["io.read"]);
-/// assert_eq!(profile.rows[0].tags, ["io"]);
-/// # Ok::<(), sp::Error>(())
-/// ```
-#[track_caller]
-#[inline]
-pub fn tagged_region(name: &str, tags: &[&str]) -> Region {
-    #[cfg(not(feature = "enabled"))]
-    {
-        let _ = (name, tags);
-        Region::inert()
-    }
-    #[cfg(feature = "enabled")]
-    region::tagged_region(name, tags)
-}
-
-/// Marks `tag` as opt-in: regions carrying it (see [`tagged_region`] and
+/// Marks `tag` as opt-in: regions carrying it (see [`Region::tagged`] and
 /// `#[profile(tags = [...])]`) record only in sessions that enable it, with
 /// [`Options::enable_tags`] (`"*"` for all), [`Options::region_tags`], or
 /// the environment variable `SCOPE_PROFILER_ENABLE_TAGS=tag1,tag2`. Meant
@@ -446,41 +391,13 @@ pub fn tagged_region(name: &str, tags: &[&str]) -> Region {
 /// use scope_profiler::{self as sp, Options};
 /// sp::register_opt_in_tag("solver-internals");
 /// sp::setup(Options::new().in_memory().verbose(false).enable_tags(["solver-internals"]))?;
-/// sp::tagged_region("factorize", &["solver-internals"]).run(|| ());
+/// sp::Region::tagged("factorize", &["solver-internals"]).run(|| ());
 /// assert_eq!(sp::get_region("factorize").unwrap().num_calls(), 1);
 /// sp::finalize()?;
 /// # Ok::<(), sp::Error>(())
 /// ```
 pub fn register_opt_in_tag(tag: &str) {
     registry::register_opt_in_tag(tag)
-}
-
-/// Like [`region`], with `file:line` as the region's source location when
-/// it is first defined, instead of the caller's: for regions named at run
-/// time from another instrumentation's metadata (a `tracing` span's
-/// callsite). Resolve it once per place and keep the handle (re-resolving
-/// when [`Region::is_current`] turns false): this looks the name up.
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// let run = sp::setup(Options::new().in_memory().verbose(false))?;
-/// let r = sp::region_at("app::db::query", "src/db.rs", 42);
-/// r.run(|| ());
-/// let results = run.finalize()?;
-/// let profile = results.profile().unwrap();
-/// assert_eq!(profile.region_names, ["app::db::query"]);
-/// assert_eq!(profile.rows[0].source_line, 42);
-/// # Ok::<(), sp::Error>(())
-/// ```
-#[inline]
-pub fn region_at(name: &str, file: &'static str, line: u32) -> Region {
-    #[cfg(not(feature = "enabled"))]
-    {
-        let _ = (name, file, line);
-        Region::inert()
-    }
-    #[cfg(feature = "enabled")]
-    region::region_at(name, file, line)
 }
 
 /// Whether a profiling session is active now: one relaxed load. Lets

@@ -14,31 +14,6 @@ use crate::profile::{
 };
 use crate::value::Value;
 
-/// Caps this process's address space at `bytes` (Linux: `RLIMIT_AS`, never
-/// above the hard limit), for a process that reads profiles it does not
-/// trust. [`ProfileReader`] checks every size it reads before allocating;
-/// the cap is a second guard, for an allocation no check bounded (and, in
-/// a build with the feature `mpi`, whose reader is the HDF5 C library,
-/// which allocates on the word of a file's metadata: 2-3 GB for a few
-/// flipped bits, an error under the cap): a Rust allocation past it aborts
-/// instead of taking the machine's memory. The limit is the whole process's: set
-/// it in a process that only reads (`scope-prof` reads in a child process
-/// under 4 GiB plus 64 times the size of the files it opens).
-///
-/// # Errors
-/// The OS's error; `ErrorKind::Unsupported` where the process's address
-/// space cannot be limited (every OS but Linux, and portable builds).
-///
-/// ```no_run
-/// // In a process that reads files people sent: at most 8 GiB.
-/// scope_profiler::limit_address_space(8 << 30)?;
-/// let reader = scope_profiler::ProfileReader::open("mailed.h5");
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn limit_address_space(bytes: u64) -> std::io::Result<()> {
-    platform::limit_address_space(bytes)
-}
-
 /// A run of consecutive events of one row, starts decoded to absolute ns.
 ///
 /// ```no_run
@@ -248,6 +223,31 @@ pub fn read_profile(path: impl AsRef<Path>) -> Result<Profile, Error> {
 }
 
 impl ProfileReader {
+    /// Caps this process's address space at `bytes` (Linux: `RLIMIT_AS`, never
+    /// above the hard limit), for a process that reads profiles it does not
+    /// trust. [`ProfileReader`] checks every size it reads before allocating;
+    /// the cap is a second guard, for an allocation no check bounded (and, in
+    /// a build with the feature `mpi`, whose reader is the HDF5 C library,
+    /// which allocates on the word of a file's metadata: 2-3 GB for a few
+    /// flipped bits, an error under the cap): a Rust allocation past it aborts
+    /// instead of taking the machine's memory. The limit is the whole process's: set
+    /// it in a process that only reads (`scope-prof` reads in a child process
+    /// under 4 GiB plus 64 times the size of the files it opens).
+    ///
+    /// # Errors
+    /// The OS's error; `ErrorKind::Unsupported` where the process's address
+    /// space cannot be limited (every OS but Linux, and portable builds).
+    ///
+    /// ```no_run
+    /// // In a process that reads files people sent: at most 8 GiB.
+    /// scope_profiler::ProfileReader::limit_address_space(8 << 30)?;
+    /// let reader = scope_profiler::ProfileReader::open("mailed.h5");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn limit_address_space(bytes: u64) -> std::io::Result<()> {
+        platform::limit_address_space(bytes)
+    }
+
     /// Opens `path` and reads its index (an HDF5 file's events stay in the
     /// file). The format is told by the file's first bytes.
     ///

@@ -182,6 +182,28 @@ impl Run {
     pub fn finalize(self) -> Result<Results, Error> {
         finalize_generation(Some(self.generation), None)
     }
+
+    /// Like [`Run::finalize`], but writes the file to `path` instead of the
+    /// path given at `setup` (also for an in-memory session). The path is
+    /// checked first; if it cannot be used, or the write fails, the session
+    /// stays active with everything it recorded, so another path can be
+    /// tried with the same handle.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let dir = std::env::temp_dir().join(format!("sp-doc-fin-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let run = sp::setup(Options::new().file_path("/no/such/dir/run.h5").in_memory().verbose(false))?;
+    /// sp::region("a").run(|| ());
+    /// assert!(run.finalize_to("/no/such/dir/run.h5").is_err()); // still active
+    /// let results = run.finalize_to(dir.join("run.h5"))?;
+    /// assert_eq!(sp::read_profile(results.file_path().unwrap())?.events.len(), 1);
+    /// assert!(!run.is_active());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn finalize_to(&self, path: impl AsRef<Path>) -> Result<Results, Error> {
+        finalize_generation(Some(self.generation), Some(path.as_ref()))
+    }
 }
 
 /// Starts a profiling session.
@@ -303,7 +325,7 @@ fn check_setup(options: &Options) -> Result<(), Error> {
 }
 
 /// An MPI session's collective writers write HDF5 only: a `.json` path
-/// (at `setup` or `finalize_to`) is refused on every rank.
+/// (at `setup` or `Run::finalize_to`) is refused on every rank.
 #[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
 fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
     #[cfg(feature = "mpi")]

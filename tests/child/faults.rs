@@ -37,7 +37,7 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
     std::fs::create_dir_all(&sub).map_err(|e| format!("mkdir: {e}"))?;
     let path = sub.join("out.h5");
     let rescued = dir.join("rescued.h5");
-    sp::setup(
+    let run = sp::setup(
         Options::new()
             .file_path(&path)
             .verbose(false)
@@ -66,7 +66,9 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
             "finalize into a removed directory succeeded".into()
         })?;
     }
-    let results = sp::finalize_to(&rescued).map_err(|e| format!("finalize_to: {e}"))?;
+    let results = run
+        .finalize_to(&rescued)
+        .map_err(|e| format!("finalize_to: {e}"))?;
     let error = results
         .health()
         .spill_error
@@ -281,7 +283,7 @@ fn in_fork_child(path: &Path) -> Result<(), String> {
 pub fn failed_finalize_while_recording(dir: &Path) -> Outcome {
     let path = dir.join("out.h5");
     let other = dir.join("other.h5");
-    sp::setup(
+    let run = sp::setup(
         Options::new()
             .file_path(&path)
             .verbose(false)
@@ -321,7 +323,8 @@ pub fn failed_finalize_while_recording(dir: &Path) -> Outcome {
         .join()
         .map_err(|_| "the recorder panicked".to_owned())?;
     let total = done.load(Ordering::Relaxed);
-    sp::finalize_to(&other).map_err(|e| format!("finalize_to: {e}"))?;
+    run.finalize_to(&other)
+        .map_err(|e| format!("finalize_to: {e}"))?;
     let (counts, _) = file_counts(&other)?;
     let got = counts.get("throughout").copied().unwrap_or(0);
     ensure(got == total, || {

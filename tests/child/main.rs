@@ -255,7 +255,7 @@ fn fsize_limit(path: &Path, other: &Path, n: u64, limit: u64, spilled: bool) -> 
         // in memory.
         options.compression(Compression::None).memory_limit(1 << 30)
     };
-    sp::setup(options).map_err(|e| format!("setup: {e}"))?;
+    let run = sp::setup(options).map_err(|e| format!("setup: {e}"))?;
     let expected = record(n);
 
     // SAFETY: ignoring SIGXFSZ has no preconditions; writes past the limit
@@ -292,7 +292,8 @@ fn fsize_limit(path: &Path, other: &Path, n: u64, limit: u64, spilled: bool) -> 
     sp::read_profile(path).map_err(|e| format!("the previous file is unreadable: {e}"))?;
 
     // Everything is still recorded: a later finalize elsewhere writes it all.
-    let results = sp::finalize_to(other)
+    let results = run
+        .finalize_to(other)
         .map_err(|e| format!("finalize_to after the limit was raised: {e}"))?;
     check_file(other, &expected)?;
     ensure(!spilled || results.health().spilled_bytes > 0, || {
@@ -386,7 +387,7 @@ fn disk_full(dir: &Path, n: u64) -> Outcome {
     check_file(&path, &first)?;
     let before = read(&path)?;
 
-    sp::setup(
+    let run = sp::setup(
         Options::new()
             .file_path(&path)
             .verbose(false)
@@ -416,7 +417,8 @@ fn disk_full(dir: &Path, n: u64) -> Outcome {
 
     // Nothing was lost: the session is still active with every call.
     let rescued = dir.join("rescued.h5");
-    sp::finalize_to(&rescued).map_err(|e| format!("finalize_to {}: {e}", rescued.display()))?;
+    run.finalize_to(&rescued)
+        .map_err(|e| format!("finalize_to {}: {e}", rescued.display()))?;
     check_file(&rescued, &expected)?;
     let left = listing(&full)?;
     ensure(left == ["out.h5"], || {
@@ -476,9 +478,10 @@ fn no_permission(dir: &Path) -> Outcome {
     })?;
 
     // finalize_to refuses it too, and the session goes on with its data.
-    sp::setup(Options::new().in_memory().verbose(false)).map_err(|e| format!("setup: {e}"))?;
+    let run =
+        sp::setup(Options::new().in_memory().verbose(false)).map_err(|e| format!("setup: {e}"))?;
     sp::region("kept").run(|| ());
-    let err = match sp::finalize_to(&path) {
+    let err = match run.finalize_to(&path) {
         Ok(_) => return Err(format!("finalize_to accepted {}", path.display()).into()),
         Err(e) => e.to_string(),
     };
