@@ -18,6 +18,8 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The lean build (no `hdf5`) has code of its own (cfg): lint it too.
 cargo clippy -p scope-profiler -p scope-profiler-core --all-targets --no-default-features --features enabled -- -D warnings
+# The public API against its snapshot (scope-profiler/public-api.txt), and its size.
+scripts/check-public-api.sh
 # The suites write their files under a temporary directory of their own,
 # whose profiles every_file_nests checks at the end.
 test_output="${CARGO_TARGET_DIR:-$PWD/target}/test-output"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The public API of `scope_profiler` (default features) against its snapshot,
+# scope-profiler/public-api.txt: any change to the surface is a visible diff
+# in review. `--bless` writes the snapshot instead of comparing.
+#
+# The listing comes from rustdoc's JSON output (scripts/public_api.py reads
+# it), an unstable rustdoc format: RUSTC_BOOTSTRAP=1 lets the stable
+# toolchain emit it, and the script is written for the toolchain's format.
+# It also bounds the surface (issue 38): at most MAX_TYPES public types and
+# MAX_FUNCTIONS free functions at the root and in the public modules.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MAX_TYPES=44
+MAX_FUNCTIONS=29
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+doc="$target/doc"
+RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p scope-profiler --lib -- \
+    -Z unstable-options --output-format json
+for crate in scope-profiler-core scope-profiler-hdf5; do
+    # Their modules are #[doc(hidden)]: the items the facade re-exports
+    # from them are found among the hidden ones.
+    RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p "$crate" --lib -- \
+        -Z unstable-options --output-format json --document-hidden-items -A warnings
+done
+listing="$target/public-api.txt"
+python3 scripts/public_api.py "$doc" > "$listing"
+if [ "${1:-}" = "--bless" ]; then
+    cp "$listing" scope-profiler/public-api.txt
+    echo "check-public-api: wrote scope-profiler/public-api.txt ($(wc -l < "$listing") items)"
+    exit 0
+fi
+if ! diff -u scope-profiler/public-api.txt "$listing"; then
+    echo "check-public-api: the public API changed (diff above: - snapshot, + now)." >&2
+    echo "If the change is meant, run scripts/check-public-api.sh --bless and commit the snapshot." >&2
+    exit 1
+fi
+python3 scripts/public_api.py "$doc" --counts | tee "$target/public-api-counts.txt"
+types=$(sed -n 's/^types: //p' "$target/public-api-counts.txt")
+functions=$(sed -n 's/^functions: //p' "$target/public-api-counts.txt")
+if [ "$types" -gt "$MAX_TYPES" ] || [ "$functions" -gt "$MAX_FUNCTIONS" ]; then
+    echo "check-public-api: $types types (at most $MAX_TYPES), $functions free functions (at most $MAX_FUNCTIONS)" >&2
+    exit 1
+fi
+echo "check-public-api: the snapshot matches ($(wc -l < "$listing") items)"
