@@ -517,7 +517,7 @@ pub struct RecordingHealth {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegionStatistics {
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     pub(crate) calls: u64,
     pub(crate) total_ns: i64,
     pub(crate) own_ns: i64,

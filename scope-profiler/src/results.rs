@@ -456,7 +456,7 @@ impl Results {
     /// # Ok::<(), sp::Error>(())
     /// ```
     pub fn statistics_of(&self, name: &str) -> Option<&RegionStatistics> {
-        self.statistics.iter().find(|s| s.name == name)
+        self.statistics.iter().find(|s| s.name() == name)
     }
 }
 
