@@ -18,33 +18,37 @@ impl Plan {
     /// sink as each row is completed; returns the summary tree.
     pub fn emit(&mut self, sink: &mut dyn EventSink) -> Result<Summary, Error> {
         if self.emits_through_scratch() {
-            let dir = self.walk.dir.clone();
+            let dir = self.budget.dir.clone();
             let err = |e| Error::io(&dir, e);
-            let mut packed =
-                PackedRuns::new(&dir, self.regions.len(), self.run_len(), self.with_task_ids)
-                    .map_err(err)?;
+            let mut packed = PackedRuns::new(
+                &dir,
+                self.layout.regions.len(),
+                self.run_len(),
+                self.layout.with_task_ids,
+            )
+            .map_err(err)?;
             let summary = self.place(&mut packed).map_err(err)?;
-            let mut reader = packed.finish(self.total).map_err(err)?;
+            let mut reader = packed.finish(self.layout.total).map_err(err)?;
             self.column_pass(Source::Packed(&mut reader), sink)
                 .map_err(|e| e.or_io(|e| Error::io(&dir, e)))?;
             return Ok(summary);
         }
-        let dir = self.walk.dir.clone();
+        let dir = self.budget.dir.clone();
         let mut placed = InMemory::default();
-        placed.calls.reserve_exact(self.total);
+        placed.calls.reserve_exact(self.layout.total);
         let summary = self.place(&mut placed).map_err(|e| Error::io(dir, e))?;
         let mut cols = Columns::default();
-        cols.reset(self.total, self.with_task_ids);
+        cols.reset(self.layout.total, self.layout.with_task_ids);
         for p in &placed.calls {
             cols.put(p.slot as usize, p);
         }
         drop(placed);
-        let mut stats = RowStats::new(self);
-        for slot in 0..self.total {
+        let mut stats = RowStats::new(&self.layout, &self.walked.exclusive, self.budget.bytes);
+        for slot in 0..self.layout.total {
             cols.start_deltas[slot] =
                 stats.add(sink, slot as u64, cols.start_ns[slot], cols.durations[slot])?;
         }
-        sink.events(0, &cols.slice(self.with_task_ids))?;
+        sink.events(0, &cols.slice(self.layout.with_task_ids))?;
         self.statistics = stats.finish(sink)?;
         Ok(summary)
     }
@@ -67,7 +71,7 @@ impl Plan {
     /// Calls buffered per region before a run of them is written (the
     /// buffers of every region with calls fill the budget).
     fn run_len(&self) -> usize {
-        (self.walk.budget / PLACED_BYTES / self.rows().max(1)).clamp(64, 8192)
+        (self.budget.bytes / PLACED_BYTES / self.rows().max(1)).clamp(64, 8192)
     }
 
     /// The backward walk, writing every call into `columns` at its slot
@@ -75,9 +79,9 @@ impl Plan {
     fn place_into(&mut self, columns: &dyn ColumnStore) -> Result<Summary, Error> {
         let mut direct = DirectRuns {
             columns,
-            runs: vec![SlotRun::default(); self.regions.len()],
+            runs: vec![SlotRun::default(); self.layout.regions.len()],
             run_len: self.run_len(),
-            with_tasks: self.with_task_ids,
+            with_tasks: self.layout.with_task_ids,
             values: Vec::new(),
         };
         let summary = self.place(&mut direct).map_err(|e| columns.error(e))?;
@@ -105,13 +109,13 @@ impl Plan {
             Source::Columns(_) => (3 * 8, 1 << 20),
             Source::Packed(_) => (7 * 8, 1 << 16),
         };
-        let step = (self.walk.budget / held).clamp(4096, most);
-        let with_tasks = self.with_task_ids;
-        let mut stats = RowStats::new(self);
+        let step = (self.budget.bytes / held).clamp(4096, most);
+        let with_tasks = self.layout.with_task_ids;
+        let mut stats = RowStats::new(&self.layout, &self.walked.exclusive, self.budget.bytes);
         let mut cols = Columns::default();
         let mut first = 0usize;
-        while first < self.total {
-            let len = step.min(self.total - first);
+        while first < self.layout.total {
+            let len = step.min(self.layout.total - first);
             match &mut source {
                 Source::Columns(columns) => {
                     columns.read(START_DELTAS, first, len, &mut cols.start_ns)?;

@@ -15,15 +15,22 @@
 //! then hands to a sink in file order; or, when they fit the budget, into
 //! memory.
 //!
+//! A [`Plan`] holds, by role: what the file tells of the session
+//! (metadata, threads, tasks, health, counters), the `Layout` of its rows,
+//! the `WalkInput` (the lanes' cut and what converts and matches their
+//! records), the `Budget` (memory for the placed calls, the scratch
+//! directory past it), and what is filled in when the file is written (the
+//! walk's `Walked` per-row totals, the statistics, the call paths).
+//!
 //! The files: `plan.rs` (the [`Plan`] and [`plan`], from a cut of the
-//! lanes), `layout.rs` (the rows and each region's slots), `tables.rs` (the
-//! threads, tasks and recording health a cut tells), `walk.rs` (the
-//! backward walk of a lane), `spilled.rs` (spilled blocks, decoded once for
-//! both walks), `place.rs` (the two walks: calls placed, call paths),
-//! `emit.rs` (the placed calls to a sink or into a file's columns),
-//! `columns.rs` (a step of event columns), `rows.rs` (each row's statistics,
-//! start deltas and `event_metadata`), `aggregate.rs` (an aggregation-mode
-//! session's file, the region counters).
+//! lanes), `layout.rs` (the rows, each call's slot, what a row tells of its
+//! region), `tables.rs` (the threads, tasks and recording health a cut
+//! tells), `walk.rs` (the backward walk of a lane), `spilled.rs` (spilled
+//! blocks, decoded once for both walks), `place.rs` (the two walks: calls
+//! placed, call paths), `emit.rs` (the placed calls to a sink or into a
+//! file's columns), `columns.rs` (a step of event columns), `rows.rs` (each
+//! row's statistics, start deltas and `event_metadata`), `aggregate.rs` (an
+//! aggregation-mode session's file, the region counters).
 
 // No `forbid` here: it would reach `tests.rs`, which fills chunks with
 // `unsafe` (every other file of the module forbids it).

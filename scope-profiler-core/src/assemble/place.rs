@@ -4,9 +4,11 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Plan;
+use super::rows::rows_metadata;
 use super::spilled::Spilled;
 use super::walk::{Met, Visitor, WalkInput, walk_lane};
 use crate::callmatch::{KeyedMeta, LaneMeta};
@@ -14,6 +16,15 @@ use crate::lane::{LaneCut, LaneKind};
 use crate::placement::{PlacedCall, Placer};
 use crate::summary::{CallPaths, Summary, SummaryBuilder};
 use crate::value::CallMetadata;
+
+/// What the walk adds to the index rows, besides the calls it places.
+#[derive(Default)]
+pub(super) struct Walked {
+    /// Exclusive ns per session region id.
+    pub(super) exclusive: Vec<i64>,
+    /// The `event_metadata` of the rows whose calls have any, by row.
+    pub(super) row_metadata: HashMap<u32, String>,
+}
 
 impl Plan {
     /// The backward walk over every lane (threads' and tasks'): every call
@@ -30,12 +41,13 @@ impl Plan {
     /// started), both walks run here in turn.
     pub(super) fn place<P: Placer>(&mut self, placer: &mut P) -> std::io::Result<Summary> {
         let input = &self.walk;
+        let layout = &self.layout;
         let mut placing = Placing {
-            exclusive: vec![0i64; self.regions.len()],
+            exclusive: vec![0i64; layout.regions.len()],
             // Each lane's calls of a region fill its part of the row
             // backwards: `cursor` goes from the end of the lane's part to
             // its start, then past it to the end (the next lane's start).
-            cursor: input.row_offset.clone(),
+            cursor: layout.row_offset.clone(),
             placer,
             call_meta: Vec::new(),
             call: 0,
@@ -43,7 +55,7 @@ impl Plan {
             keyed: input.keyed.as_ref(),
             matched: Vec::new(),
             // Every region with calls has a node at least.
-            summary: SummaryBuilder::with_capacity(self.row_regions.len()),
+            summary: SummaryBuilder::with_capacity(layout.row_regions.len()),
         };
         // The paths' state is made by the thread that walks it, so that
         // its small, hot allocations come from that thread's own heap
@@ -93,15 +105,15 @@ impl Plan {
             summary,
             ..
         } = placing;
-        self.exclusive = exclusive;
-        let mut row_of = vec![u32::MAX; self.regions.len()];
-        for (row, &region) in self.row_regions.iter().enumerate() {
+        self.walked.exclusive = exclusive;
+        let mut row_of = vec![u32::MAX; layout.regions.len()];
+        for (row, &region) in layout.row_regions.iter().enumerate() {
             row_of[region as usize] = row as u32;
         }
         self.call_paths = paths.finish(|region| row_of[region as usize]);
         call_meta.sort_by_key(|(slot, _)| *slot); // stable: precedence kept
-        self.row_metadata = self.rows_metadata(&call_meta);
-        Ok(summary.finish(self.regions.iter().map(|r| r.entry).collect()))
+        self.walked.row_metadata = rows_metadata(layout, &call_meta);
+        Ok(summary.finish(layout.regions.iter().map(|r| r.entry).collect()))
     }
 }
 

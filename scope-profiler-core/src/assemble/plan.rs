@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::counter_totals;
-use super::layout::layout;
+use super::layout::{Layout, layout};
+use super::place::Walked;
 use super::tables::{complete_regions, health_metadata, task_info, task_table, thread_info};
 use super::walk::WalkInput;
 use crate::callmatch::KeyedMeta;
@@ -20,106 +21,89 @@ use crate::placement;
 use crate::profile::{
     CallPath, DroppedCalls, RecordingHealth, RegionCounters, RegionStatistics, TaskInfo, ThreadInfo,
 };
-use crate::registry::{self, RegionInfo, RegionTable};
+use crate::registry::{self, RegionTable};
 use crate::sink::{self, IndexRow};
 use crate::store::Store;
 use crate::sync::lock;
 use crate::value::Value;
 
-/// Everything needed to write a session's file: the layout of its rows,
-/// and the cut of every lane, walked when the file is written.
+/// Everything needed to write a session's file: what it tells of the
+/// session, the layout of its rows, and the cut of every lane, walked when
+/// the file is written.
 pub struct Plan {
+    // What the file tells of the session, known at the cut.
     pub metadata: Vec<(String, Value)>,
     pub threads: Vec<ThreadInfo>,
     pub tasks: Vec<TaskInfo>,
-    /// The session region id of each index row (regions with calls, in
-    /// registration order); see [`Plan::index_row`].
-    pub(super) row_regions: Vec<u32>,
-    /// Where each region is defined, by session region id.
-    pub(super) regions: Vec<RegionInfo>,
-    /// The source files of [`RegionInfo::file`].
-    pub(super) files: Vec<&'static str>,
-    /// Exclusive ns per session region id (set by the walk).
-    pub(super) exclusive: Vec<i64>,
-    /// Recorded calls per region, by session region id.
-    pub counts: Vec<u64>,
     /// Spilling and dropped calls, as of the cut.
     pub health: RecordingHealth,
-    /// Dropped calls per region, by session region id.
-    pub(super) dropped: Vec<u64>,
-    pub(super) with_task_ids: bool,
-    pub(super) total: usize,
-    pub(super) walk: WalkInput,
-    /// Whether the regions' source text goes into the rows.
-    pub(super) capture_source: bool,
-    /// Each row's statistics, percentiles included (set when the events are
-    /// emitted).
-    pub statistics: Vec<RegionStatistics>,
-    /// The `event_metadata` of the rows whose calls have any (set by the
-    /// walk), by row.
-    pub(super) row_metadata: std::collections::HashMap<u32, String>,
-    /// Every lane's call paths (set by the walk; `None` past
-    /// `MAX_CALL_PATHS`).
-    pub call_paths: Option<Vec<CallPath>>,
     /// Per region, the counters the threads added up (a session that
     /// counts allocations or perf events).
     pub counters: Vec<RegionCounters>,
+    /// The rows and each call's slot, known at the cut.
+    pub(super) layout: Layout,
+    /// What the walk reads.
+    pub(super) walk: WalkInput,
+    /// The memory the placed calls may take, and where they go past it.
+    pub(super) budget: Budget,
+    // Filled in when the file is written.
+    /// What the walk adds to the index rows (set by the walk).
+    pub(super) walked: Walked,
+    /// Each row's statistics, percentiles included (set when the events are
+    /// emitted).
+    pub statistics: Vec<RegionStatistics>,
+    /// Every lane's call paths (set by the walk; `None` past
+    /// `MAX_CALL_PATHS`).
+    pub call_paths: Option<Vec<CallPath>>,
+}
+
+/// The memory the placed calls may hold while the file is written, and
+/// where they go past it.
+pub(super) struct Budget {
+    /// Bytes the placement may hold in memory.
+    pub(super) bytes: usize,
+    /// Where the scratch files go, past the budget.
+    pub(super) dir: PathBuf,
 }
 
 impl Plan {
     /// Completed calls per region, by session region id: recorded or dropped.
     pub fn counts_with_dropped(&self) -> Vec<u64> {
-        let mut counts = self.counts.clone();
-        for (region, n) in self.dropped.iter().enumerate() {
-            bump(&mut counts, region, *n);
-        }
-        counts
+        self.layout.counts_with_dropped()
     }
 
     /// Number of index rows.
     pub fn rows(&self) -> usize {
-        self.row_regions.len()
+        self.layout.rows()
     }
 
     /// The name of the region of index row `row`: the file's region name
     /// `row` (the name the process interned: no copy).
     pub fn region_name(&self, row: usize) -> &'static str {
-        let region = self
-            .row_regions
-            .get(row)
-            .map_or(usize::MAX, |&r| r as usize);
-        self.regions.get(region).map_or("", |r| r.entry.name)
-    }
-
-    /// The exclusive time of the calls of row `row`, ns (set by the walk).
-    pub(super) fn row_exclusive(&self, row: usize) -> i64 {
-        let region = self
-            .row_regions
-            .get(row)
-            .map_or(usize::MAX, |&r| r as usize);
-        self.exclusive.get(region).copied().unwrap_or(0)
+        self.layout.region_name(row)
     }
 
     /// Index row `row`, but its statistics (the sink receives them while
     /// the events are written); the exclusive total is known once the
     /// events are written.
     pub fn index_row(&self, row: usize) -> IndexRow<'_> {
-        let region = self.row_regions.get(row).map_or(0, |&r| r as usize);
-        let info = self.regions.get(region);
+        let layout = &self.layout;
+        let region = layout.row_regions.get(row).map_or(0, |&r| r as usize);
+        let info = layout.regions.get(region);
         let file = info.map_or("", |i| {
-            self.files.get(i.file as usize).copied().unwrap_or("")
+            layout.files.get(i.file as usize).copied().unwrap_or("")
         });
         IndexRow {
             region_id: row as u32,
             rank: 0,
-            event_offset: self.walk.row_offset.get(region).copied().unwrap_or(0),
-            event_count: self.counts.get(region).copied().unwrap_or(0),
+            event_offset: layout.row_offset.get(region).copied().unwrap_or(0),
+            event_count: layout.counts.get(region).copied().unwrap_or(0),
             source_file: file,
             source_line: match info {
                 Some(i) if !file.is_empty() => i.line as i64,
                 _ => -1,
             },
-            exclusive_total: self.exclusive.get(region).copied().unwrap_or(0),
+            exclusive_total: self.walked.exclusive.get(region).copied().unwrap_or(0),
             tags: match info {
                 Some(i) if !i.entry.tags().is_empty() => {
                     Cow::Owned(sink::tags_json(i.entry.tags()))
@@ -127,10 +111,10 @@ impl Plan {
                 _ => Cow::Borrowed("[]"),
             },
             source_text: match info {
-                Some(i) if self.capture_source => i.entry.source_text(),
+                Some(i) if layout.capture_source => i.entry.source_text(),
                 _ => "",
             },
-            event_metadata: match self.row_metadata.get(&(row as u32)) {
+            event_metadata: match self.walked.row_metadata.get(&(row as u32)) {
                 Some(json) => Cow::Borrowed(json.as_str()),
                 None => Cow::Borrowed("[]"),
             },
@@ -139,22 +123,22 @@ impl Plan {
 
     /// Whether [`Plan::emit`] goes through scratch columns.
     pub fn emits_through_scratch(&self) -> bool {
-        placement::needs_scratch(self.total, self.walk.budget)
+        placement::needs_scratch(self.layout.total, self.budget.bytes)
     }
 
     /// Number of events.
     pub fn len(&self) -> usize {
-        self.total
+        self.layout.total
     }
 
     /// Whether the plan has no event.
     pub fn is_empty(&self) -> bool {
-        self.total == 0
+        self.layout.total == 0
     }
 
     /// Whether the `task_ids` column is written.
     pub fn with_task_ids(&self) -> bool {
-        self.with_task_ids
+        self.layout.with_task_ids
     }
 }
 
@@ -244,29 +228,29 @@ pub fn plan(
             .enumerate()
             .map(|(i, t)| task_info(i, t, &conv, origin, name(t.region as usize)))
             .collect(),
-        with_task_ids: !tasks.is_empty(),
-        row_regions,
-        regions,
-        files: registry::files(),
-        capture_source,
-        row_metadata: Default::default(),
-        call_paths: None,
+        layout: Layout {
+            row_regions,
+            row_offset,
+            regions,
+            files: registry::files(),
+            counts,
+            dropped,
+            total,
+            with_task_ids: !tasks.is_empty(),
+            capture_source,
+        },
         counters: counter_totals(store, table),
-        statistics: Vec::new(),
-        exclusive: Vec::new(),
-        counts,
         health,
-        dropped,
-        total,
         walk: WalkInput {
             conv,
             store: Arc::clone(store),
             lanes,
             task_pos,
             keyed,
-            row_offset,
-            budget,
-            dir,
         },
+        budget: Budget { bytes: budget, dir },
+        walked: Walked::default(),
+        statistics: Vec::new(),
+        call_paths: None,
     })
 }

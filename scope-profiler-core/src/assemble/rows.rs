@@ -4,9 +4,10 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::Plan;
+use super::layout::Layout;
 use crate::callmatch;
 use crate::error::Error;
 use crate::histogram::{self, LogHistogram};
@@ -14,53 +15,48 @@ use crate::profile::{RegionStatistics, StatsAccumulator};
 use crate::sink::EventSink;
 use crate::value::{self, CallMetadata};
 
-impl Plan {
-    /// The `event_metadata` JSON of each row that has calls with metadata,
-    /// from `(slot, entry)` pairs in slot order.
-    pub(super) fn rows_metadata(
-        &self,
-        call_meta: &[(u64, Arc<CallMetadata>)],
-    ) -> std::collections::HashMap<u32, String> {
-        let mut rows = std::collections::HashMap::new();
-        let mut next = 0;
-        while next < call_meta.len() {
-            let slot = call_meta[next].0;
-            // The row holding `slot`: rows are in slot order.
-            let row = self.row_regions.partition_point(|&region| {
-                let offset = self
-                    .walk
-                    .row_offset
-                    .get(region as usize)
-                    .copied()
-                    .unwrap_or(0);
-                offset <= slot
-            }) - 1;
-            let region = self.row_regions[row] as usize;
-            let offset = self.walk.row_offset[region];
-            let count = self.counts.get(region).copied().unwrap_or(0);
-            // One object per call of the row, `{}` for a call without.
-            let mut json = String::from("[");
-            for slot in offset..offset + count {
-                if slot > offset {
-                    json.push_str(", ");
-                }
-                let same = call_meta[next..].partition_point(|(s, _)| *s == slot);
-                let entries = call_meta[next..next + same].iter().map(|(_, e)| &**e);
-                value::write_json_object(&mut json, &callmatch::merge(entries));
-                next += same;
+/// The `event_metadata` JSON of each row of `layout` that has calls with
+/// metadata, from `(slot, entry)` pairs in slot order.
+pub(super) fn rows_metadata(
+    layout: &Layout,
+    call_meta: &[(u64, Arc<CallMetadata>)],
+) -> HashMap<u32, String> {
+    let mut rows = HashMap::new();
+    let mut next = 0;
+    while next < call_meta.len() {
+        let slot = call_meta[next].0;
+        // The row holding `slot`: rows are in slot order.
+        let row = layout.row_regions.partition_point(|&region| {
+            let offset = layout.row_offset.get(region as usize).copied().unwrap_or(0);
+            offset <= slot
+        }) - 1;
+        let region = layout.row_regions[row] as usize;
+        let offset = layout.row_offset[region];
+        let count = layout.counts.get(region).copied().unwrap_or(0);
+        // One object per call of the row, `{}` for a call without.
+        let mut json = String::from("[");
+        for slot in offset..offset + count {
+            if slot > offset {
+                json.push_str(", ");
             }
-            json.push(']');
-            rows.insert(row as u32, json);
+            let same = call_meta[next..].partition_point(|(s, _)| *s == slot);
+            let entries = call_meta[next..next + same].iter().map(|(_, e)| &**e);
+            value::write_json_object(&mut json, &callmatch::merge(entries));
+            next += same;
         }
-        rows
+        json.push(']');
+        rows.insert(row as u32, json);
     }
+    rows
 }
 
 /// Per-row statistics and start deltas, fed one event at a time in file
 /// order: one accumulator, for the row being filled, whose statistics go to
 /// the sink when the row's last event has been added.
 pub(super) struct RowStats<'a> {
-    plan: &'a Plan,
+    layout: &'a Layout,
+    /// Exclusive ns per session region id (set by the walk).
+    exclusive: &'a [i64],
     /// `(first slot, end slot)` of the row being filled.
     bounds: (u64, u64),
     row: usize,
@@ -77,32 +73,23 @@ pub(super) struct RowStats<'a> {
 }
 
 impl<'a> RowStats<'a> {
-    pub(super) fn new(plan: &'a Plan) -> RowStats<'a> {
+    /// The statistics of `layout`'s rows, whose calls' exclusive times are
+    /// `exclusive` (by session region id), with `budget` bytes to hold
+    /// them in.
+    pub(super) fn new(layout: &'a Layout, exclusive: &'a [i64], budget: usize) -> RowStats<'a> {
         RowStats {
-            plan,
-            bounds: Self::bounds(plan, 0),
+            layout,
+            exclusive,
+            bounds: layout.bounds(0),
             row: 0,
             acc: StatsAccumulator::default(),
             previous_start: 0,
             durations: Vec::new(),
             // An eighth of the walk's budget holds one row's durations.
-            cap: (plan.walk.budget / 8 / 8).max(1 << 16),
+            cap: (budget / 8 / 8).max(1 << 16),
             hist: None,
-            statistics: Vec::with_capacity(plan.rows()),
+            statistics: Vec::with_capacity(layout.rows()),
         }
-    }
-
-    /// `(first slot, end slot)` of `row`; past the last row, none.
-    fn bounds(plan: &Plan, row: usize) -> (u64, u64) {
-        if row >= plan.rows() {
-            return (u64::MAX, u64::MAX);
-        }
-        let region = plan.row_regions[row] as usize;
-        let offset = plan.walk.row_offset.get(region).copied().unwrap_or(0);
-        (
-            offset,
-            offset + plan.counts.get(region).copied().unwrap_or(0),
-        )
     }
 
     /// Adds the event at `slot` (slots come in ascending order, each row's
@@ -115,7 +102,7 @@ impl<'a> RowStats<'a> {
         start: i64,
         duration: i64,
     ) -> Result<i64, Error> {
-        while slot >= self.bounds.1 && self.row < self.plan.rows() {
+        while slot >= self.bounds.1 && self.row < self.layout.rows() {
             self.close_row(sink)?;
         }
         let delta = if slot == self.bounds.0 {
@@ -156,10 +143,14 @@ impl<'a> RowStats<'a> {
             None => exact_percentiles(&mut self.durations),
         };
         self.statistics.push(RegionStatistics {
-            name: self.plan.region_name(self.row),
+            name: self.layout.region_name(self.row),
             calls,
             total_ns: stats.total,
-            own_ns: self.plan.row_exclusive(self.row),
+            own_ns: self
+                .exclusive
+                .get(self.layout.region(self.row))
+                .copied()
+                .unwrap_or(0),
             min_ns: stats.minimum,
             max_ns: stats.maximum,
             p50_ns: p50,
@@ -169,7 +160,7 @@ impl<'a> RowStats<'a> {
         });
         self.durations.clear();
         self.row += 1;
-        self.bounds = Self::bounds(self.plan, self.row);
+        self.bounds = self.layout.bounds(self.row);
         Ok(())
     }
 
@@ -179,7 +170,7 @@ impl<'a> RowStats<'a> {
         mut self,
         sink: &mut dyn EventSink,
     ) -> Result<Vec<RegionStatistics>, Error> {
-        while self.row < self.plan.rows() {
+        while self.row < self.layout.rows() {
             self.close_row(sink)?;
         }
         Ok(self.statistics)

@@ -80,9 +80,6 @@ fn input() -> WalkInput {
         lanes: Vec::new(),
         task_pos: vec![5, 7],
         keyed: None,
-        row_offset: Vec::new(),
-        budget: 0,
-        dir: std::env::temp_dir(),
     }
 }
 

@@ -3,7 +3,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::spilled::Spilled;
@@ -22,11 +21,6 @@ pub(super) struct WalkInput {
     pub(super) task_pos: Vec<i32>,
     /// The metadata of calls known by region and start, if any.
     pub(super) keyed: Option<KeyedMeta>,
-    /// First slot of each region's row, by session region id.
-    pub(super) row_offset: Vec<u64>,
-    /// Bytes the placement may hold in memory.
-    pub(super) budget: usize,
-    pub(super) dir: PathBuf,
 }
 
 /// A call as the backward walk meets it.
