@@ -28,7 +28,7 @@ pub struct AggregatePlan {
     /// Calls per session region id.
     pub counts: Vec<u64>,
     pub summary: Summary,
-    /// Per region, the counters (see [`Plan::counters`]).
+    /// Per region, the counters (see [`Plan::counters`](super::Plan::counters)).
     pub counters: Vec<RegionCounters>,
 }
 

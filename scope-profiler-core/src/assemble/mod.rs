@@ -22,7 +22,7 @@
 //! directory past it), and what is filled in when the file is written (the
 //! walk's `Walked` per-row totals, the statistics, the call paths).
 //!
-//! The files: `plan.rs` (the [`Plan`] and [`plan`], from a cut of the
+//! The files: `plan.rs` (the [`Plan`] and [`plan()`], from a cut of the
 //! lanes), `layout.rs` (the rows, each call's slot, what a row tells of its
 //! region), `tables.rs` (the threads, tasks and recording health a cut
 //! tells), `walk.rs` (the backward walk of a lane), `spilled.rs` (spilled
