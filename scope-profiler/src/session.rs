@@ -1,6 +1,6 @@
 //! The session lifecycle on top of everything: `setup`, `checkpoint`,
 //! `finalize`, the [`Run`] handle and the [`SessionGuard`]. Recording sees
-//! the session through `active.rs`; a file is planned by `assemble.rs` and
+//! the session through `active.rs`; a file is planned by `assemble/` and
 //! written by `results.rs`.
 
 use std::path::{Path, PathBuf};
