@@ -62,7 +62,6 @@
 #![doc = include_str!("../docs/reading.md")]
 #![doc = include_str!("../docs/platforms.md")]
 #![doc = include_str!("../docs/internals.md")]
-
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
