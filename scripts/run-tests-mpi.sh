@@ -178,7 +178,7 @@ for writer in direct parallel; do
     mpirun_n 4 "$bin/mpi_check" badpath "$writer" "$work/$writer-4.h5" 1
 done
 
-# The README's example.
+# The MPI example (examples/mpi.rs; the crate docs' "MPI" section shows it).
 mpirun_n 2 "$bin/mpi" "$work/example.h5" | grep -q "2 ranks wrote"
 "$py" /dev/stdin "$work/example.h5" <<'PY'
 import sys, scope_profiler as sp

@@ -33,7 +33,35 @@
 //! formatted per call. Timestamps are written as nanoseconds on the
 //! CLOCK_MONOTONIC timeline shared with Python's `perf_counter_ns` and the C
 //! API, so regions from several languages of one process line up.
-
+//!
+//! This page is the guide: the API by example, then one section per topic.
+//! The file format and the `scope-prof` command line are described in the
+//! repository's `docs/format.md` and `docs/cli.md`, its design in
+//! `ARCHITECTURE.md`.
+//!
+//! - [The API by example](#the-api-by-example), [bounded memory](#bounded-memory)
+//! - [Tags, metadata, pausing and sampling](#tags-metadata-pausing-and-sampling),
+//!   aggregation mode, the session envelope and source text
+//! - [Attributes: `#[profile]` and `#[profile_all]`](#attributes-profile-and-profile_all),
+//!   async functions and futures
+//! - [Region counters](#region-counters-allocations-kernel-and-hardware-events):
+//!   allocations, kernel and hardware events
+//! - [Configuration](#configuration): TOML files and `SCOPE_PROFILER_*` variables
+//! - [MPI](#mpi)
+//! - [Using it with tracing](#using-it-with-tracing)
+//! - [Reading and exporting profiles](#reading-and-exporting-profiles)
+//! - [Features and platforms](#features-and-platforms)
+//! - [How it records](#how-it-records), [performance](#performance)
+//!
+#![doc = include_str!("../docs/api.md")]
+#![doc = include_str!("../docs/attributes.md")]
+#![doc = include_str!("../docs/counters.md")]
+#![doc = include_str!("../docs/configuration.md")]
+#![doc = include_str!("../docs/mpi.md")]
+#![doc = include_str!("../docs/tracing.md")]
+#![doc = include_str!("../docs/reading.md")]
+#![doc = include_str!("../docs/platforms.md")]
+#![doc = include_str!("../docs/internals.md")]
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
