@@ -35,7 +35,7 @@ fn incl(c: &RegionCounters) -> [u64; 4] {
 
 /// The same, own.
 fn own(c: &RegionCounters) -> [u64; 4] {
-    ["alloc-count", "alloc-bytes", "free-count", "free-bytes"].map(|e| c.own_of(e).unwrap())
+    ["alloc-count", "alloc-bytes", "free-count", "free-bytes"].map(|e| c.exclusive_of(e).unwrap())
 }
 
 fn three_vectors() {
@@ -61,11 +61,11 @@ fn a_region_owns_exactly_its_allocations_and_its_caller_includes_them() {
     }
     let results = sp::finalize().unwrap();
     let inner = results.counters_of("three_vectors").expect("counted");
-    assert_eq!(inner.calls, N);
+    assert_eq!(inner.num_calls, N);
     assert_eq!(incl(inner), [3 * N, 3000 * N, 3 * N, 3000 * N]);
     assert_eq!(own(inner), incl(inner), "no callees");
     let caller = results.counters_of("caller").expect("counted");
-    assert_eq!(caller.calls, 1);
+    assert_eq!(caller.num_calls, 1);
     assert_eq!(
         incl(caller),
         [3 * N + 1, 3000 * N + 500, 3 * N + 1, 3000 * N + 500]
@@ -103,7 +103,7 @@ fn four_threads_each_count_their_own_sizes() {
     for t in 0..4u64 {
         let c = results.counters_of(&format!("thread{t}")).expect("counted");
         let bytes = 10 * 100 * (t + 1);
-        assert_eq!(c.calls, 10);
+        assert_eq!(c.num_calls, 10);
         assert_eq!(incl(c), [10, bytes, 10, bytes], "thread {t}");
         assert_eq!(own(c), incl(c), "thread {t}");
     }
@@ -221,7 +221,7 @@ fn tokio_handlers_on_two_workers_each_own_exactly_their_allocations() {
             .iter()
             .find(|c| c.name.ends_with(name))
             .unwrap_or_else(|| panic!("{name} counted: {:?}", results.counters()));
-        assert_eq!(c.calls, 1, "{name}");
+        assert_eq!(c.num_calls, 1, "{name}");
         assert_eq!(incl(c), [5, 5 * size, 5, 5 * size], "{name}");
     }
 }
@@ -327,9 +327,9 @@ fn counters_go_to_the_file_in_the_python_packages_layout_and_back() {
         assert_eq!(
             (
                 py.name.as_str(),
-                py.calls,
+                py.num_calls,
                 py.get("task-clock"),
-                py.own_of("page-faults")
+                py.exclusive_of("page-faults")
             ),
             ("py region", 7, Some(123), Some(0))
         );
@@ -434,7 +434,7 @@ fn a_sleeping_region_counts_its_context_switches_and_a_busy_one_its_task_clock()
     }
     let results = sp::finalize().unwrap();
     let sleep = results.counters_of("sleep").unwrap();
-    assert_eq!(sleep.calls, 20);
+    assert_eq!(sleep.num_calls, 20);
     assert!(sleep.get("context-switches").unwrap() >= 20, "{sleep:?}");
     let ratios: Vec<f64> = (0..BUSY)
         .map(|i| {
@@ -515,14 +515,14 @@ fn counts_stay_exact_over_many_calls_and_depths() {
     });
     let results = sp::finalize().unwrap();
     let inner = results.counters_of("loop_inner").unwrap();
-    assert_eq!(inner.calls, N);
+    assert_eq!(inner.num_calls, N);
     assert_eq!(incl(inner), [N, 8 * N, N, 8 * N]);
     assert_eq!(own(inner), incl(inner));
     let outer = results.counters_of("loop_outer").unwrap();
     assert_eq!(incl(outer), [N, 8 * N, N, 8 * N]);
     assert_eq!(own(outer), [0; 4]);
     let deep = results.counters_of("deep").unwrap();
-    assert_eq!((deep.calls, incl(deep)), (5 * 70, [0; 4]));
+    assert_eq!((deep.num_calls, incl(deep)), (5 * 70, [0; 4]));
 }
 
 /// Aggregation mode counts too, and writes the counters beside the
@@ -546,7 +546,7 @@ fn aggregation_mode_counts_and_writes_them() {
     }
     let results = sp::finalize().unwrap();
     let c = results.counters_of("three_vectors").unwrap();
-    assert_eq!((c.calls, incl(c)), (10, [30, 30_000, 30, 30_000]));
+    assert_eq!((c.num_calls, incl(c)), (10, [30, 30_000, 30, 30_000]));
     let reader = sp::ProfileReader::open(&path).unwrap();
     assert!(reader.is_aggregate());
     assert_eq!(reader.counters(), results.counters());
@@ -636,10 +636,10 @@ fn frames_inside_a_task_are_callees_of_the_call_around_them() {
             .unwrap_or_else(|| panic!("{name}: {:?}", results.counters()))
     };
     let inner = find("inner_frame");
-    assert_eq!((inner.calls, incl(inner)), (2, [2, 1400, 2, 1400]));
+    assert_eq!((inner.num_calls, incl(inner)), (2, [2, 1400, 2, 1400]));
     assert_eq!(own(inner), incl(inner));
     let outer = find("outer_handler");
-    assert_eq!(outer.calls, 1);
+    assert_eq!(outer.num_calls, 1);
     assert_eq!(incl(outer), [3, 1700, 3, 1700]);
     assert_eq!(own(outer), [1, 300, 1, 300]);
 }
@@ -652,10 +652,10 @@ fn mismatched_counters_are_refused_by_the_writer() {
     let mut profile = sp::Profile::default();
     let mut c = RegionCounters::default();
     c.name = "bad".into();
-    c.calls = 1;
+    c.num_calls = 1;
     c.event_names = vec!["alloc-count".into(), "alloc-bytes".into()];
     c.inclusive = vec![1];
-    c.own = vec![1, 2];
+    c.exclusive = vec![1, 2];
     profile.counters.push(c);
     let path = dir.join("bad.h5");
     let err = sp::write_profile(&profile, &path, sp::Compression::None).unwrap_err();

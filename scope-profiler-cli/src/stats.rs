@@ -388,14 +388,14 @@ pub(crate) fn counters_json(reader: &ProfileReader) -> Vec<Value> {
                 .iter()
                 .enumerate()
                 .map(|(i, e)| {
-                    let v = json!({"inclusive": c.inclusive.get(i), "own": c.own.get(i)});
+                    let v = json!({"inclusive": c.inclusive.get(i), "own": c.exclusive.get(i)});
                     (e.clone(), v)
                 })
                 .collect();
             json!({
                 "name": c.name,
                 "rank": c.rank,
-                "calls": c.calls,
+                "calls": c.num_calls,
                 "events": events,
                 "ipc": c.ipc(),
                 "alloc_bytes_per_call": c.per_call("alloc-bytes"),

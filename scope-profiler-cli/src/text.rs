@@ -278,7 +278,7 @@ pub(crate) fn print_counters(
             continue;
         }
         // The Python package's files have inclusive totals only.
-        let has_own = counters.iter().any(|c| c.own.iter().any(|&o| o != 0));
+        let has_own = counters.iter().any(|c| c.exclusive.iter().any(|&o| o != 0));
         let of = match files.len() {
             1 => String::new(),
             _ => format!(" of {}", path.display()),
@@ -310,12 +310,12 @@ pub(crate) fn print_counters(
         }
         let mut rows = vec![header];
         for c in counters {
-            let mut row = vec![cut(&c.name, 40), c.calls.to_string()];
+            let mut row = vec![cut(&c.name, 40), c.num_calls.to_string()];
             if ranks {
                 row.push(c.rank.to_string());
             }
             for e in &events {
-                row.push(match (c.get(e), c.own_of(e)) {
+                row.push(match (c.get(e), c.exclusive_of(e)) {
                     (Some(v), Some(own)) if has_own => format!("{v} ({own})"),
                     (Some(v), _) => v.to_string(),
                     (None, _) => "-".to_owned(),

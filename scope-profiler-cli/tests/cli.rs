@@ -814,10 +814,10 @@ fn inspect_and_export_json_show_region_counters() {
     ] {
         let mut c = sp::RegionCounters::default();
         c.name = name.to_owned();
-        c.calls = 10;
+        c.num_calls = 10;
         c.event_names = names.iter().map(|s| (*s).to_owned()).collect();
         c.inclusive = values.to_vec();
-        c.own = own.to_vec();
+        c.exclusive = own.to_vec();
         profile.counters.push(c);
     }
     sp::write_profile(&profile, &path, Compression::None).unwrap();

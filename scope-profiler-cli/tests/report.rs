@@ -357,12 +357,12 @@ fn reports_render_in_chromium() {
     let mut profile = sp::read_profile(&one).expect("read the run");
     let mut step = sp::RegionCounters::default();
     step.name = "step".into();
-    step.calls = 200;
+    step.num_calls = 200;
     step.event_names = ["cycles", "instructions", "alloc-bytes", "task-clock"]
         .map(String::from)
         .to_vec();
     step.inclusive = vec![1000, 2000, 4096, 3_000_000];
-    step.own = vec![400, 900, 0, 1_000_000];
+    step.exclusive = vec![400, 900, 0, 1_000_000];
     profile.counters.push(step);
     sp::write_profile(&profile, &counted, sp::Compression::None).expect("write");
     report(&[&counted], &page("counted"), &[]);

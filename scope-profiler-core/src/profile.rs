@@ -326,12 +326,12 @@ pub struct Profile {
 /// ```
 /// let mut c = scope_profiler::RegionCounters::default();
 /// c.name = "work".into();
-/// c.calls = 2;
+/// c.num_calls = 2;
 /// c.event_names = vec!["alloc-count".into()];
 /// c.inclusive = vec![6];
-/// c.own = vec![4];
+/// c.exclusive = vec![4];
 /// assert_eq!(c.get("alloc-count"), Some(6));
-/// assert_eq!(c.own_of("alloc-count"), Some(4));
+/// assert_eq!(c.exclusive_of("alloc-count"), Some(4));
 /// assert_eq!(c.per_call("alloc-count"), Some(3.0));
 /// assert_eq!(c.get("cycles"), None);
 /// ```
@@ -343,15 +343,15 @@ pub struct RegionCounters {
     /// MPI rank (0 without MPI).
     pub rank: u32,
     /// Calls counted.
-    pub calls: u64,
-    /// The events, in the order of `inclusive` and `own`.
+    pub num_calls: u64,
+    /// The events, in the order of `inclusive` and `exclusive`.
     pub event_names: Vec<String>,
     /// Per event, the sum over the calls of the call's count (callees
     /// included).
     pub inclusive: Vec<u64>,
-    /// Per event, the calls' own counts (callees excluded); zeros when
-    /// read from a file that does not have them (the Python package's).
-    pub own: Vec<u64>,
+    /// Per event, the calls' exclusive counts (callees excluded); zeros
+    /// when read from a file that does not have them (the Python package's).
+    pub exclusive: Vec<u64>,
 }
 
 impl RegionCounters {
@@ -369,13 +369,14 @@ impl RegionCounters {
             .and_then(|i| self.inclusive.get(i).copied())
     }
 
-    /// The own total of `event` (callees excluded), if counted.
+    /// The exclusive total of `event` (callees excluded), if counted.
     ///
     /// ```
-    /// assert_eq!(scope_profiler::RegionCounters::default().own_of("cycles"), None);
+    /// assert_eq!(scope_profiler::RegionCounters::default().exclusive_of("cycles"), None);
     /// ```
-    pub fn own_of(&self, event: &str) -> Option<u64> {
-        self.index(event).and_then(|i| self.own.get(i).copied())
+    pub fn exclusive_of(&self, event: &str) -> Option<u64> {
+        self.index(event)
+            .and_then(|i| self.exclusive.get(i).copied())
     }
 
     /// The inclusive total of `event` per call.
@@ -385,7 +386,7 @@ impl RegionCounters {
     /// ```
     pub fn per_call(&self, event: &str) -> Option<f64> {
         let total = self.get(event)?;
-        (self.calls > 0).then(|| total as f64 / self.calls as f64)
+        (self.num_calls > 0).then(|| total as f64 / self.num_calls as f64)
     }
 
     /// Instructions per cycle, where both were counted (and cycles > 0).

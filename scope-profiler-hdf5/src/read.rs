@@ -112,17 +112,18 @@ pub(super) fn read_counters(root: &Group) -> Result<Vec<RegionCounters>> {
             let mut c = RegionCounters::default();
             c.name = crate::strings::decode(&region.replace('\u{2215}', "/"));
             c.rank = rank;
-            c.calls = u64::try_from(g.attr("calls")?.read_i64()?).unwrap_or(0);
+            c.num_calls = u64::try_from(g.attr("calls")?.read_i64()?).unwrap_or(0);
             c.event_names = g.attr("event_names")?.read_string_list()?;
             let what = format!("{name}/perf_events/{region}");
             limits::check(&what, std::slice::from_ref(&region), limits::NAME)?;
             limits::check(&format!("{what} event_names"), &c.event_names, limits::NAME)?;
             c.inclusive = g.dataset("values")?.read::<u64>()?;
-            c.own = match g.contains("own_values")? {
+            c.exclusive = match g.contains("own_values")? {
                 true => g.dataset("own_values")?.read::<u64>()?,
                 false => vec![0; c.inclusive.len()],
             };
-            if c.inclusive.len() != c.event_names.len() || c.own.len() != c.event_names.len() {
+            if c.inclusive.len() != c.event_names.len() || c.exclusive.len() != c.event_names.len()
+            {
                 return Err(format!(
                     "{name}/perf_events/{region}: {} event names for {} values",
                     c.event_names.len(),

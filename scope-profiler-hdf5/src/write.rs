@@ -675,20 +675,20 @@ pub(super) fn write_counters(root: &Group, counters: &[RegionCounters]) -> Resul
         let perf = group.create_group(schema::PERF_EVENTS, false)?;
         for c in counters.iter().filter(|c| c.rank == rank) {
             let n = c.event_names.len();
-            if c.inclusive.len() != n || c.own.len() != n {
+            if c.inclusive.len() != n || c.exclusive.len() != n {
                 return Err(format!(
-                    "the counters of {:?} have {n} event names for {} inclusive and {} own values",
+                    "the counters of {:?} have {n} event names for {} inclusive and {} exclusive values",
                     c.name,
                     c.inclusive.len(),
-                    c.own.len()
+                    c.exclusive.len()
                 )
                 .into());
             }
             let region = perf.create_group(&counter_group_name(&c.name), false)?;
-            region.write_attr_i64("calls", i64::try_from(c.calls).unwrap_or(i64::MAX))?;
+            region.write_attr_i64("calls", i64::try_from(c.num_calls).unwrap_or(i64::MAX))?;
             let names: Vec<&str> = c.event_names.iter().map(String::as_str).collect();
             region.write_attr_strs("event_names", &names)?;
-            for (dataset, values) in [("values", &c.inclusive), ("own_values", &c.own)] {
+            for (dataset, values) in [("values", &c.inclusive), ("own_values", &c.exclusive)] {
                 region
                     .create_dataset::<u64>(dataset, values.len(), Layout::Contiguous)?
                     .write(0, values)?;

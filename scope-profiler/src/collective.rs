@@ -168,10 +168,10 @@ fn gather_counters(plan: &Plan, comm: &Serialized<'_>) -> Vec<RegionCounters> {
     let mut fields: Vec<String> = Vec::new();
     for c in &plan.counters {
         fields.push(c.name.clone());
-        fields.push(c.calls.to_string());
+        fields.push(c.num_calls.to_string());
         fields.push(c.event_names.len().to_string());
         fields.extend(c.event_names.iter().cloned());
-        fields.extend(c.inclusive.iter().chain(&c.own).map(u64::to_string));
+        fields.extend(c.inclusive.iter().chain(&c.exclusive).map(u64::to_string));
     }
     let mut all = Vec::new();
     for (rank, bytes) in comm
@@ -186,11 +186,11 @@ fn gather_counters(plan: &Plan, comm: &Serialized<'_>) -> Vec<RegionCounters> {
             let mut c = RegionCounters::default();
             c.name = name;
             c.rank = rank as u32;
-            c.calls = num(it.next());
+            c.num_calls = num(it.next());
             let n = num(it.next()) as usize;
             c.event_names = it.by_ref().take(n).collect();
             c.inclusive = (0..n).map(|_| num(it.next())).collect();
-            c.own = (0..n).map(|_| num(it.next())).collect();
+            c.exclusive = (0..n).map(|_| num(it.next())).collect();
             all.push(c);
         }
     }

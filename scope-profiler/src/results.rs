@@ -511,14 +511,14 @@ impl std::fmt::Display for Results {
                 let events: Vec<String> = c
                     .event_names
                     .iter()
-                    .zip(c.inclusive.iter().zip(&c.own))
+                    .zip(c.inclusive.iter().zip(&c.exclusive))
                     .map(|(e, (i, o))| format!("{e} {i} ({o})"))
                     .collect();
                 writeln!(
                     f,
                     "    {}: {} calls; {}",
                     c.name,
-                    c.calls,
+                    c.num_calls,
                     events.join(", ")
                 )?;
             }

@@ -155,11 +155,11 @@ pub fn counter_totals(store: &Store, table: &RegionTable) -> Vec<RegionCounters>
         .map(|(region, s)| RegionCounters {
             name: regions.get(region).map_or("", |r| r.entry.name).to_owned(),
             rank: 0,
-            calls: s[0],
+            num_calls: s[0],
             event_names: set.names.clone(),
             inclusive: s[1..=width].to_vec(),
-            // Own: inclusive minus the direct children's inclusive.
-            own: (0..width)
+            // Exclusive: inclusive minus the direct children's inclusive.
+            exclusive: (0..width)
                 .map(|i| s[1 + i].wrapping_sub(s[1 + width + i]))
                 .collect(),
         })
