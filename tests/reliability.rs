@@ -1060,7 +1060,7 @@ fn a_name_with_nul_does_not_make_the_session_unwritable() {
 
 #[test]
 fn a_nul_and_the_nul_symbol_stay_distinct_names_in_the_file() {
-    // NUL is stored as U+2400 (␀) and a literal ␀ doubled (see h5.rs): the
+    // NUL is stored as U+2400 (␀) and a literal ␀ doubled (see scope-profiler-hdf5/src/strings.rs): the
     // names come back as they were, through a session and write_profile.
     let _s = serial();
     let dir = temp_dir("nul-symbol");

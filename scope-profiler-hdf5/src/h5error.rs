@@ -1,4 +1,4 @@
-//! The error of an HDF5 operation, which either layer (`pure.rs`, `h5.rs`)
+//! The error of an HDF5 operation, which either layer (`pure.rs`, `h5/`)
 //! returns: what was being done, and the reason.
 
 use std::fmt::{self, Display};

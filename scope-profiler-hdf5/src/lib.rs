@@ -2,7 +2,7 @@
 //! schema-3 layout the Python package `scope-profiler` 0.7.5 reads, written
 //! atomically, and read back: in pure Rust (`rust-hdf5`, `pure.rs`, and our
 //! group-attribute reader, `attrs.rs`), or with the feature `mpio` over the
-//! HDF5 C library (`hdf5-sys`, `h5.rs`), which MPI-IO needs.
+//! HDF5 C library (`hdf5-sys`, `h5/`), which MPI-IO needs.
 //!
 //! **Use the `scope-profiler` crate** (its default feature `hdf5` brings this
 //! one): this crate's items are shared by the scope-profiler crates only,

@@ -1,6 +1,6 @@
 //! The HDF5 file in pure Rust, through the `rust-hdf5` crate: exactly what
 //! the writer and the reader need, with the interface of the C layer
-//! (`h5.rs`), which only a build with the MPI writers compiles.
+//! (`h5/`), which only a build with the MPI writers compiles.
 //!
 //! `rust-hdf5` writes every part of the layout (groups, attributes with
 //! their creation order, contiguous and chunked datasets, shuffle +

@@ -23,10 +23,36 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use super::filter::Resolved;
-use super::{CHUNK, Call, Lane, LaneMap};
+use super::{CHUNK, Lane, LaneMap};
 use crate::error::Error;
 use crate::reader::ProfileReader;
 use crate::scratch;
+
+/// One call in the external sort (its runs are written to scratch files
+/// encoded: see `sort`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub(super) struct Call {
+    pub(super) lane: u64,
+    pub(super) start: i64,
+    pub(super) duration: i64,
+    pub(super) call_id: i64,
+    pub(super) parent_id: i64,
+    pub(super) region: u64,
+}
+
+/// The sort order of calls: lane, start, longest first, call id.
+type CallKey = (u64, i64, Reverse<i64>, i64);
+
+impl Call {
+    pub(super) fn key(&self) -> CallKey {
+        (self.lane, self.start, Reverse(self.duration), self.call_id)
+    }
+
+    pub(super) fn end(&self) -> i64 {
+        self.start.wrapping_add(self.duration)
+    }
+}
 
 /// Calls sorted in memory at once before a run is spilled to disk (4M
 /// calls: 192 MB of buffer, two while a run is written as the next fills).

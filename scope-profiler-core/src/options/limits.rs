@@ -1,0 +1,121 @@
+//! The bounds of a session: memory for recorded calls, disk for the calls
+//! spilled past it, and what happens when spilling fails.
+
+#![forbid(unsafe_code)]
+
+use super::Options;
+
+/// What happens to calls past the memory limit once the scratch file
+/// cannot be written (a full disk, a removed directory, a file size limit).
+///
+/// Either way a warning line on stderr names the directory and the error,
+/// and `Results::health().spill_error` reports it.
+///
+/// ```
+/// use scope_profiler::{OnSpillFailure, Options};
+/// assert_eq!(OnSpillFailure::default(), OnSpillFailure::KeepInMemory);
+/// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
+/// assert_eq!(o.get_on_spill_failure(), OnSpillFailure::DropCalls);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnSpillFailure {
+    /// Keep recording in memory past the limit: nothing is lost, memory
+    /// grows.
+    #[default]
+    KeepInMemory,
+    /// Drop calls past the limit, counting them and their total time per
+    /// region (`Results::health().dropped` and
+    /// the file's metadata): memory stays bounded.
+    DropCalls,
+}
+
+impl Options {
+    /// Bound on the recorded calls held in memory (default 256 MiB). Past
+    /// half of it, full per-thread buffers are spilled to a scratch file
+    /// beside the output by a background writer; nothing is dropped, and
+    /// `finalize` writes the same file as without spilling. If the scratch
+    /// file cannot be written, see [`Options::on_spill_failure`]; past
+    /// [`Options::disk_limit`], calls are dropped and counted.
+    ///
+    /// The limit counts recorded calls. Region names and per-region state
+    /// are outside it: about 75 bytes per distinct region plus its name
+    /// while recording, and about 270 bytes per region with calls plus its
+    /// name at the peak of `finalize` (the summary tree, the region table,
+    /// per-region counts, the statistics the results keep; index rows are
+    /// made and written 16k at a time), so a session with a million
+    /// distinct regions needs about 290 MB more at `finalize`. One region's
+    /// durations are kept for exact percentiles while they fit an eighth of
+    /// `finalize`'s budget (half this limit, at least 8 MiB): 2M calls of a
+    /// region by default.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().memory_limit(64 << 20);
+    /// assert_eq!(o.get_memory_limit(), 64 << 20);
+    /// ```
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = bytes;
+        self
+    }
+
+    /// The memory bound for recorded calls, in bytes.
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new();
+    /// assert_eq!(o.get_memory_limit(), scope_profiler::Options::DEFAULT_MEMORY_LIMIT);
+    /// ```
+    pub fn get_memory_limit(&self) -> usize {
+        self.memory_limit
+    }
+
+    /// Bound on the bytes of the scratch file that takes the calls spilled
+    /// past the memory limit. Default: half the space free in its directory
+    /// at `setup` (unbounded where that cannot be read). Past it, spilling
+    /// stops and, once memory is full too, the run degrades gracefully:
+    /// each call's event is dropped, while calls and their total time per
+    /// region stay exact (`Results::health().dropped`,
+    /// `Results::health().events_stopped_ns` and
+    /// the file's metadata say which and since when).
+    ///
+    /// ```
+    /// let o = scope_profiler::Options::new().disk_limit(1 << 30);
+    /// assert_eq!(o.get_disk_limit(), Some(1 << 30));
+    /// assert_eq!(scope_profiler::Options::new().get_disk_limit(), None); // chosen at setup
+    /// ```
+    pub fn disk_limit(mut self, bytes: u64) -> Self {
+        self.disk_limit = Some(bytes);
+        self
+    }
+
+    /// The disk bound set with [`Options::disk_limit`], `None` for the default.
+    ///
+    /// ```
+    /// assert!(scope_profiler::Options::new().get_disk_limit().is_none());
+    /// ```
+    pub fn get_disk_limit(&self) -> Option<u64> {
+        self.disk_limit
+    }
+
+    /// What happens past the memory limit if spilling to disk fails
+    /// (default [`OnSpillFailure::KeepInMemory`]).
+    ///
+    /// ```
+    /// use scope_profiler::{OnSpillFailure, Options};
+    /// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
+    /// assert_eq!(o.get_on_spill_failure(), OnSpillFailure::DropCalls);
+    /// ```
+    pub fn on_spill_failure(mut self, policy: OnSpillFailure) -> Self {
+        self.on_spill_failure = policy;
+        self
+    }
+
+    /// The policy set with [`Options::on_spill_failure`].
+    ///
+    /// ```
+    /// use scope_profiler::{OnSpillFailure, Options};
+    /// assert_eq!(Options::new().get_on_spill_failure(), OnSpillFailure::KeepInMemory);
+    /// ```
+    pub fn get_on_spill_failure(&self) -> OnSpillFailure {
+        self.on_spill_failure
+    }
+}
