@@ -724,3 +724,128 @@ fn no_source_file_is_over_800_lines() {
         too_long.join("\n")
     );
 }
+
+/// The one JSON reader of the workspace (issue 38): `json::Parser`, in
+/// this file of the core.
+fn json_reader() -> PathBuf {
+    core_src().join("json.rs")
+}
+
+/// What only a JSON parser has, in `code` (comments and string literals
+/// aside): a type named `Parser`, the surrogate range that decoding a
+/// `\u` escape needs (`0xD800`), or the char that JSON's `\b` escape
+/// stands for (`'\u{8}'`, `'\x08'`). Each one the parser holds, and each
+/// one the second parser that `value.rs` held until issue 38 held too.
+fn json_parser_markers(code: &str) -> Vec<&'static str> {
+    let code = without_strings(code);
+    let code: String = code
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_ascii_lowercase();
+    let mut found = Vec::new();
+    for (marker, spellings) in [
+        ("struct Parser", &["struct parser"][..]),
+        ("0xD800", &["0xd800", "0xd_800"][..]),
+        ("'\\u{8}'", &["'\\u{8}'", "'\\u{08}'", "'\\x08'"][..]),
+    ] {
+        if spellings.iter().any(|s| code.contains(s)) {
+            found.push(marker);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_json_parser_markers_see_a_parser_and_not_a_writer() {
+    // The heart of the parser value.rs had before issue 38.
+    let old = r#"
+        struct Parser<'a> { s: &'a [u8], i: usize }
+        // 0xD800 in a comment is not code.
+        fn string(&mut self) -> Option<String> {
+            let c = match *self.s.get(self.i)? {
+                b'b' => '\u{8}',
+                b'u' => { let hi = self.hex4()?; if (0xD800..0xDC00).contains(&hi) {} }
+            };
+        }"#;
+    assert_eq!(
+        json_parser_markers(old),
+        ["struct Parser", "0xD800", "'\\u{8}'"]
+    );
+    // A writer, comments and messages are not a parser.
+    let writer = r#"
+        // struct Parser, '\u{8}'
+        fn escaped(c: char) -> String { format!("\\u{:04x} 0xD800 struct Parser", c as u32) }"#;
+    assert!(json_parser_markers(writer).is_empty());
+}
+
+/// One JSON parser (issue 38): no source file of the workspace's crates
+/// (every `src/` directory, the runtime's, the CLI's, the benches', the
+/// fuzz targets') other than `json.rs` of the core defines one. The CLI
+/// and tests may read JSON with `serde_json` (they are not linked into a
+/// user's crate); the runtime's crates may not depend on a JSON crate at
+/// all (ARCHITECTURE.md, Features and dependencies).
+#[test]
+fn one_json_parser() {
+    let one = json_reader();
+    let mut srcs: Vec<PathBuf> = std::fs::read_dir(root())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|src| src.is_dir() && src.parent().unwrap().join("Cargo.toml").exists())
+        .collect();
+    srcs.sort();
+    for krate in [
+        "scope-profiler-core",
+        "scope-profiler",
+        "scope-profiler-cli",
+    ] {
+        assert!(
+            srcs.contains(&root().join(krate).join("src")),
+            "{krate}/src not among {srcs:?}"
+        );
+    }
+    let files: Vec<PathBuf> = srcs.iter().flat_map(|s| rust_files(s)).collect();
+    assert!(files.len() > 80, "the workspace's sources: {}", files.len());
+    assert!(files.contains(&one), "{} is not read", one.display());
+    let mut parsers = BTreeMap::new();
+    for file in &files {
+        let markers = json_parser_markers(&std::fs::read_to_string(file).unwrap());
+        if !markers.is_empty() {
+            parsers.insert(file.clone(), markers);
+        }
+    }
+    // The one reader is found by every marker: the check sees a parser.
+    assert_eq!(
+        parsers.remove(&one),
+        Some(vec!["struct Parser", "0xD800", "'\\u{8}'"]),
+        "{} is no longer the JSON parser the check looks for",
+        one.display()
+    );
+    assert!(
+        parsers.is_empty(),
+        "JSON parsers outside {} (use json::Parser): {parsers:#?}",
+        one.display()
+    );
+    for krate in [
+        "scope-profiler-core",
+        "scope-profiler-hdf5",
+        "scope-profiler",
+    ] {
+        let deps = dependencies(krate);
+        assert!(!deps.is_empty(), "{krate}: no dependencies read");
+        for json in [
+            "serde_json",
+            "simd-json",
+            "json",
+            "sonic-rs",
+            "jiter",
+            "miniserde",
+        ] {
+            assert!(
+                !deps.iter().any(|d| d == json),
+                "{krate} depends on the JSON crate {json}"
+            );
+        }
+    }
+}

@@ -5,8 +5,14 @@
 //! The runtime writes and reads this JSON itself instead of depending on
 //! `serde_json`, whose `Value` brings trait impls (`PartialEq<Value> for
 //! u8`, ...) that change type inference in the user's crate (see
-//! ARCHITECTURE.md, Dependencies). The reader accepts any JSON; values
-//! other than scalars (lists, objects) are kept as their JSON text.
+//! ARCHITECTURE.md, Dependencies). It is read with the runtime's one JSON
+//! reader, [`crate::json::Parser`] (strict: what it refuses is listed
+//! there): from text (`parse_*`), or from a parser already inside a
+//! document (`read_*`, as the JSON profile reader does, so a profile is
+//! parsed once). Values other than scalars (lists, objects) are kept as
+//! their JSON text.
+
+use crate::json::{self, Kind, Number, Parser};
 
 /// One metadata value: what [`call_metadata`](crate::callmeta::call_metadata) attaches to calls
 /// (the file's `event_metadata` column, JSON per call), and what the run's
@@ -171,37 +177,9 @@ fn write_float(out: &mut String, v: f64) {
     }
 }
 
-/// Calls `emit` with the pieces of `s` as a quoted, escaped JSON string
-/// (non-ASCII characters as themselves, UTF-8).
-pub(crate) fn json_escaped(s: &str, mut emit: impl FnMut(&str)) {
-    emit("\"");
-    let mut plain = 0;
-    for (i, c) in s.char_indices() {
-        let escaped = match c {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\n' => "\\n",
-            '\r' => "\\r",
-            '\t' => "\\t",
-            c if (c as u32) < 0x20 => "",
-            _ => continue,
-        };
-        emit(&s[plain..i]);
-        if escaped.is_empty() {
-            let code = format!("\\u{:04x}", c as u32);
-            emit(&code);
-        } else {
-            emit(escaped);
-        }
-        plain = i + c.len_utf8();
-    }
-    emit(&s[plain..]);
-    emit("\"");
-}
-
 /// Appends `s` as a JSON string.
 pub(crate) fn write_json_string(out: &mut String, s: &str) {
-    json_escaped(s, |piece| out.push_str(piece));
+    json::escaped(s, |piece| out.push_str(piece));
 }
 
 /// Appends one call's metadata as a JSON object (`{"k": v, ...}`).
@@ -224,204 +202,64 @@ pub type CallMetadata = Vec<(String, Value)>;
 /// Reads a row's `event_metadata` (a JSON list of objects, one per call);
 /// `None` if the text is not such a list.
 pub fn parse_event_metadata(text: &str) -> Option<Vec<CallMetadata>> {
-    Parser::whole(text, |p| p.seq(b'[', b']', Parser::object))
+    json::whole(text, read_event_metadata).ok()
 }
 
 /// Reads a JSON list of strings (a row's `tags`); `None` if it is not one.
 pub fn parse_string_list(text: &str) -> Option<Vec<String>> {
-    Parser::whole(text, |p| p.seq(b'[', b']', Parser::string))
+    json::whole(text, read_string_list).ok()
 }
 
-struct Parser<'a> {
-    s: &'a [u8],
-    text: &'a str,
-    i: usize,
+/// The next value of `p`, a list of objects, one per call (a row's
+/// `event_metadata`).
+pub fn read_event_metadata(p: &mut Parser<'_>) -> json::Result<Vec<CallMetadata>> {
+    let mut calls = Vec::new();
+    p.array(|p| {
+        calls.push(read_object(p)?);
+        Ok(())
+    })?;
+    Ok(calls)
 }
 
-impl<'a> Parser<'a> {
-    /// `read` applied to all of `text` (surrounding whitespace allowed).
-    fn whole<T>(text: &'a str, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
-        let mut p = Parser {
-            s: text.as_bytes(),
-            text,
-            i: 0,
-        };
-        p.ws();
-        let value = read(&mut p)?;
-        p.end().then_some(value)
-    }
+/// The next value of `p`, a list of strings (a row's `tags`).
+pub fn read_string_list(p: &mut Parser<'_>) -> json::Result<Vec<String>> {
+    let mut items = Vec::new();
+    p.array(|p| {
+        items.push(p.string()?.into_owned());
+        Ok(())
+    })?;
+    Ok(items)
+}
 
-    /// `open`, items read by `item` separated by commas, `close`.
-    fn seq<T>(
-        &mut self,
-        open: u8,
-        close: u8,
-        mut item: impl FnMut(&mut Self) -> Option<T>,
-    ) -> Option<Vec<T>> {
-        self.eat(open)?;
-        let mut items = Vec::new();
-        self.ws();
-        if self.eat(close).is_some() {
-            return Some(items);
+/// The next value of `p`, an object: its keys and values in order.
+pub fn read_object(p: &mut Parser<'_>) -> json::Result<CallMetadata> {
+    let mut entries = Vec::new();
+    p.object(|p, key| {
+        let key = key.into_owned();
+        entries.push((key, read_value(p)?));
+        Ok(())
+    })?;
+    Ok(entries)
+}
+
+/// The next value of `p`: strings, booleans, numbers and null as
+/// themselves (an integer past `i64::MAX` as [`Value::UInt`], exact), lists
+/// and objects as their JSON text ([`Value::Json`]).
+pub fn read_value(p: &mut Parser<'_>) -> json::Result<Value> {
+    Ok(match p.kind()? {
+        Kind::String => Value::Str(p.string()?.into_owned()),
+        Kind::Bool => Value::Bool(p.bool()?),
+        Kind::Null => {
+            p.null()?;
+            Value::Null
         }
-        loop {
-            self.ws();
-            items.push(item(self)?);
-            self.ws();
-            if self.eat(b',').is_none() {
-                self.eat(close)?;
-                return Some(items);
-            }
-        }
-    }
-
-    fn ws(&mut self) {
-        while self.s.get(self.i).is_some_and(|b| b.is_ascii_whitespace()) {
-            self.i += 1;
-        }
-    }
-
-    fn end(&mut self) -> bool {
-        self.ws();
-        self.i == self.s.len()
-    }
-
-    fn eat(&mut self, b: u8) -> Option<()> {
-        (self.s.get(self.i) == Some(&b)).then(|| self.i += 1)
-    }
-
-    fn object(&mut self) -> Option<CallMetadata> {
-        self.seq(b'{', b'}', |p| {
-            let key = p.string()?;
-            p.ws();
-            p.eat(b':')?;
-            p.ws();
-            Some((key, p.value()?))
-        })
-    }
-
-    fn value(&mut self) -> Option<Value> {
-        let start = self.i;
-        match *self.s.get(self.i)? {
-            b'"' => self.string().map(Value::Str),
-            b'{' | b'[' => {
-                self.skip_nested()?;
-                Some(Value::Json(self.text[start..self.i].to_owned()))
-            }
-            b't' => self.word("true").map(|_| Value::Bool(true)),
-            b'f' => self.word("false").map(|_| Value::Bool(false)),
-            b'n' => self.word("null").map(|_| Value::Null),
-            b'N' => self.word("NaN").map(|_| Value::Float(f64::NAN)),
-            b'I' => self.word("Infinity").map(|_| Value::Float(f64::INFINITY)),
-            _ => {
-                if self.text[self.i..].starts_with("-Infinity") {
-                    self.i += "-Infinity".len();
-                    return Some(Value::Float(f64::NEG_INFINITY));
-                }
-                while self
-                    .s
-                    .get(self.i)
-                    .is_some_and(|b| b.is_ascii_digit() || b"+-.eE".contains(b))
-                {
-                    self.i += 1;
-                }
-                let number = &self.text[start..self.i];
-                if let Ok(v) = number.parse::<i64>() {
-                    Some(Value::Int(v))
-                } else if let Ok(v) = number.parse::<u64>() {
-                    Some(Value::UInt(v))
-                } else {
-                    number.parse::<f64>().ok().map(Value::Float)
-                }
-            }
-        }
-    }
-
-    fn word(&mut self, w: &str) -> Option<()> {
-        self.text[self.i..]
-            .starts_with(w)
-            .then(|| self.i += w.len())
-    }
-
-    /// Skips a list or an object, strings inside included.
-    fn skip_nested(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match *self.s.get(self.i)? {
-                b'"' => {
-                    self.string()?;
-                    continue;
-                }
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        self.i += 1;
-                        return Some(());
-                    }
-                }
-                _ => {}
-            }
-            self.i += 1;
-        }
-    }
-
-    fn string(&mut self) -> Option<String> {
-        self.eat(b'"')?;
-        let mut out = String::new();
-        loop {
-            let start = self.i;
-            while self.s.get(self.i).is_some_and(|&b| b != b'"' && b != b'\\') {
-                self.i += 1;
-            }
-            out.push_str(self.text.get(start..self.i)?);
-            match *self.s.get(self.i)? {
-                b'"' => {
-                    self.i += 1;
-                    return Some(out);
-                }
-                _ => {
-                    self.i += 1;
-                    let c = match *self.s.get(self.i)? {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hi = self.hex4()?;
-                            if (0xD800..0xDC00).contains(&hi)
-                                && self.text[self.i + 1..].starts_with("\\u")
-                            {
-                                self.i += 2;
-                                let lo = self.hex4()?;
-                                let code = 0x10000
-                                    + ((hi - 0xD800) << 10)
-                                    + (lo.checked_sub(0xDC00)? & 0x3FF);
-                                char::from_u32(code)?
-                            } else {
-                                char::from_u32(hi).unwrap_or('\u{FFFD}')
-                            }
-                        }
-                        _ => return None,
-                    };
-                    out.push(c);
-                    self.i += 1;
-                }
-            }
-        }
-    }
-
-    /// The four hex digits after `\u`; leaves `i` on the last one.
-    fn hex4(&mut self) -> Option<u32> {
-        let digits = self.text.get(self.i + 1..self.i + 5)?;
-        let v = u32::from_str_radix(digits, 16).ok()?;
-        self.i += 4;
-        Some(v)
-    }
+        Kind::Number => match p.number()? {
+            Number::Int(v) => Value::Int(v),
+            Number::UInt(v) => Value::UInt(v),
+            Number::Float(v) => Value::Float(v),
+        },
+        Kind::Object | Kind::Array => Value::Json(p.raw()?.to_owned()),
+    })
 }
 
 #[cfg(test)]
@@ -460,6 +298,35 @@ mod tests {
             parse_event_metadata(r#"[{"s": "\ud83e\udd80\u00e9"}]"#),
             Some(vec![vec![("s".to_owned(), Value::from("🦀é"))]])
         );
+    }
+
+    /// Text the metadata parser of old took (it matched no brackets, kept
+    /// control characters, leading zeros and lone surrogates) is refused by
+    /// the one reader.
+    #[test]
+    fn malformed_metadata_is_refused() {
+        for bad in [
+            r#"[{"a": [1}]"#,
+            r#"[{"a": 1]]"#,
+            r#"[{"a": "\ud800"}]"#,
+            r#"[{"a": "\udc00"}]"#,
+            r#"[{"a": "\ud800\uffff"}]"#,
+            "[{\"a\": \"\u{1}\"}]",
+            r#"[{"a": 01}]"#,
+            r#"[{"a": +1}]"#,
+            r#"[{"a": 1.}]"#,
+            "[{\"a\": 1}]\u{c}",
+            r#"[{"a": "x}]"#,
+            r#"[{"a": 1}] x"#,
+        ] {
+            assert_eq!(parse_event_metadata(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_string_list(r#"["a", "\udc00"]"#), None);
+        assert_eq!(parse_string_list(r#"["a"}"#), None);
+        let deep = format!("[{{\"a\": {}{}}}]", "[".repeat(70), "]".repeat(70));
+        assert_eq!(parse_event_metadata(&deep), None);
+        let ok = format!("[{{\"a\": {}{}}}]", "[".repeat(60), "]".repeat(60));
+        assert!(parse_event_metadata(&ok).is_some());
     }
 
     #[test]

@@ -1,18 +1,20 @@
 //! Reading a JSON profile (ours, or the Python package's): the document
-//! parsed whole by the strict parser of `crate::json`, each field checked
-//! for the type the format gives it and each row's columns for one length,
-//! the rows' statistics computed from their events.
+//! parsed once, whole, by the runtime's one JSON reader (`crate::json`'s
+//! strict pull parser; metadata values, `tags` and `event_metadata` read
+//! from it by `value`'s `read_*` functions), each field checked for the
+//! type the format gives it and each row's columns for one length, the
+//! rows' statistics computed from their events.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::error::Error;
-use crate::json::{self, JsonError, Parser};
+use crate::json::{self, JsonError, Kind, Parser};
 use crate::profile::{
     AggregateRow, Events, Profile, ReadIndex, RegionRow, StatsAccumulator, TaskInfo, ThreadInfo,
 };
-use crate::value::Value;
+use crate::value::CallMetadata;
 use crate::{sink, value};
 
 /// Reads the JSON profile at `path`: its index, every event (rows back to
@@ -106,8 +108,9 @@ struct Row {
     source_file: String,
     source_line: i64,
     source_text: String,
-    tags: Option<String>,
-    event_metadata: Option<String>,
+    /// The tags, and their JSON text as written.
+    tags: Option<(Vec<String>, String)>,
+    event_metadata: Option<Vec<CallMetadata>>,
     exclusive: Option<i64>,
     starts: Option<Vec<i64>>,
     ends: Option<Vec<i64>>,
@@ -121,7 +124,7 @@ struct Row {
 /// The whole document.
 fn parse(text: &str) -> json::Result<(ReadIndex, Events, bool)> {
     let mut p = Parser::new(text);
-    if p.peek() != Some(b'{') {
+    if p.kind().ok() != Some(Kind::Object) {
         return p.error("not a JSON object: not a scope-profiler JSON profile");
     }
     let mut index = ReadIndex {
@@ -156,7 +159,7 @@ fn parse(text: &str) -> json::Result<(ReadIndex, Events, bool)> {
                 if !p.null()? {
                     p.object(|p, key| {
                         let key = key.into_owned();
-                        let value = meta_value(p)?;
+                        let value = value::read_value(p)?;
                         index.metadata.push((key, value));
                         Ok(())
                     })
@@ -246,29 +249,6 @@ fn lane_table(
     p.object(|p, _rank| p.array(&mut item))
 }
 
-/// A metadata value: strings, booleans, integers, floats and null as
-/// themselves, lists and objects as their JSON text ([`Value::Json`]).
-fn meta_value(p: &mut Parser<'_>) -> json::Result<Value> {
-    Ok(match p.peek() {
-        Some(b'"') => Value::Str(p.string()?.into_owned()),
-        Some(b't' | b'f') => Value::Bool(p.bool()?),
-        Some(b'-' | b'0'..=b'9' | b'N' | b'I') => {
-            // The number's text: an integer past i64::MAX stays exact.
-            let raw = p.raw()?;
-            match (raw.parse::<i64>(), raw.parse::<u64>(), raw.parse::<f64>()) {
-                (Ok(v), _, _) => Value::Int(v),
-                (_, Ok(v), _) => Value::UInt(v),
-                (_, _, Ok(v)) => Value::Float(v),
-                _ => Value::Json(raw.to_owned()),
-            }
-        }
-        _ => match p.raw()? {
-            "null" => Value::Null,
-            raw => Value::Json(raw.to_owned()),
-        },
-    })
-}
-
 /// A string or null ("" then).
 fn opt_string(p: &mut Parser<'_>) -> json::Result<String> {
     if p.null()? {
@@ -305,19 +285,18 @@ fn read_row(p: &mut Parser<'_>) -> json::Result<Row> {
             }
             "source_text" => row.source_text = opt_string(p)?,
             "tags" => {
-                let raw = p.raw()?;
-                match value::parse_string_list(raw) {
-                    Some(_) => row.tags = Some(raw.to_owned()),
-                    None if raw == "null" => {}
-                    None => return p.error("\"tags\" is not a list of strings"),
+                if !p.null()? {
+                    let (tags, raw) = p
+                        .spanned(value::read_string_list)
+                        .map_err(|e| e.within("\"tags\" (a list of strings)"))?;
+                    row.tags = Some((tags, raw.to_owned()));
                 }
             }
             "event_metadata" => {
-                let raw = p.raw()?;
-                match value::parse_event_metadata(raw) {
-                    Some(_) => row.event_metadata = Some(raw.to_owned()),
-                    None if raw == "null" => {}
-                    None => return p.error("\"event_metadata\" is not a list of objects"),
+                if !p.null()? {
+                    let calls = value::read_event_metadata(p)
+                        .map_err(|e| e.within("\"event_metadata\" (a list of objects)"))?;
+                    row.event_metadata = Some(calls);
                 }
             }
             "exclusive_total_ns" => {
@@ -420,10 +399,7 @@ fn add_row(
     check("parent_ids", &row.parent_ids)?;
     check("thread_ids", &row.thread_ids)?;
     check("task_ids", &row.task_ids)?;
-    let metadata = match &row.event_metadata {
-        Some(raw) => value::parse_event_metadata(raw).unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let metadata = row.event_metadata.unwrap_or_default();
     if !metadata.is_empty() && metadata.len() != n {
         return p.error(format!(
             "region {name:?}: event_metadata has {} entries for {n} calls",
@@ -458,7 +434,7 @@ fn add_row(
     fill(&mut events.thread_ids, row.thread_ids);
     *any_tasks |= row.task_ids.is_some();
     fill(tasks_column, row.task_ids);
-    let tags = row.tags.unwrap_or_else(|| "[]".to_owned());
+    let (tag_list, tags) = row.tags.unwrap_or_else(|| (Vec::new(), "[]".to_owned()));
     index.rows.push({
         let mut made = RegionRow::default();
         made.region_id = region_id;
@@ -469,7 +445,7 @@ fn add_row(
         made.source_line = row.source_line;
         made.exclusive_total = row.exclusive.unwrap_or(-1);
         made.stats = acc.finish();
-        made.tags = value::parse_string_list(&tags).unwrap_or_default();
+        made.tags = tag_list;
         made.source_text = row.source_text;
         made.event_metadata = metadata;
         made
@@ -497,8 +473,8 @@ fn read_thread(p: &mut Parser<'_>) -> json::Result<ThreadInfo> {
             "ident" => t.ident = int_or(p, 0)?,
             "native_id" => t.native_id = int_or(p, 0)?,
             "daemon" => {
-                t.daemon = match p.peek() {
-                    Some(b't' | b'f') => p.bool()? as i8,
+                t.daemon = match p.kind()? {
+                    Kind::Bool => p.bool()? as i8,
                     _ => (int_or(p, 0)? != 0) as i8,
                 }
             }
@@ -549,6 +525,7 @@ fn int_or(p: &mut Parser<'_>, missing: i64) -> json::Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::Value;
 
     fn doc(regions: &str) -> String {
         format!(
@@ -647,6 +624,46 @@ mod tests {
             }
         }
         assert!(parse(&good).is_ok());
+    }
+
+    /// `tags`, `event_metadata` and metadata values are read in the one
+    /// pass over the document, as strictly as the rest of it.
+    #[test]
+    fn tags_and_metadata_are_read_in_the_same_pass() {
+        let text = doc(
+            r#"{"name": "r", "rank": 0, "start_times_ns": [1, 2], "end_times_ns": [3, 4], "tags": ["io","x"], "event_metadata": [{"k": 18446744073709551615, "l": [1, {"m": null}]}, {}]}"#,
+        );
+        let (index, _, _) = parse(&text).unwrap();
+        let row = &index.rows[0];
+        assert_eq!(row.tags, ["io", "x"]);
+        // The tags' text as written (a reader hands it on as it is).
+        assert_eq!(index.tags[0], r#"["io","x"]"#);
+        assert_eq!(
+            row.event_metadata,
+            [
+                vec![
+                    ("k".to_owned(), Value::UInt(u64::MAX)),
+                    ("l".to_owned(), Value::Json(r#"[1, {"m": null}]"#.into()))
+                ],
+                vec![]
+            ]
+        );
+        for (bad, says) in [
+            (r#""name": "\ud800""#, "lone surrogate"),
+            (r#""name": "r", "tags": ["\udc00"]"#, "lone surrogate"),
+            (r#""name": "r", "tags": [1]"#, "in \"tags\""),
+            (
+                r#""name": "r", "event_metadata": [{"a": "\u+041"}]"#,
+                "four hex digits",
+            ),
+            (r#""name": "r", "event_metadata": [[1]]"#, "event_metadata"),
+        ] {
+            let text = doc(&format!(r#"{{{bad}, "rank": 0}}"#));
+            match parse(&text) {
+                Ok(_) => panic!("accepted: {text}"),
+                Err(e) => assert!(e.message.contains(says), "{says:?} not in {e}"),
+            }
+        }
     }
 
     #[cfg(feature = "hdf5")]
