@@ -8,6 +8,7 @@
 //! loads the same TOML in the Python package (the venv of `tests/interop.rs`)
 //! and compares every shared setting.
 
+use scope_profiler_core::options::read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -83,8 +84,8 @@ chunk_size = 1000
         ),
     );
     let options = Options::from_toml(&toml).expect("from_toml").verbose(false);
-    assert_eq!(options.get_enable_tags(), ["solver"]);
-    assert!(options.get_capture_region_source());
+    assert_eq!(read::enable_tags(&options), ["solver"]);
+    assert!(read::capture_region_source(&options));
     let run = sp::setup(options).expect("setup");
     for _ in 0..5000 {
         sp::region("step").run(|| ());
@@ -138,7 +139,7 @@ fn a_chunk_size_chunks_an_uncompressed_file() {
         ),
     );
     let options = Options::from_toml(&toml).expect("from_toml").verbose(false);
-    assert_eq!(options.get_compression(), Compression::None);
+    assert_eq!(read::compression(&options), Compression::None);
     let run = sp::setup(options).expect("setup");
     for _ in 0..1000 {
         sp::region("outer").run(|| sp::region("inner").run(|| ()));
@@ -614,7 +615,7 @@ fn a_deactivated_session_records_nothing_and_writes_nothing() {
     assert!(sp::get_region("earlier").is_some());
 
     let options = Options::from_toml(&toml).expect("from_toml");
-    assert!(options.get_deactivate());
+    assert!(read::deactivate(&options));
     let run = sp::setup(options).expect("a deactivated setup succeeds");
     assert!(run.is_active() && !sp::is_active());
     assert!(matches!(

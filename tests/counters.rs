@@ -5,6 +5,7 @@
 //! refused where the machine has no PMU; the file's
 //! `rank0/perf_events/<region>` groups read back.
 
+use scope_profiler_core::options::read;
 use std::hint::black_box;
 use std::sync::Mutex;
 
@@ -392,7 +393,7 @@ fn page_faults_of_fresh_pages_are_counted() {
     }
     const PAGES: usize = 256;
     sp::region("touch").run(|| {
-        // A fresh mapping (past glibc's mmap threshold), one write per page.
+        // Fresh pages (past glibc's initial mmap threshold), one write per page.
         let mut v: Vec<u8> = Vec::with_capacity(PAGES * 4096 + 4096);
         let p = v.as_mut_ptr();
         for i in 0..PAGES {
@@ -403,7 +404,10 @@ fn page_faults_of_fresh_pages_are_counted() {
     });
     let results = sp::finalize().unwrap();
     let c = results.counters_of("touch").unwrap();
-    assert!(c.get("page-faults").unwrap() >= PAGES as u64, "{c:?}");
+    // glibc's mmap threshold grows after a large free, so the Vec may come
+    // from heap memory of which a page was already touched (seen once: 255 of
+    // 256 under load); all but a few of the pages fault.
+    assert!(c.get("page-faults").unwrap() >= PAGES as u64 - 8, "{c:?}");
 }
 
 #[test]
@@ -568,15 +572,15 @@ fn the_configuration_file_and_the_environment_turn_counters_on() {
     )
     .unwrap();
     let options = Options::from_toml(&toml).unwrap();
-    assert!(options.get_track_allocations());
-    assert_eq!(options.get_perf_events(), ["task-clock", "page-faults"]);
+    assert!(read::track_allocations(&options));
+    assert_eq!(read::perf_events(&options), ["task-clock", "page-faults"]);
     // SAFETY: this binary's tests run one at a time (`serial`) and none
     // reads the environment meanwhile on another thread.
     unsafe { std::env::set_var("SCOPE_PROFILER_TRACK_ALLOCATIONS", "1") };
     let from_env = Options::from_env();
     // SAFETY: as above.
     unsafe { std::env::remove_var("SCOPE_PROFILER_TRACK_ALLOCATIONS") };
-    assert!(from_env.unwrap().get_track_allocations());
+    assert!(read::track_allocations(&from_env.unwrap()));
     std::fs::remove_dir_all(&dir).ok();
 }
 

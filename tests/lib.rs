@@ -9,6 +9,7 @@
 //! ([`reader_python`], [`python_names_and_counts`]); [`nesting`]: whether
 //! every call of a written profile lies within its parent.
 
+use scope_profiler_core::options::read;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
 use std::ops::Range;
@@ -266,38 +267,37 @@ pub fn python_names_and_counts(
 /// print comparable lines.
 pub fn describe_options(options: &Options) -> String {
     use scope_profiler::Compression;
-    let (compression, level) = match options.get_compression() {
+    let (compression, level) = match read::compression(options) {
         Compression::Auto => ("auto".to_owned(), "None".to_owned()),
         Compression::None => ("none".to_owned(), "None".to_owned()),
         Compression::Gzip(level) => ("gzip".to_owned(), level.to_string()),
     };
-    let file = options
-        .get_file_path()
-        .map_or_else(String::new, |p| p.display().to_string());
+    let file = read::file_path(options).map_or_else(String::new, |p| p.display().to_string());
     let lines = [
         format!("file_path={file}"),
-        format!("label={}", options.get_label()),
-        format!("deactivate_profiling={}", options.get_deactivate()),
+        format!("label={}", read::label(options)),
+        format!("deactivate_profiling={}", read::deactivate(options)),
         format!(
             "deactivate_file_output={}",
-            options.get_file_path().is_none()
+            read::file_path(options).is_none()
         ),
-        format!("recursive_profile={}", options.get_trace_all()),
+        format!("recursive_profile={}", read::trace_all(options)),
         format!(
             "capture_region_source={}",
-            options.get_capture_region_source()
+            read::capture_region_source(options)
         ),
-        format!("metadata_detail={}", options.get_metadata_detail().as_str()),
-        format!("aggregation_mode={}", options.get_aggregation()),
+        format!(
+            "metadata_detail={}",
+            read::metadata_detail(options).as_str()
+        ),
+        format!("aggregation_mode={}", read::aggregation(options)),
         format!("hdf5_compression={compression}"),
         format!("hdf5_compression_level={level}"),
         format!(
             "hdf5_chunk_size={}",
-            options
-                .get_chunk_size()
-                .map_or_else(|| "None".to_owned(), |n| n.to_string())
+            read::chunk_size(options).map_or_else(|| "None".to_owned(), |n| n.to_string())
         ),
-        format!("enable_tags={}", options.get_enable_tags().join(",")),
+        format!("enable_tags={}", read::enable_tags(options).join(",")),
     ];
     lines.join("\n")
 }

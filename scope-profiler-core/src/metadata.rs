@@ -1,5 +1,6 @@
 //! The run description stored as `/metadata` attributes.
 
+use crate::options::read;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::clock::Anchor;
@@ -22,7 +23,7 @@ pub fn run_metadata(
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(cores);
     let entries: Vec<(&str, Value)> = vec![
-        ("label", options.get_label().into()),
+        ("label", read::label(options).into()),
         ("timestamp", iso8601(wall_start).into()),
         ("platform", platform().into()),
         ("chip_information", chip().into()),

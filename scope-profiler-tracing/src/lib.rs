@@ -85,8 +85,8 @@ pub fn layer() -> ScopeProfilerLayer {
 /// let layer = scope_profiler_tracing::layer()
 ///     .plain_names(true)
 ///     .events_as_marks(true);
-/// assert!(layer.get_plain_names() && layer.get_events_as_marks());
-/// assert!(!layer.get_span_lifetime());
+/// // Its settings, for a log line:
+/// assert!(format!("{layer:?}").contains("plain_names: true"));
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ScopeProfilerLayer {
@@ -117,15 +117,6 @@ impl ScopeProfilerLayer {
         self
     }
 
-    /// Whether regions are named by the bare span name.
-    ///
-    /// ```
-    /// assert!(!scope_profiler_tracing::layer().get_plain_names());
-    /// ```
-    pub fn get_plain_names(&self) -> bool {
-        self.plain_names
-    }
-
     /// Records each span as one call from its first enter to its close, on
     /// a task lane of its own (the file's `task_ids` and `/task_table`, with
     /// the number of enters as its polls), instead of one call per
@@ -152,15 +143,6 @@ impl ScopeProfilerLayer {
     pub fn span_lifetime(mut self) -> Self {
         self.span_lifetime = true;
         self
-    }
-
-    /// Whether spans are recorded from first enter to close.
-    ///
-    /// ```
-    /// assert!(scope_profiler_tracing::layer().span_lifetime().get_span_lifetime());
-    /// ```
-    pub fn get_span_lifetime(&self) -> bool {
-        self.span_lifetime
     }
 
     /// Records each event (`tracing::info!` ...) as a call of the region
@@ -208,24 +190,6 @@ impl ScopeProfilerLayer {
     pub fn record_fields(mut self, on: bool) -> Self {
         self.record_fields = on;
         self
-    }
-
-    /// Whether span fields are recorded.
-    ///
-    /// ```
-    /// assert!(!scope_profiler_tracing::layer().get_record_fields());
-    /// ```
-    pub fn get_record_fields(&self) -> bool {
-        self.record_fields
-    }
-
-    /// Whether events are recorded as marks.
-    ///
-    /// ```
-    /// assert!(!scope_profiler_tracing::layer().get_events_as_marks());
-    /// ```
-    pub fn get_events_as_marks(&self) -> bool {
-        self.events_as_marks
     }
 }
 

@@ -24,6 +24,7 @@
 //!   `SCOPE_PROFILER_OUTPUT=PATH` set by the launcher).
 //! - `mpi_check same A B` (no MPI): the two files hold the same profile.
 
+use scope_profiler_core::options::read;
 use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
 
@@ -284,7 +285,7 @@ fn main() -> ExitCode {
     let (command, writer, path) = (args[0].as_str(), mode(&args[1]), args[2].clone());
     let mut options = match command {
         "env" => match Options::from_env() {
-            Ok(o) if o.get_mpi() == Some((rank as u32, size as u32)) => o.mpi_output(writer),
+            Ok(o) if read::mpi(&o) == Some((rank as u32, size as u32)) => o.mpi_output(writer),
             other => {
                 eprintln!("rank {rank}: from_env: {other:?}");
                 return ExitCode::FAILURE;

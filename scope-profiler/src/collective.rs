@@ -20,7 +20,7 @@ use crate::fxhash::FxHasher;
 #[cfg(feature = "mpio")]
 use crate::hdf5::Widths;
 use crate::hdf5::{self, Layout3, Part, Strings};
-use crate::options::{MpiOutput, Options};
+use crate::options::{MpiOutput, Options, read};
 use crate::profile::RegionCounters;
 use crate::publish::Staged;
 use crate::sink::IndexRow;
@@ -83,8 +83,8 @@ impl Totals<'_> {
             threads: total[2] as usize,
             tasks: total[3] as usize,
             with_task_ids: total[4] > 0,
-            compression: self.options.get_compression(),
-            chunk_size: self.options.get_chunk_size(),
+            compression: read::compression(self.options),
+            chunk_size: read::chunk_size(self.options),
             strings,
             names,
         }
@@ -245,7 +245,7 @@ fn file_row<'a>(
 ) -> IndexRow<'a> {
     let mut row = plan.index_row(i);
     row.source_file =
-        crate::metadata::shown_source_file(options.get_metadata_detail(), row.source_file);
+        crate::metadata::shown_source_file(read::metadata_detail(options), row.source_file);
     row.region_id = ids.get(i).copied().unwrap_or(0);
     row.rank = part.rank;
     row.event_offset += part.event_base as u64;
@@ -596,7 +596,7 @@ fn set_mpi_metadata(plan: &mut Plan, options: &Options, comm: &Serialized<'_>) {
             _ => {}
         }
     }
-    if options.get_metadata_detail() == crate::options::MetadataDetail::Full {
+    if read::metadata_detail(options) == crate::options::MetadataDetail::Full {
         plan.metadata.push((
             "rank_hostnames".to_owned(),
             Value::Str(crate::sink::tags_json(&hosts)),

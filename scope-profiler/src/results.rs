@@ -1,5 +1,6 @@
 //! What `finalize` and `checkpoint` hand back.
 
+use crate::options::read;
 use std::path::{Path, PathBuf};
 
 use crate::assemble::{AggregatePlan, Plan};
@@ -129,7 +130,7 @@ impl Results {
     pub(crate) fn publish(mut plan: Plan, options: &Options) -> Result<Results, Error> {
         let health = std::mem::take(&mut plan.health);
         let statistics;
-        let detail = options.get_metadata_detail();
+        let detail = read::metadata_detail(options);
         let mut write_path = WritePath::Memory;
         let (profile, summary, file_path) = match options.output_target() {
             Output::File(path) if jsonfile::is_json_path(path) => {
@@ -179,8 +180,8 @@ impl Results {
                         temp,
                         path,
                         &header,
-                        options.get_compression(),
-                        options.get_chunk_size(),
+                        read::compression(options),
+                        read::chunk_size(options),
                     )?;
                     let tree = match sink.direct()? {
                         Some(columns) => {
@@ -220,7 +221,7 @@ impl Results {
             aggregates: Vec::new(),
             counters: std::mem::take(&mut plan.counters),
         };
-        if options.get_verbose() {
+        if read::verbose(options) {
             eprintln!("{results}");
         }
         Ok(results)
@@ -251,7 +252,7 @@ impl Results {
             aggregates: Vec::new(),
             counters: std::mem::take(&mut plan.counters),
         };
-        if options.get_verbose() && comm.rank() == 0 {
+        if read::verbose(options) && comm.rank() == 0 {
             eprintln!("{results}");
         }
         Ok(results)
@@ -304,7 +305,7 @@ impl Results {
             aggregates: plan.rows,
             counters: plan.counters,
         };
-        if options.get_verbose() {
+        if read::verbose(options) {
             eprintln!("{results}");
         }
         Ok(results)

@@ -3,6 +3,7 @@
 //! the session through `active.rs`; a file is planned by `assemble/` and
 //! written by `results.rs`.
 
+use crate::options::read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -69,7 +70,7 @@ fn write(
         let counts = plan.counts_with_dropped();
         return Ok((Results::publish_mpi(plan, options, &comm, path)?, counts));
     }
-    if options.get_aggregation() {
+    if read::aggregation(options) {
         let end = Anchor::now();
         let metadata = metadata::run_metadata(
             options,
@@ -86,7 +87,7 @@ fn write(
         let counts = plan.counts.clone();
         return Ok((Results::publish_aggregate(plan, options)?, counts));
     }
-    let plan = plan(session, scratch::dir_for(options.get_file_path()))?;
+    let plan = plan(session, scratch::dir_for(read::file_path(options)))?;
     let counts = plan.counts_with_dropped();
     Ok((Results::publish(plan, options)?, counts))
 }
@@ -105,7 +106,7 @@ fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
     if let Some(name) = crate::callsite::untraced_example() {
         metadata.push((UNTRACED_KEY.to_owned(), name.into()));
     }
-    let budget = (session.options.get_memory_limit() / 2).max(8 << 20);
+    let budget = (read::memory_limit(&session.options) / 2).max(8 << 20);
     let span = assemble::Span {
         start: session.start,
         end,
@@ -117,7 +118,7 @@ fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
         metadata,
         budget,
         dir,
-        session.options.get_capture_region_source(),
+        read::capture_region_source(&session.options),
     )?;
     plan.health.traced_outside_entrypoints = crate::callsite::untraced_example().map(str::to_owned);
     Ok(plan)
@@ -220,31 +221,33 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
         None => checked,
     };
     checked?;
-    if options.get_deactivate() {
+    if read::deactivate(&options) {
         return Ok(setup_deactivated());
     }
     // What the session counts, checked here (the allocator installed, the
     // perf group opened on this thread).
-    let counter_set = CounterSet::new(options.get_track_allocations(), options.get_perf_events())?;
+    let counter_set = CounterSet::new(
+        read::track_allocations(&options),
+        read::perf_events(&options),
+    )?;
     if let Some(set) = &counter_set {
         set.check()?;
     }
     clock::init();
     let generation = active::new_generation();
-    let file_path = options.get_file_path().map(Path::to_path_buf);
-    let dir = scratch::dir_for(options.get_file_path());
+    let file_path = read::file_path(&options).map(Path::to_path_buf);
+    let dir = scratch::dir_for(read::file_path(&options));
     let limits = Limits {
-        memory: options.get_memory_limit(),
-        disk: options
-            .get_disk_limit()
+        memory: read::memory_limit(&options),
+        disk: read::disk_limit(&options)
             .or_else(|| scratch::free_bytes(&dir).map(|free| free / 2))
             .unwrap_or(u64::MAX),
-        on_failure: options.get_on_spill_failure(),
-        aggregate: options.get_aggregation(),
+        on_failure: read::on_spill_failure(&options),
+        aggregate: read::aggregation(&options),
         counters: counter_set.map(Arc::new),
     };
-    let trace_all = options.get_trace_all();
-    let envelope = options.get_session_region();
+    let trace_all = read::trace_all(&options);
+    let envelope = read::session_region(&options);
     let filter = TagFilter::new(&options);
     let session = Session::new(
         generation,
@@ -314,7 +317,7 @@ fn check_setup(options: &Options) -> Result<(), Error> {
         return Err(Error::AlreadyConfigured);
     }
     check_options(options)?;
-    if options.get_deactivate() {
+    if read::deactivate(options) {
         return Ok(());
     }
     if let Output::File(path) = options.output_target() {
@@ -346,7 +349,7 @@ fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
 fn check_options(options: &Options) -> Result<(), Error> {
     // HDF5 chunks are at most 4 GiB; the event columns hold 8-byte values.
     const MAX_CHUNK_EVENTS: usize = (u32::MAX / 8) as usize;
-    if let Some(n) = options.get_chunk_size()
+    if let Some(n) = read::chunk_size(options)
         && (n == 0 || n > MAX_CHUNK_EVENTS)
     {
         return Err(Error::InvalidOption {
@@ -355,7 +358,7 @@ fn check_options(options: &Options) -> Result<(), Error> {
         });
     }
     #[cfg(not(feature = "capture-source"))]
-    if options.get_capture_region_source() {
+    if read::capture_region_source(options) {
         return Err(Error::InvalidOption {
             option: "capture_region_source",
             message: "source texts are compiled into the binary only with the feature \
@@ -374,12 +377,12 @@ fn check_options(options: &Options) -> Result<(), Error> {
         if *options.output_target() == Output::Memory {
             return refuse("an MPI session writes a file: give it a file path, not in_memory()");
         }
-        if options.get_aggregation() {
+        if read::aggregation(options) {
             return refuse("aggregation mode is not available in MPI sessions yet");
         }
         crate::collective::writer(options)?;
     }
-    for (key, _) in options.get_metadata() {
+    for (key, _) in read::metadata(options) {
         if key.is_empty() || metadata::is_reserved_key(key) {
             return Err(Error::InvalidOption {
                 option: "metadata",

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use crate::error::Error;
-use crate::options::Options;
+use crate::options::{Options, read};
 
 #[cfg(feature = "toml")]
 mod file;
@@ -47,7 +47,7 @@ impl Options {
     /// // With none of the variables set, these are the defaults; the
     /// // builder call wins over whatever the environment says.
     /// let o = Options::from_env()?.label("from-code");
-    /// assert_eq!(o.get_label(), "from-code");
+    /// assert_eq!(scope_profiler_core::options::read::label(&o), "from-code");
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
     pub fn from_env() -> Result<Options, Error> {
@@ -109,7 +109,7 @@ impl Options {
             options = options.trace_all(on);
         }
         if let Some(tags) = get(ENABLE_TAGS)? {
-            let mut all = options.get_enable_tags().to_vec();
+            let mut all = read::enable_tags(&options).to_vec();
             for tag in tags.split(',').map(str::trim).filter(|t| !t.is_empty()) {
                 if !all.iter().any(|t| t == tag) {
                     all.push(tag.to_owned());
@@ -221,7 +221,7 @@ mod tests {
             ("parallel", MpiOutput::Parallel),
         ] {
             std::fs::write(&path, format!("[profiling]\noutput_mode = \"{value}\"\n")).unwrap();
-            assert_eq!(Options::from_toml(&path).unwrap().get_mpi_output(), want);
+            assert_eq!(read::mpi_output(&Options::from_toml(&path).unwrap()), want);
             assert_eq!(want.as_str(), value);
         }
         std::fs::write(&path, "[profiling]\noutput_mode = \"serial\"\n").unwrap();
@@ -235,7 +235,7 @@ mod tests {
         let err = Options::new().with_env(env(&[(MPI, "1")])).unwrap_err();
         assert!(err.to_string().contains("mpi::initialize()"), "{err}");
         let o = Options::new().with_env(env(&[(MPI, "0")])).unwrap();
-        assert_eq!(o.get_mpi(), None);
+        assert_eq!(read::mpi(&o), None);
     }
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Result<Option<String>, Error> {
@@ -258,7 +258,7 @@ mod tests {
             ("No", false),
         ] {
             let o = Options::new().with_env(env(&[(DISABLE, v)])).unwrap();
-            assert_eq!(o.get_deactivate(), b, "{v}");
+            assert_eq!(read::deactivate(&o), b, "{v}");
         }
         for bad in ["", "2", "maybe", "enabled"] {
             let err = Options::new()
@@ -282,7 +282,7 @@ mod tests {
                 (TRACE_ALL, "1"),
             ]))
             .unwrap();
-        assert_eq!(o.get_enable_tags(), ["a", "b", "c"]);
+        assert_eq!(read::enable_tags(&o), ["a", "b", "c"]);
         assert!(o.trace_all);
         let err = Options::new()
             .with_env(env(&[(RECURSIVE, "1"), (TRACE_ALL, "0")]))
@@ -297,11 +297,11 @@ mod tests {
             .in_memory()
             .with_env(env(&[(OUTPUT, "x/run.h5")]))
             .unwrap();
-        assert_eq!(o.get_file_path(), Some(Path::new("x/run.h5")));
+        assert_eq!(read::file_path(&o), Some(Path::new("x/run.h5")));
         let o = Options::new()
             .with_env(env(&[(OUTPUT, "run.json")]))
             .unwrap();
-        assert_eq!(o.get_file_path(), Some(Path::new("run.json")));
+        assert_eq!(read::file_path(&o), Some(Path::new("run.json")));
         let err = Options::new()
             .with_env(env(&[(OUTPUT, "run.html")]))
             .unwrap_err();
@@ -381,7 +381,7 @@ mod tests {
         let o = Options::new()
             .with_env(env(&[(ENABLE_TAGS, &tags)]))
             .unwrap();
-        assert_eq!(o.get_enable_tags(), ["a\0b", long.as_str(), "\u{2400}"]);
+        assert_eq!(read::enable_tags(&o), ["a\0b", long.as_str(), "\u{2400}"]);
     }
 
     /// A TOML file of any bytes: `Ok` or an `Error::Config` naming it.

@@ -23,20 +23,11 @@ impl Options {
     /// ```
     /// use scope_profiler::Options;
     /// let o = Options::new().track_allocations(true);
-    /// assert!(o.get_track_allocations());
+    /// assert!(scope_profiler_core::options::read::track_allocations(&o));
     /// ```
     pub fn track_allocations(mut self, on: bool) -> Self {
         self.track_allocations = on;
         self
-    }
-
-    /// Whether the session counts allocations.
-    ///
-    /// ```
-    /// assert!(!scope_profiler::Options::new().get_track_allocations());
-    /// ```
-    pub fn get_track_allocations(&self) -> bool {
-        self.track_allocations
     }
 
     /// Kernel and hardware events counted per region (Linux only), by the
@@ -54,19 +45,10 @@ impl Options {
     /// ```
     /// use scope_profiler::Options;
     /// let o = Options::new().perf_events(["task-clock", "page-faults"]);
-    /// assert_eq!(o.get_perf_events(), ["task-clock", "page-faults"]);
+    /// assert_eq!(scope_profiler_core::options::read::perf_events(&o), ["task-clock", "page-faults"]);
     /// ```
     pub fn perf_events<S: Into<String>>(mut self, events: impl IntoIterator<Item = S>) -> Self {
         self.perf_events = events.into_iter().map(Into::into).collect();
         self
-    }
-
-    /// The perf events the session counts.
-    ///
-    /// ```
-    /// assert!(scope_profiler::Options::new().get_perf_events().is_empty());
-    /// ```
-    pub fn get_perf_events(&self) -> &[String] {
-        &self.perf_events
     }
 }

@@ -15,7 +15,7 @@ use super::Options;
 /// use scope_profiler::{OnSpillFailure, Options};
 /// assert_eq!(OnSpillFailure::default(), OnSpillFailure::KeepInMemory);
 /// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
-/// assert_eq!(o.get_on_spill_failure(), OnSpillFailure::DropCalls);
+/// assert_eq!(scope_profiler_core::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -51,21 +51,11 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);
-    /// assert_eq!(o.get_memory_limit(), 64 << 20);
+    /// assert_eq!(scope_profiler_core::options::read::memory_limit(&o), 64 << 20);
     /// ```
     pub fn memory_limit(mut self, bytes: usize) -> Self {
         self.memory_limit = bytes;
         self
-    }
-
-    /// The memory bound for recorded calls, in bytes.
-    ///
-    /// ```
-    /// let o = scope_profiler::Options::new();
-    /// assert_eq!(o.get_memory_limit(), scope_profiler::Options::DEFAULT_MEMORY_LIMIT);
-    /// ```
-    pub fn get_memory_limit(&self) -> usize {
-        self.memory_limit
     }
 
     /// Bound on the bytes of the scratch file that takes the calls spilled
@@ -79,21 +69,12 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().disk_limit(1 << 30);
-    /// assert_eq!(o.get_disk_limit(), Some(1 << 30));
-    /// assert_eq!(scope_profiler::Options::new().get_disk_limit(), None); // chosen at setup
+    /// assert_eq!(scope_profiler_core::options::read::disk_limit(&o), Some(1 << 30));
+    /// assert_eq!(scope_profiler_core::options::read::disk_limit(&scope_profiler::Options::new()), None); // chosen at setup
     /// ```
     pub fn disk_limit(mut self, bytes: u64) -> Self {
         self.disk_limit = Some(bytes);
         self
-    }
-
-    /// The disk bound set with [`Options::disk_limit`], `None` for the default.
-    ///
-    /// ```
-    /// assert!(scope_profiler::Options::new().get_disk_limit().is_none());
-    /// ```
-    pub fn get_disk_limit(&self) -> Option<u64> {
-        self.disk_limit
     }
 
     /// What happens past the memory limit if spilling to disk fails
@@ -102,20 +83,10 @@ impl Options {
     /// ```
     /// use scope_profiler::{OnSpillFailure, Options};
     /// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
-    /// assert_eq!(o.get_on_spill_failure(), OnSpillFailure::DropCalls);
+    /// assert_eq!(scope_profiler_core::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
     /// ```
     pub fn on_spill_failure(mut self, policy: OnSpillFailure) -> Self {
         self.on_spill_failure = policy;
         self
-    }
-
-    /// The policy set with [`Options::on_spill_failure`].
-    ///
-    /// ```
-    /// use scope_profiler::{OnSpillFailure, Options};
-    /// assert_eq!(Options::new().get_on_spill_failure(), OnSpillFailure::KeepInMemory);
-    /// ```
-    pub fn get_on_spill_failure(&self) -> OnSpillFailure {
-        self.on_spill_failure
     }
 }

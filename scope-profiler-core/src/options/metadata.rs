@@ -58,21 +58,11 @@ impl Options {
     /// ```
     /// use scope_profiler::{MetadataDetail, Options};
     /// let o = Options::new().metadata_detail(MetadataDetail::Full);
-    /// assert_eq!(o.get_metadata_detail(), MetadataDetail::Full);
+    /// assert_eq!(scope_profiler_core::options::read::metadata_detail(&o), MetadataDetail::Full);
     /// ```
     pub fn metadata_detail(mut self, detail: MetadataDetail) -> Self {
         self.metadata_detail = detail;
         self
-    }
-
-    /// The metadata level set with [`Options::metadata_detail`].
-    ///
-    /// ```
-    /// use scope_profiler::{MetadataDetail, Options};
-    /// assert_eq!(Options::new().get_metadata_detail(), MetadataDetail::Minimal);
-    /// ```
-    pub fn get_metadata_detail(&self) -> MetadataDetail {
-        self.metadata_detail
     }
 
     /// Adds a `/metadata` attribute of the user's, written under `key` as it
@@ -100,15 +90,5 @@ impl Options {
             None => self.user_metadata.push((key, value)),
         }
         self
-    }
-
-    /// The user's metadata entries ([`Options::metadata`]), in order.
-    ///
-    /// ```
-    /// let o = scope_profiler::Options::new().metadata("a", 1).metadata("a", 2);
-    /// assert_eq!(o.get_metadata().len(), 1);
-    /// ```
-    pub fn get_metadata(&self) -> &[(String, Value)] {
-        &self.user_metadata
     }
 }

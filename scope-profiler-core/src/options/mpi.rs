@@ -35,18 +35,6 @@ impl Options {
         self
     }
 
-    /// Whether this is an MPI session ([`Options::mpi`]): its rank and the
-    /// number of ranks.
-    ///
-    /// ```
-    /// # #[cfg(feature = "mpi")]
-    /// assert_eq!(scope_profiler::Options::new().get_mpi(), None);
-    /// ```
-    #[cfg(feature = "mpi")]
-    pub fn get_mpi(&self) -> Option<(u32, u32)> {
-        self.mpi.as_ref().map(|c| (c.rank(), c.size()))
-    }
-
     /// How an MPI session writes its file (default [`MpiOutput::Auto`]; the
     /// Python package's `output_mode`). The same on every rank.
     ///
@@ -54,24 +42,13 @@ impl Options {
     /// # #[cfg(feature = "mpi")] {
     /// use scope_profiler::{MpiOutput, Options};
     /// let o = Options::new().mpi_output(MpiOutput::Direct);
-    /// assert_eq!(o.get_mpi_output(), MpiOutput::Direct);
+    /// assert_eq!(scope_profiler_core::options::read::mpi_output(&o), MpiOutput::Direct);
     /// # }
     /// ```
     #[cfg(feature = "mpi")]
     pub fn mpi_output(mut self, output: MpiOutput) -> Self {
         self.mpi_output = output;
         self
-    }
-
-    /// The writer chosen with [`Options::mpi_output`].
-    ///
-    /// ```
-    /// # #[cfg(feature = "mpi")]
-    /// assert_eq!(scope_profiler::Options::new().get_mpi_output(), scope_profiler::MpiOutput::Auto);
-    /// ```
-    #[cfg(feature = "mpi")]
-    pub fn get_mpi_output(&self) -> MpiOutput {
-        self.mpi_output
     }
 }
 

@@ -73,9 +73,9 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().file_path("out.h5");
-    /// assert_eq!(o.get_file_path(), Some(std::path::Path::new("out.h5")));
+    /// assert_eq!(scope_profiler_core::options::read::file_path(&o), Some(std::path::Path::new("out.h5")));
     /// let o = scope_profiler::Options::new().file_path("out.json"); // any build
-    /// assert_eq!(o.get_file_path(), Some(std::path::Path::new("out.json")));
+    /// assert_eq!(scope_profiler_core::options::read::file_path(&o), Some(std::path::Path::new("out.json")));
     /// ```
     pub fn file_path(mut self, path: impl AsRef<Path>) -> Self {
         self.output = Output::File(path.as_ref().to_path_buf());
@@ -86,7 +86,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().in_memory();
-    /// assert!(o.get_file_path().is_none());
+    /// assert!(scope_profiler_core::options::read::file_path(&o).is_none());
     /// ```
     pub fn in_memory(mut self) -> Self {
         self.output = Output::Memory;
@@ -105,64 +105,24 @@ impl Options {
         self.output = output;
     }
 
-    /// The output file, `None` for an in-memory session.
-    ///
-    /// ```
-    /// assert!(scope_profiler::Options::new().get_file_path().is_some());
-    /// ```
-    pub fn get_file_path(&self) -> Option<&Path> {
-        match &self.output {
-            Output::File(p) => Some(p),
-            Output::Memory => None,
-        }
-    }
-
     /// Print the summary to stderr at `finalize` (default `true`).
     ///
     /// ```
-    /// assert!(!scope_profiler::Options::new().verbose(false).get_verbose());
+    /// assert!(!scope_profiler_core::options::read::verbose(&scope_profiler::Options::new().verbose(false)));
     /// ```
     pub fn verbose(mut self, verbose: bool) -> Self {
         self.verbose = verbose;
         self
     }
 
-    /// Whether the summary is printed at `finalize`.
-    ///
-    /// ```
-    /// assert!(scope_profiler::Options::new().get_verbose());
-    /// ```
-    pub fn get_verbose(&self) -> bool {
-        self.verbose
-    }
-
     /// The run's label, stored as `/metadata/label` (default: the file stem).
     ///
     /// ```
-    /// assert_eq!(scope_profiler::Options::new().label("run-7").get_label(), "run-7");
+    /// assert_eq!(scope_profiler_core::options::read::label(&scope_profiler::Options::new().label("run-7")), "run-7");
     /// ```
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
         self
-    }
-
-    /// The label the run will carry.
-    ///
-    /// ```
-    /// let o = scope_profiler::Options::new().file_path("data/run3.h5");
-    /// assert_eq!(o.get_label(), "run3");
-    /// ```
-    pub fn get_label(&self) -> String {
-        if let Some(label) = &self.label {
-            return label.clone();
-        }
-        match &self.output {
-            Output::File(p) => p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            Output::Memory => "in-memory".to_owned(),
-        }
     }
 
     /// Compression of the event columns (default [`Compression::Auto`]).
@@ -170,21 +130,11 @@ impl Options {
     /// ```
     /// use scope_profiler::{Compression, Options};
     /// let o = Options::new().compression(Compression::None);
-    /// assert_eq!(o.get_compression(), Compression::None);
+    /// assert_eq!(scope_profiler_core::options::read::compression(&o), Compression::None);
     /// ```
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self
-    }
-
-    /// The compression setting.
-    ///
-    /// ```
-    /// use scope_profiler::{Compression, Options};
-    /// assert_eq!(Options::new().compression(Compression::Gzip(1)).get_compression(), Compression::Gzip(1));
-    /// ```
-    pub fn get_compression(&self) -> Compression {
-        self.compression
     }
 
     /// Events per chunk of the event columns (the Python package's
@@ -197,19 +147,10 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().chunk_size(4096);
-    /// assert_eq!(o.get_chunk_size(), Some(4096));
+    /// assert_eq!(scope_profiler_core::options::read::chunk_size(&o), Some(4096));
     /// ```
     pub fn chunk_size(mut self, events: usize) -> Self {
         self.chunk_size = Some(events);
         self
-    }
-
-    /// The chunk size set with [`Options::chunk_size`], `None` for the default.
-    ///
-    /// ```
-    /// assert_eq!(scope_profiler::Options::new().get_chunk_size(), None);
-    /// ```
-    pub fn get_chunk_size(&self) -> Option<usize> {
-        self.chunk_size
     }
 }

@@ -20,16 +20,6 @@ impl Options {
         self
     }
 
-    /// Whether every traced function records ([`Options::trace_all`]; the
-    /// Python package's `recursive_profile`).
-    ///
-    /// ```
-    /// assert!(scope_profiler::Options::new().trace_all(true).get_trace_all());
-    /// ```
-    pub fn get_trace_all(&self) -> bool {
-        self.trace_all
-    }
-
     /// Enables opt-in tags (see [`register_opt_in_tag`](crate::register_opt_in_tag)):
     /// regions carrying one of them record in this session. `"*"` enables
     /// every opt-in tag. The tags listed in the environment variable
@@ -39,7 +29,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().enable_tags(["mylib"]);
-    /// assert_eq!(o.get_enable_tags(), ["mylib"]);
+    /// assert_eq!(scope_profiler_core::options::read::enable_tags(&o), ["mylib"]);
     /// ```
     pub fn enable_tags<I, S>(mut self, tags: I) -> Self
     where
@@ -50,23 +40,13 @@ impl Options {
         self
     }
 
-    /// The opt-in tags enabled by [`Options::enable_tags`] (not counting the
-    /// environment's).
-    ///
-    /// ```
-    /// assert!(scope_profiler::Options::new().get_enable_tags().is_empty());
-    /// ```
-    pub fn get_enable_tags(&self) -> &[String] {
-        &self.enable_tags
-    }
-
     /// Records only regions carrying at least one of `tags` (the Python
     /// package's `region_tags`); every other region costs what a region of
     /// an opt-in tag that is off costs. Listing an opt-in tag here enables it.
     ///
     /// ```
     /// let o = scope_profiler::Options::new().region_tags(["io"]);
-    /// assert_eq!(o.get_region_tags(), Some(&["io".to_owned()][..]));
+    /// assert_eq!(scope_profiler_core::options::read::region_tags(&o), Some(&["io".to_owned()][..]));
     /// ```
     pub fn region_tags<I, S>(mut self, tags: I) -> Self
     where
@@ -75,15 +55,6 @@ impl Options {
     {
         self.region_tags = Some(tags.into_iter().map(Into::into).collect());
         self
-    }
-
-    /// The region tag filter, if one is set.
-    ///
-    /// ```
-    /// assert_eq!(scope_profiler::Options::new().get_region_tags(), None);
-    /// ```
-    pub fn get_region_tags(&self) -> Option<&[String]> {
-        self.region_tags.as_deref()
     }
 
     /// Writes each region's source text (captured at compile time by
@@ -96,20 +67,11 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().capture_region_source(true);
-    /// assert!(o.get_capture_region_source());
+    /// assert!(scope_profiler_core::options::read::capture_region_source(&o));
     /// ```
     pub fn capture_region_source(mut self, on: bool) -> Self {
         self.capture_region_source = on;
         self
-    }
-
-    /// Whether region source text is written.
-    ///
-    /// ```
-    /// assert!(!scope_profiler::Options::new().get_capture_region_source());
-    /// ```
-    pub fn get_capture_region_source(&self) -> bool {
-        self.capture_region_source
     }
 
     /// Records the envelope region `scope_profiler.session` from `setup` to
@@ -120,20 +82,11 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().session_region(true);
-    /// assert!(o.get_session_region());
+    /// assert!(scope_profiler_core::options::read::session_region(&o));
     /// ```
     pub fn session_region(mut self, on: bool) -> Self {
         self.session_region = on;
         self
-    }
-
-    /// Whether the session envelope region is recorded.
-    ///
-    /// ```
-    /// assert!(!scope_profiler::Options::new().get_session_region());
-    /// ```
-    pub fn get_session_region(&self) -> bool {
-        self.session_region
     }
 
     /// Aggregation mode (the Python package's `aggregation_mode`): each
@@ -162,15 +115,6 @@ impl Options {
         self
     }
 
-    /// Whether the session aggregates.
-    ///
-    /// ```
-    /// assert!(!scope_profiler::Options::new().get_aggregation());
-    /// ```
-    pub fn get_aggregation(&self) -> bool {
-        self.aggregation
-    }
-
     /// Turns profiling off for this session (the Python package's
     /// `deactivate_profiling`): `setup` succeeds, nothing is recorded, no
     /// file is written, and `finalize` returns `Ok` with empty results.
@@ -196,14 +140,5 @@ impl Options {
     pub fn deactivate(mut self, off: bool) -> Self {
         self.deactivate = off;
         self
-    }
-
-    /// Whether the session is deactivated ([`Options::deactivate`]).
-    ///
-    /// ```
-    /// assert!(!scope_profiler::Options::new().get_deactivate());
-    /// ```
-    pub fn get_deactivate(&self) -> bool {
-        self.deactivate
     }
 }
