@@ -4,7 +4,7 @@
 //! the innermost call, the thread's exit.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::counting::{Counting, RecCounts};
 use super::finish::TasksLane;
@@ -75,15 +75,27 @@ impl Cold {
         .flatten()
     }
 
-    /// Points the hot half at this recorder's stack and chunk.
+    /// Lends the hot half this recorder's stack, chunk and (aggregation
+    /// mode) totals. Called with the hot half disarmed (`Cold::with`).
+    ///
+    /// What is lent stays in place until the hot half is disarmed again:
+    /// `Cold` changes its stack, counts, table or kids only inside
+    /// `Cold::with` (which disarms first, then calls this), in
+    /// `Cold::aggregate` (which disarms before it returns) and in its drop
+    /// (which disarms first).
     pub(super) fn arm(&mut self, hot: &Hot) {
-        hot.stack.set(self.stack.as_mut_ptr());
+        let len = self.stack.len();
         // A session that counts takes the slow paths, which count: the
         // fast ones stay as they are without counters.
         let counting = self.store.as_ref().is_some_and(|s| s.counters().is_some());
-        hot.stack_cap
-            .set(if counting { 0 } else { self.stack.len() });
-        hot.stack_len.set(self.stack.len());
+        // SAFETY: `len` initialized `Open`s of this thread's own stack,
+        // which stays in place until the next disarm (see above) and which
+        // `Cold` does not touch until then.
+        unsafe {
+            hot.stack.lend(self.stack.as_mut_ptr(), len);
+            hot.fast_stack
+                .lend(self.stack.as_mut_ptr(), if counting { 0 } else { len });
+        }
         self.arm_counted(hot);
         match &self.chunk {
             Some(chunk) => {
@@ -94,16 +106,56 @@ impl Cold {
         }
         match &self.agg {
             Some(table) => {
-                hot.agg.set(table.entries.as_ptr());
-                hot.agg_len.set(table.entries.len());
-                hot.kids.set(self.kids.as_mut_ptr());
-                hot.kids_len.set(self.kids.len());
+                let entries = &table.entries;
+                // SAFETY: the entries of the table `Cold` holds (an `Arc`,
+                // kept until the next disarm), atomics; and this thread's
+                // own `kids`, not touched by `Cold` until then.
+                unsafe {
+                    hot.agg.lend(entries.as_ptr().cast_mut(), entries.len());
+                    hot.kids.lend(self.kids.as_mut_ptr(), self.kids.len());
+                }
             }
             None => {
-                hot.agg_len.set(0);
-                hot.kids_len.set(0);
+                hot.agg.withdraw();
+                hot.kids.withdraw();
             }
         }
+    }
+
+    /// Points the lean allocation-counting path at this recorder's counts
+    /// and the thread's table, when it applies (see `Hot::count_fast`).
+    pub(super) fn arm_counted(&mut self, hot: &Hot) {
+        hot.count_fast.set(false);
+        let Some(c) = self.counting.as_deref() else {
+            return;
+        };
+        let lean = c.set.allocations && c.set.perf.is_empty() && c.set.width() == 4;
+        if !lean
+            || c.generation != hot.generation.get()
+            || !self.counts.active
+            || self.task.is_some_and(|t| t.frame)
+            || self.agg.is_some()
+        {
+            return;
+        }
+        let need = self.stack.len() * 4;
+        if self.counts.snaps.len() < need {
+            self.counts.snaps.resize(need, 0);
+        }
+        let (snaps, values) = (&mut self.counts.snaps, &c.table.values);
+        // SAFETY: `snaps`, this recorder's own counts (4 a depth: `lean`),
+        // not touched by `Cold` until the next disarm (see `Cold::arm`);
+        // the rows of the thread's table (9 atomics each: `lean`), which
+        // `Cold` holds (an `Arc`) until then.
+        unsafe {
+            hot.snaps
+                .lend(snaps.as_mut_ptr().cast::<[u64; 4]>(), snaps.len() / 4);
+            hot.table.lend(
+                values.as_ptr().cast::<[AtomicU64; 9]>().cast_mut(),
+                values.len() / 9,
+            );
+        }
+        hot.count_fast.set(true);
     }
 
     /// Aggregation mode: adds `record` to the totals, growing the table or

@@ -154,33 +154,6 @@ impl Counting {
 }
 
 impl Cold {
-    /// Points the lean allocation-counting path at this recorder's counts
-    /// and the thread's table, when it applies (see `Hot::count_fast`).
-    pub(super) fn arm_counted(&mut self, hot: &Hot) {
-        hot.count_fast.set(false);
-        let Some(c) = self.counting.as_deref() else {
-            return;
-        };
-        let lean = c.set.allocations && c.set.perf.is_empty() && c.set.width() == 4;
-        if !lean
-            || c.generation != hot.generation.get()
-            || !self.counts.active
-            || self.task.is_some_and(|t| t.frame)
-            || self.agg.is_some()
-        {
-            return;
-        }
-        let need = self.stack.len() * 4;
-        if self.counts.snaps.len() < need {
-            self.counts.snaps.resize(need, 0);
-        }
-        hot.snaps.set(self.counts.snaps.as_mut_ptr());
-        hot.snap_depths.set(self.counts.snaps.len() / 4);
-        hot.table.set(c.table.values.as_ptr());
-        hot.table_regions.set(c.table.regions());
-        hot.count_fast.set(true);
-    }
-
     /// Makes this thread's counting state for session `generation` if the
     /// current recorder's store counts and it has none for it.
     pub(super) fn ensure_counting(&mut self, generation: u32) -> bool {

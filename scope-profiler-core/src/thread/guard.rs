@@ -2,6 +2,7 @@
 //! through [`Hot`], the slow ones (a full stack or chunk, a counting
 //! session, a guard dropped out of order) and the cold ones through
 //! `Cold`; `open`/`close` for calls without a guard.
+#![forbid(unsafe_code)]
 
 use std::marker::PhantomData;
 
@@ -174,14 +175,8 @@ pub fn open_calls(generation: u32) -> (usize, Option<u32>) {
         if hot.generation.get() != generation {
             return (0, None);
         }
-        let depth = hot.depth.get().min(hot.stack_len.get());
-        if depth == 0 {
-            return (0, None);
-        }
-        // SAFETY: `0 < depth <= stack_len`: slot 0 is initialized and inside
-        // the live stack buffer, which only this thread touches.
-        let bottom = unsafe { hot.stack.get().read() };
-        (depth, Some(bottom.region))
+        let (depth, bottom) = hot.outermost();
+        (depth, bottom.map(|o| o.region))
     })
     .unwrap_or((0, None))
 }

@@ -25,6 +25,7 @@ mod frames;
 mod guard;
 mod hot;
 mod meta;
+mod raw;
 mod tasks;
 
 use cold::Cold;
