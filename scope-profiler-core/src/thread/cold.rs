@@ -22,7 +22,7 @@ use crate::sync::lock;
 /// The owning half of a thread's recorder, used on slow paths only.
 ///
 /// While an instrumented future is polled, `lane`, `store`, `chunk`,
-/// `stack` and `task` are the future's (see [`poll_in_task`]); the rest is
+/// `stack` and `task` are the future's (see [`poll_in_task`](super::poll_in_task)); the rest is
 /// the thread's own.
 pub(super) struct Cold {
     pub(super) lane: Option<Arc<Lane>>,

@@ -127,7 +127,7 @@ impl Cold {
     }
 }
 
-/// Ends a task whose own call was closed (in [`poll_in_task`]) at `end`:
+/// Ends a task whose own call was closed (in [`poll_in_task`](super::poll_in_task)) at `end`:
 /// a task with a lane of its own gives it its record; else its block goes
 /// to this thread's tasks lane, and its private chunk back to the store.
 /// A frame's calls go under the innermost call around it that contains

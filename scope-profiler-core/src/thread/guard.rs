@@ -1,5 +1,5 @@
 //! A call's enter and exit ([`enter`], [`Guard`]'s drop): the fast paths
-//! through [`Hot`], the slow ones (a full stack or chunk, a counting
+//! through [`Hot`](super::Hot), the slow ones (a full stack or chunk, a counting
 //! session, a guard dropped out of order) and the cold ones through
 //! `Cold`; `open`/`close` for calls without a guard.
 #![forbid(unsafe_code)]

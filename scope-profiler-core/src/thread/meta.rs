@@ -36,7 +36,7 @@ pub(crate) fn add_metadata(
     .unwrap_or(false)
 }
 
-/// Adds metadata for the call `seq` (from [`open`]), open on this
+/// Adds metadata for the call `seq` (from [`open`](super::open)), open on this
 /// thread's current recorder (a task's while one is polled), to its
 /// session's keyed entries: it reaches that call's record by its region
 /// and start, wherever the record goes when the call ends. `false` if

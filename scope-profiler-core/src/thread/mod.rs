@@ -3,10 +3,10 @@
 //!
 //! Entering a region pushes `(start, call sequence number, region)` on the
 //! thread's stack; leaving it pops the entry and appends a complete
-//! [`Record`] to the thread's current chunk. No lock, hash, allocation or
+//! [`Record`](crate::record::Record) to the thread's current chunk. No lock, hash, allocation or
 //! formatting happens per call once the current chunk has room: a full chunk
 //! is replaced by a new one (the only allocation, once per chunk) and handed
-//! to the thread's [`Lane`], which the session holds, so the records of a
+//! to the thread's [`Lane`](crate::lane::Lane), which the session holds, so the records of a
 //! thread that exits stay with the session.
 //!
 //! Its rooms: `hot` (the fast paths), `cold` (the owning half, slow paths),
