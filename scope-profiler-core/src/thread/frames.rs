@@ -2,6 +2,7 @@
 //! recorder around them: under the innermost open call that started before
 //! them, at once or, when that is not the innermost open call, once the
 //! open call above it ends; a large frame's lane spliced in place.
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 

@@ -2,13 +2,16 @@
 //! making (no `setup`): nesting depths, out-of-order closes, a guard
 //! of another session (issue 29, item 5).
 
+use std::sync::Arc;
+
 use super::*;
-use crate::active::Session;
+use crate::active::{self, Session};
 use crate::clock::Anchor;
-use crate::lane::SegmentCut;
+use crate::lane::{Lane, SegmentCut};
 use crate::options::Options;
 use crate::registry::{RegionTable, TagFilter};
-use crate::store::Limits;
+use crate::store::{Limits, Store};
+use crate::sync::lock;
 
 /// Runs `f` with a session active (one test at a time), then ends it;
 /// the records this thread left, in the order stored.

@@ -1,0 +1,334 @@
+//! The owning half of a thread's recorder ([`Cold`]), reached on slow
+//! paths only: joining a session, growing the stack, the next chunk, a
+//! record stored (or aggregated, or counted as dropped) there, the end of
+//! the innermost call, the thread's exit.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::counting::{Counting, RecCounts};
+use super::finish::TasksLane;
+use super::frames::{DEFERS, Deferred, FrameCalls};
+use super::tasks::{TaskId, TaskState};
+use super::{COLD, FIRST_CHUNK, HOT, Hot, Open, SEQ_BASES};
+use crate::active;
+use crate::clock::{thread_cpu_ns, ticks};
+use crate::counters;
+use crate::lane::{AggTable, Lane, Segment};
+use crate::record::{Chunk, Record};
+use crate::store::Store;
+use crate::sync::lock;
+
+/// The owning half of a thread's recorder, used on slow paths only.
+///
+/// While an instrumented future is polled, `lane`, `store`, `chunk`,
+/// `stack` and `task` are the future's (see [`poll_in_task`](super::poll_in_task)); the rest is
+/// the thread's own.
+pub(super) struct Cold {
+    pub(super) lane: Option<Arc<Lane>>,
+    pub(super) store: Option<Arc<Store>>,
+    pub(super) chunk: Option<Arc<Chunk>>,
+    pub(super) stack: Vec<Open>,
+    /// The task being polled, if one is.
+    pub(super) task: Option<TaskId>,
+    /// The thread's tasks lane: the blocks of the tasks it completed.
+    pub(super) tasks: Option<TasksLane>,
+    /// The state of the last task completed here, for the next one.
+    pub(super) spare: Option<Box<TaskState>>,
+    /// Aggregation mode: the thread's totals (also in its lane) and the
+    /// children's time per depth (see `Hot`).
+    pub(super) agg: Option<Arc<AggTable>>,
+    pub(super) kids: Vec<u64>,
+    /// The current recorder's counter state (a task's while one is polled).
+    pub(super) counts: RecCounts,
+    /// The thread's counting in a session that counts (see `counters`).
+    pub(super) counting: Option<Box<Counting>>,
+    /// Finished frames waiting for an open call of the current recorder to
+    /// end. The thread's own, not swapped with a task's: the call waited
+    /// for is a sync call of this poll, or a guard held across an `.await`
+    /// (not `Send`: its future stays on this thread), never a task's or a
+    /// frame's own call, which may move (see `Cold::nest`); its sequence
+    /// number, this thread's, names it.
+    pub(super) deferred: Vec<Deferred>,
+    /// The session this thread attached to and its own lane's index (kept
+    /// while a task's recorder takes the thread's place).
+    pub(super) own: Option<(u32, u32)>,
+}
+
+impl Cold {
+    /// Runs `f` on this thread's cold recorder with the fast paths disarmed,
+    /// then re-arms them from what `Cold` owns. `None` if the recorder is
+    /// busy (re-entered) or gone (thread exit).
+    pub(super) fn with<R>(f: impl FnOnce(&mut Cold, &Hot) -> R) -> Option<R> {
+        // The recorder's own allocations are never counted.
+        let _quiet = counters::suspend();
+        COLD.try_with(|cold| {
+            let mut cold = cold.try_borrow_mut().ok()?;
+            HOT.with(|hot| {
+                hot.disarm();
+                let result = f(&mut cold, hot);
+                cold.arm(hot);
+                Some(result)
+            })
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Lends the hot half this recorder's stack, chunk and (aggregation
+    /// mode) totals. Called with the hot half disarmed (`Cold::with`).
+    ///
+    /// What is lent stays in place until the hot half is disarmed again:
+    /// `Cold` changes its stack, counts, table or kids only inside
+    /// `Cold::with` (which disarms first, then calls this), in
+    /// `Cold::aggregate` (which disarms before it returns) and in its drop
+    /// (which disarms first).
+    pub(super) fn arm(&mut self, hot: &Hot) {
+        let len = self.stack.len();
+        // A session that counts takes the slow paths, which count: the
+        // fast ones stay as they are without counters.
+        let counting = self.store.as_ref().is_some_and(|s| s.counters().is_some());
+        // SAFETY: `len` initialized `Open`s of this thread's own stack,
+        // which stays in place until the next disarm (see above) and which
+        // `Cold` does not touch until then.
+        unsafe {
+            hot.stack.lend(self.stack.as_mut_ptr(), len);
+            hot.fast_stack
+                .lend(self.stack.as_mut_ptr(), if counting { 0 } else { len });
+        }
+        self.arm_counted(hot);
+        match &self.chunk {
+            Some(chunk) => {
+                hot.chunk.set(Arc::as_ptr(chunk));
+                hot.cap.set(chunk.capacity());
+            }
+            None => hot.cap.set(0),
+        }
+        match &self.agg {
+            Some(table) => {
+                let entries = &table.entries;
+                // SAFETY: the entries of the table `Cold` holds (an `Arc`,
+                // kept until the next disarm), atomics; and this thread's
+                // own `kids`, not touched by `Cold` until then.
+                unsafe {
+                    hot.agg.lend(entries.as_ptr().cast_mut(), entries.len());
+                    hot.kids.lend(self.kids.as_mut_ptr(), self.kids.len());
+                }
+            }
+            None => {
+                hot.agg.withdraw();
+                hot.kids.withdraw();
+            }
+        }
+    }
+
+    /// Points the lean allocation-counting path at this recorder's counts
+    /// and the thread's table, when it applies (see `Hot::count_fast`).
+    pub(super) fn arm_counted(&mut self, hot: &Hot) {
+        hot.count_fast.set(false);
+        let Some(c) = self.counting.as_deref() else {
+            return;
+        };
+        let lean = c.set.allocations && c.set.perf.is_empty() && c.set.width() == 4;
+        if !lean
+            || c.generation != hot.generation.get()
+            || !self.counts.active
+            || self.task.is_some_and(|t| t.frame)
+            || self.agg.is_some()
+        {
+            return;
+        }
+        let need = self.stack.len() * 4;
+        if self.counts.snaps.len() < need {
+            self.counts.snaps.resize(need, 0);
+        }
+        let (snaps, values) = (&mut self.counts.snaps, &c.table.values);
+        // SAFETY: `snaps`, this recorder's own counts (4 a depth: `lean`),
+        // not touched by `Cold` until the next disarm (see `Cold::arm`);
+        // the rows of the thread's table (9 atomics each: `lean`), which
+        // `Cold` holds (an `Arc`) until then.
+        unsafe {
+            hot.snaps
+                .lend(snaps.as_mut_ptr().cast::<[u64; 4]>(), snaps.len() / 4);
+            hot.table.lend(
+                values.as_ptr().cast::<[AtomicU64; 9]>().cast_mut(),
+                values.len() / 9,
+            );
+        }
+        hot.count_fast.set(true);
+    }
+
+    /// Aggregation mode: adds `record` to the totals, growing the table or
+    /// the counters first if they are too small; `false` when the thread is
+    /// not aggregating.
+    pub(super) fn aggregate(&mut self, hot: &Hot, record: Record) -> bool {
+        let Some(table) = &self.agg else {
+            return false;
+        };
+        let region = record.region as usize;
+        if region >= table.entries.len() {
+            let grown = Arc::new(AggTable::grown(
+                (region + 1).next_power_of_two().max(64),
+                Some(table),
+            ));
+            if let Some(lane) = &self.lane {
+                *lock(&lane.aggregates) = Some(Arc::clone(&grown));
+            }
+            self.agg = Some(grown);
+        }
+        let depth = record.depth as usize;
+        if depth + 1 >= self.kids.len() {
+            self.kids.resize((depth + 2).next_power_of_two().max(64), 0);
+        }
+        self.arm(hot);
+        let done = hot.aggregate(record);
+        hot.disarm();
+        done
+    }
+
+    /// Joins the session `generation`: a new lane, an empty stack.
+    pub(super) fn attach(&mut self, hot: &Hot, generation: u32) -> bool {
+        if hot.generation.get() == generation {
+            return true;
+        }
+        if self.task.is_some() {
+            return false; // a task of another session is being polled
+        }
+        let Some((lane, store)) = active::register_lane(generation) else {
+            return false;
+        };
+        if hot.seq.get() == 0 {
+            hot.seq.set(SEQ_BASES.fetch_add(1, Ordering::Relaxed) << 40);
+        }
+        hot.generation.set(generation);
+        hot.depth.set(0);
+        hot.len.set(0);
+        self.agg = None;
+        if store.aggregates() {
+            let table = Arc::new(AggTable::grown(64, None));
+            *lock(&lane.aggregates) = Some(Arc::clone(&table));
+            self.agg = Some(table);
+            self.kids = vec![0; 64];
+        }
+        self.counts = RecCounts::own();
+        self.counting = None;
+        counters::set_tracking(false);
+        self.own = Some((generation, lane.index));
+        self.lane = Some(lane);
+        self.store = Some(store);
+        self.chunk = None;
+        self.ensure_counting(generation);
+        true
+    }
+
+    /// Makes room for one more open call.
+    pub(super) fn grow_stack(&mut self, hot: &Hot) {
+        let depth = hot.depth.get();
+        if depth >= self.stack.len() {
+            let mut grown = vec![Open::default(); (self.stack.len() * 2).max(64)];
+            grown[..self.stack.len()].copy_from_slice(&self.stack);
+            self.stack = grown;
+        }
+    }
+
+    /// Replaces the full (or missing) current chunk by a new one, if the
+    /// store hands one out (see `Store::new_chunk`); else leaves none.
+    pub(super) fn next_chunk(&mut self, hot: &Hot) {
+        if self.lane.is_none() {
+            self.graduate(hot, false);
+            if self.lane.is_none() && self.task.is_some_and(|t| t.frame) {
+                return; // the frame's chunk grew: `close_top` pushes there
+            }
+        }
+        let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
+            return;
+        };
+        let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
+        let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
+        // Let go of the full chunk first (its lane holds it): the writer can
+        // then spill it and keep it for reuse while this thread waits for
+        // room (the hot half is disarmed here, so nothing points at it).
+        self.chunk = None;
+        self.chunk = store.new_chunk(cap);
+        if let Some(chunk) = &self.chunk {
+            lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
+        }
+        hot.len.set(0);
+    }
+
+    /// Stores `record` in the current chunk (a new one if it is full), or
+    /// counts it as dropped if there is no room.
+    pub(super) fn push_record(&mut self, hot: &Hot, record: Record) {
+        if self.aggregate(hot, record) {
+            return;
+        }
+        if hot.len.get() >= self.chunk.as_ref().map_or(0, |c| c.capacity()) {
+            self.next_chunk(hot);
+        }
+        let len = hot.len.get();
+        match &self.chunk {
+            Some(chunk) if len < chunk.capacity() => {
+                // SAFETY: this thread is the only writer of its current chunk
+                // (`Cold` owns it and is thread-local), `len` is the number
+                // of records it pushed there, and `len < capacity` was just
+                // checked.
+                unsafe { chunk.push(len, record) };
+                hot.len.set(len + 1);
+            }
+            _ => {
+                // No room to be had (see `Store::new_chunk`): count the call.
+                if let (Some(lane), Some(store)) = (&self.lane, &self.store) {
+                    lane.count_dropped(record.region, record.end.saturating_sub(record.start));
+                    store.note_drop();
+                }
+            }
+        }
+    }
+
+    /// Ends the innermost open call at `end` and records it.
+    pub(super) fn close_top(&mut self, hot: &Hot, end: u64) {
+        let depth = hot.depth.get();
+        let Some(open) = depth
+            .checked_sub(1)
+            .and_then(|d| self.stack.get(d).copied())
+        else {
+            return;
+        };
+        hot.depth.set(depth - 1);
+        if self.counting.is_some() {
+            self.count_exit(hot, depth - 1, open.region);
+        }
+        let record = Record {
+            start: open.start,
+            end,
+            region: open.region,
+            depth: (depth - 1) as u32,
+        };
+        self.push_record(hot, record);
+        if open.seq & DEFERS != 0 {
+            self.place_deferred(hot, open.seq & !DEFERS);
+        }
+    }
+}
+
+impl Drop for Cold {
+    fn drop(&mut self) {
+        let _ = HOT.try_with(|hot| {
+            hot.disarm();
+            hot.generation.set(0);
+        });
+        if let Some(lane) = &self.lane {
+            *lock(&lane.exit) = Some((ticks(), thread_cpu_ns().unwrap_or(-1)));
+        }
+        if let Some(tasks) = &self.tasks {
+            *lock(&tasks.lane.exit) = Some((ticks(), -1)); // its last chunk may spill
+        }
+        // Frames that waited for a call that never ended: their chunks go
+        // back to the store's count (a large frame's lane stays a lane).
+        for d in std::mem::take(&mut self.deferred) {
+            if let (FrameCalls::Records(chunk, _), Some(store)) = (d.calls, &self.store) {
+                store.recycle(chunk);
+            }
+        }
+    }
+}

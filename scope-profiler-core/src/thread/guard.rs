@@ -1,0 +1,252 @@
+//! A call's enter and exit ([`enter`], [`Guard`]'s drop): the fast paths
+//! through [`Hot`](super::Hot), the slow ones (a full stack or chunk, a counting
+//! session, a guard dropped out of order) and the cold ones through
+//! `Cold`; `open`/`close` for calls without a guard.
+#![forbid(unsafe_code)]
+
+use std::marker::PhantomData;
+
+use super::frames::DEFERS;
+use super::hot::{enter_counted, exit_counted};
+use super::{Cold, HOT, Open};
+use crate::clock::ticks;
+use crate::record::Record;
+
+/// Starts a call of region `region` of session `generation` on this thread.
+/// Returns an inert guard if the thread cannot record (no such session, or
+/// the recorder is busy because the allocator itself is being profiled).
+#[inline(always)]
+pub(crate) fn enter(region: u32, generation: u32) -> Guard {
+    let seq = HOT.with(|hot| {
+        let seq = hot.seq.get() + 1;
+        if hot.generation.get() == generation && hot.push_open(region, seq) {
+            hot.seq.set(seq);
+            seq
+        } else {
+            enter_slow(region, generation)
+        }
+    });
+    Guard {
+        seq,
+        _not_send: PhantomData,
+    }
+}
+
+/// Where `enter` goes when the stack has no room (as in every session
+/// that counts): the lean allocation-counting path if it applies, else
+/// [`enter_cold`]. Not `#[cold]`: the lean path is a counting session's
+/// every call, optimized as such.
+#[inline(never)]
+fn enter_slow(region: u32, generation: u32) -> u64 {
+    // A session counting allocations only: the lean path, if it applies.
+    if let Some(seq) = enter_counted(region, generation) {
+        return seq;
+    }
+    enter_cold(region, generation)
+}
+
+#[cold]
+#[inline(never)]
+fn enter_cold(region: u32, generation: u32) -> u64 {
+    Cold::with(|cold, hot| {
+        if !cold.attach(hot, generation) {
+            return 0;
+        }
+        cold.grow_stack(hot);
+        let depth = hot.depth.get();
+        let seq = hot.seq.get() + 1;
+        hot.seq.set(seq);
+        if cold.counting.is_some() {
+            cold.count_enter(hot, depth);
+        }
+        cold.stack[depth] = Open {
+            start: ticks(),
+            seq,
+            region,
+        };
+        hot.depth.set(depth + 1);
+        seq
+    })
+    .unwrap_or(0)
+}
+
+#[inline(always)]
+fn exit(seq: u64) {
+    let end = ticks();
+    HOT.with(|hot| match hot.top() {
+        Some(top) if top.seq == seq => {
+            let depth = hot.depth.get() - 1;
+            let record = Record {
+                start: top.start,
+                end,
+                region: top.region,
+                depth: depth as u32,
+            };
+            hot.depth.set(depth);
+            if !hot.push_record(record) {
+                hot.depth.set(depth + 1);
+                exit_unpushed(seq, end);
+            }
+        }
+        _ => exit_slow(seq, end),
+    });
+}
+
+/// The exit of the innermost call whose record did not fit the chunk:
+/// aggregation mode (no chunk at all: the call is added to the thread's
+/// totals here), or a full chunk (`exit_slow`). Out of line and with the
+/// arguments of `exit_slow`, so that `exit` keeps its size and is inlined
+/// whole (a larger one was not: ~28 instructions more per call). It makes
+/// the record again as `exit` does, on purpose: sharing that code with
+/// `exit` through a helper was measured to stop `exit` being inlined too.
+#[inline(never)]
+fn exit_unpushed(seq: u64, end: u64) {
+    let aggregated = HOT.with(|hot| match hot.top() {
+        Some(top) if top.seq == seq => {
+            let depth = hot.depth.get() - 1;
+            let record = Record {
+                start: top.start,
+                end,
+                region: top.region,
+                depth: depth as u32,
+            };
+            let done = hot.aggregate(record);
+            if done {
+                hot.depth.set(depth);
+            }
+            done
+        }
+        _ => false,
+    });
+    if !aggregated {
+        exit_slow(seq, end);
+    }
+}
+
+/// The exit of a call whose guard is not the innermost (dropped out of
+/// order, or already ended by an enclosing guard, or another session's), or
+/// that needs a new chunk. Closing a call that encloses still-open ones ends
+/// them at the same instant, so the nesting stays exact.
+/// Not `#[cold]`, like [`enter_slow`].
+#[inline(never)]
+fn exit_slow(seq: u64, end: u64) {
+    if exit_counted(seq, end) {
+        return;
+    }
+    exit_cold(seq, end);
+}
+
+#[cold]
+#[inline(never)]
+fn exit_cold(seq: u64, end: u64) {
+    Cold::with(|cold, hot| {
+        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
+        // From the top: a task's stack holds calls of several threads,
+        // whose numbers are not in order.
+        let Some(pos) = open.iter().rposition(|o| o.seq & !DEFERS == seq) else {
+            return;
+        };
+        while hot.depth.get() > pos {
+            cold.close_top(hot, end);
+        }
+    });
+}
+
+/// Opens a call of `region` on this thread's current recorder (the task's
+/// while one is polled); returns its sequence number (0: not recording).
+pub(crate) fn open(region: u32, generation: u32) -> u64 {
+    let guard = enter(region, generation);
+    let seq = guard.seq;
+    std::mem::forget(guard);
+    seq
+}
+
+/// Closes the call `open` returned, and any opened after it.
+pub(crate) fn close(seq: u64) {
+    if seq != 0 {
+        exit(seq);
+    }
+}
+
+/// The calls open on this thread's current recorder in session
+/// `generation`: how many, and the region of the outermost.
+pub fn open_calls(generation: u32) -> (usize, Option<u32>) {
+    HOT.try_with(|hot| {
+        if hot.generation.get() != generation {
+            return (0, None);
+        }
+        let (depth, bottom) = hot.outermost();
+        (depth, bottom.map(|o| o.region))
+    })
+    .unwrap_or((0, None))
+}
+
+/// A call in progress: the region's call ends when the guard is dropped.
+///
+/// Guards belong to the stack of the thread that made them (they are not
+/// `Send`). Dropping them out of order is safe: the calls they enclose end
+/// at the same instant.
+///
+/// ```
+/// use scope_profiler::{self as sp, Options};
+/// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+/// {
+///     let _outer = sp::region("outer").enter();
+///     let _inner = sp::region("inner").enter();
+/// } // inner ends, then outer
+/// assert_eq!(sp::get_region("inner").unwrap().num_calls(), 1);
+/// sp::finalize().unwrap();
+/// ```
+#[must_use = "the call ends when the guard is dropped: bind it with `let _g = ...`"]
+pub struct Guard {
+    seq: u64,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Guard {
+    /// A guard that records nothing (no session, or profiling disabled).
+    ///
+    /// ```
+    /// let g = scope_profiler::Guard::inert();
+    /// assert!(!g.is_recording());
+    /// ```
+    #[inline(always)]
+    pub const fn inert() -> Guard {
+        Guard {
+            seq: 0,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Whether this guard's call will be recorded when it is dropped.
+    #[inline(always)]
+    ///
+    /// ```
+    /// use scope_profiler as sp;
+    /// // Before setup, regions record nothing.
+    /// assert!(!sp::region("early").enter().is_recording());
+    /// ```
+    pub fn is_recording(&self) -> bool {
+        self.seq != 0
+    }
+}
+
+impl Drop for Guard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.seq != 0 {
+            exit(self.seq);
+        }
+    }
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("recording", &self.is_recording())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,271 @@
+//! The hot half of a thread's recorder ([`Hot`]): cells and slices lent
+//! by what [`Cold`](super::Cold) owns, the fast paths of enter and exit
+//! (a push on the stack of open calls, a record into the current chunk),
+//! aggregation's and allocation counting's lean paths.
+
+use std::cell::Cell;
+use std::sync::atomic::AtomicU64;
+
+use super::raw::RawSlice;
+use super::{HOT, Open};
+use crate::clock::ticks;
+use crate::counters;
+use crate::lane::AggEntry;
+use crate::record::{Chunk, Record};
+
+/// The hot half of a thread's recorder: cells only, so reaching it is a
+/// thread-local address with no lazy initialization, destructor
+/// registration or borrow flag.
+///
+/// What `Cold` owns it lends here as [`RawSlice`]s (the stack of open
+/// calls, counting's snapshots and table, aggregation's totals and
+/// children's time), every access checked. `Cold` withdraws them all
+/// ([`Hot::disarm`]) before it touches those allocations (so a re-entrant
+/// call, from an instrumented allocator say, takes the slow path, finds
+/// `Cold` busy and records nothing) and when it is destroyed at thread
+/// exit. One raw pointer is left, to the current chunk, whose
+/// `Chunk::push` has a contract of its own: while `cap > 0`, `chunk`
+/// points to the chunk `Cold` holds, which has `cap` slots of which `len`
+/// are pushed, by this thread only; `disarm` zeroes `cap` too.
+pub(super) struct Hot {
+    /// Session generation the lane belongs to (0: none).
+    pub(super) generation: Cell<u32>,
+    /// Sequence number of the last call entered on this thread; never reset,
+    /// so a guard from an earlier session can never match a newer call.
+    pub(super) seq: Cell<u64>,
+    /// The stack of open calls as the fast paths see it: the whole stack,
+    /// or nothing while the session counts (every enter and exit then takes
+    /// the slow path, which counts).
+    pub(super) fast_stack: RawSlice<Open>,
+    pub(super) depth: Cell<usize>,
+    /// The whole stack, also while the session counts.
+    pub(super) stack: RawSlice<Open>,
+    pub(super) chunk: Cell<*const Chunk>,
+    pub(super) len: Cell<usize>,
+    pub(super) cap: Cell<usize>,
+    /// Allocation counting, the lean path (see [`Hot::enter_counted`]): on
+    /// while the current recorder counts allocations only, in the thread's
+    /// session, and is not a frame (whose depth-0 calls `Cold` hands to
+    /// the call around it). Then `snaps` holds `Cold`'s `RecCounts::snaps`
+    /// (raw counts: it is active), 4 per depth, and `table` the rows of the
+    /// thread's `CounterTable` (9 atomics each).
+    pub(super) count_fast: Cell<bool>,
+    pub(super) snaps: RawSlice<[u64; 4]>,
+    pub(super) table: RawSlice<[AtomicU64; 9]>,
+    /// Aggregation mode: the thread's per-region totals.
+    pub(super) agg: RawSlice<AggEntry>,
+    /// Aggregation mode: per depth, the summed durations of the calls ended
+    /// there since the enclosing call opened (its children's time).
+    pub(super) kids: RawSlice<u64>,
+}
+
+impl Hot {
+    pub(super) const fn new() -> Hot {
+        Hot {
+            generation: Cell::new(0),
+            seq: Cell::new(0),
+            fast_stack: RawSlice::new(),
+            depth: Cell::new(0),
+            stack: RawSlice::new(),
+            chunk: Cell::new(std::ptr::null()),
+            len: Cell::new(0),
+            cap: Cell::new(0),
+            count_fast: Cell::new(false),
+            snaps: RawSlice::new(),
+            table: RawSlice::new(),
+            agg: RawSlice::new(),
+            kids: RawSlice::new(),
+        }
+    }
+
+    /// Aggregation mode: adds the ended call to the totals of its region
+    /// (and its time to its parent's children); `false` when not
+    /// aggregating, or the table or the counters need to grow (`Cold`).
+    #[inline(always)]
+    pub(super) fn aggregate(&self, record: Record) -> bool {
+        let duration = record.end.wrapping_sub(record.start);
+        self.agg.add_call(
+            &self.kids,
+            record.region as usize,
+            record.depth as usize,
+            duration,
+        )
+    }
+
+    /// Pushes an open call; `false` when the stack is full (or disarmed).
+    #[inline(always)]
+    pub(super) fn push_open(&self, region: u32, seq: u64) -> bool {
+        let depth = self.depth.get();
+        // The timestamp only once there is room.
+        if depth >= self.fast_stack.len() {
+            return false;
+        }
+        let open = Open {
+            start: ticks(),
+            seq,
+            region,
+        };
+        if !self.fast_stack.set(depth, open) {
+            return false;
+        }
+        self.depth.set(depth + 1);
+        true
+    }
+
+    /// The innermost open call, if the stack is armed and not empty.
+    #[inline(always)]
+    pub(super) fn top(&self) -> Option<Open> {
+        // At depth 0 the index wraps to `usize::MAX`, never below a length:
+        // one comparison for both checks.
+        self.fast_stack.get(self.depth.get().wrapping_sub(1))
+    }
+
+    /// Appends a record to the current chunk; `false` when it is full.
+    #[inline(always)]
+    pub(super) fn push_record(&self, record: Record) -> bool {
+        let len = self.len.get();
+        if len >= self.cap.get() {
+            return false;
+        }
+        // SAFETY: `len < cap`: while `cap > 0`, `chunk` is the live chunk
+        // `Cold` holds (it zeroes `cap` before it lets go of it), of `cap`
+        // slots, which this thread alone pushes to, `len` so far (see `Hot`).
+        unsafe { (*self.chunk.get()).push(len, record) };
+        self.len.set(len + 1);
+        true
+    }
+
+    /// Allocation counting's lean enter: pushes the call with its counts
+    /// (the recorder's allocation counts now, no children yet); `None` if
+    /// the lean path is off or out of room (then `Cold` does it).
+    #[inline(always)]
+    pub(super) fn enter_counted(&self, region: u32, generation: u32) -> Option<u64> {
+        let depth = self.depth.get();
+        if !self.count_fast.get()
+            || self.generation.get() != generation
+            || depth >= self.stack.len()
+            || depth >= self.snaps.len()
+        {
+            return None;
+        }
+        let counts = counters::alloc_counts();
+        let seq = self.seq.get() + 1;
+        if !self.snaps.set(depth, counts) {
+            return None;
+        }
+        let open = Open {
+            start: ticks(),
+            seq,
+            region,
+        };
+        if !self.stack.set(depth, open) {
+            return None;
+        }
+        self.seq.set(seq);
+        self.depth.set(depth + 1);
+        Some(seq)
+    }
+
+    /// Allocation counting's lean exit of the innermost call `seq` at
+    /// `end`: its counts added to its region's totals and to its parent's
+    /// children, its record stored; `false` (nothing done) if the lean path
+    /// is off or out of room (then `Cold` does it).
+    #[inline(always)]
+    pub(super) fn exit_counted(&self, seq: u64, end: u64) -> bool {
+        if !self.count_fast.get() {
+            return false;
+        }
+        // At depth 0 the index wraps to `usize::MAX`, never below a length.
+        let d = self.depth.get().wrapping_sub(1);
+        let Some(top) = self.stack.get(d) else {
+            return false;
+        };
+        if top.seq != seq || d >= self.snaps.len() {
+            return false;
+        }
+        // The parent's region, for its children's totals.
+        let parent = match d.checked_sub(1) {
+            Some(up) => match self.stack.get(up) {
+                Some(open) => Some(open.region as usize),
+                None => return false,
+            },
+            None => None,
+        };
+        let len = self.len.get();
+        if len >= self.cap.get() {
+            return false;
+        }
+        let counts = counters::alloc_counts();
+        let Some(snap) = self.snaps.get(d) else {
+            return false;
+        };
+        let mut delta = [0u64; 4];
+        for (i, c) in counts.iter().enumerate() {
+            delta[i] = c.wrapping_sub(snap[i]);
+        }
+        let [a, b, c, e] = delta;
+        let children = parent.map(|p| (p, 5, &delta[..]));
+        if !self
+            .table
+            .add_rows((top.region as usize, 0, &[1, a, b, c, e]), children)
+        {
+            return false;
+        }
+        let record = Record {
+            start: top.start,
+            end,
+            region: top.region,
+            depth: d as u32,
+        };
+        // SAFETY: `len < cap`, checked above, and since then only the
+        // counter table's atomics were written, none of this `Hot`'s cells:
+        // while `cap > 0`, `chunk` is the live chunk `Cold` holds, of `cap`
+        // slots, which this thread alone pushes to, `len` so far (see `Hot`).
+        unsafe { (*self.chunk.get()).push(len, record) };
+        self.len.set(len + 1);
+        self.depth.set(d);
+        true
+    }
+
+    /// Makes the fast paths divert to `Cold` until re-armed: every slice
+    /// withdrawn, no chunk.
+    pub(super) fn disarm(&self) {
+        self.count_fast.set(false);
+        self.fast_stack.withdraw();
+        self.stack.withdraw();
+        self.cap.set(0);
+        self.snaps.withdraw();
+        self.table.withdraw();
+        self.agg.withdraw();
+        self.kids.withdraw();
+    }
+
+    /// The calls open in this recorder: how many, and the outermost.
+    pub(super) fn outermost(&self) -> (usize, Option<Open>) {
+        let depth = self.depth.get().min(self.stack.len());
+        match self.stack.get(0) {
+            Some(bottom) if depth > 0 => (depth, Some(bottom)),
+            _ => (0, None),
+        }
+    }
+}
+
+/// [`Hot::enter_counted`] with a direct thread-local access.
+#[inline(always)]
+pub(super) fn enter_counted(region: u32, generation: u32) -> Option<u64> {
+    // The address first (a closure this small is inlined: a direct
+    // thread-local access), then the work.
+    let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
+    // SAFETY: the calling thread's `Hot`, a thread-local without a
+    // destructor: alive while the thread runs.
+    unsafe { &*hot }.enter_counted(region, generation)
+}
+
+/// [`Hot::exit_counted`] (see [`enter_counted`]).
+#[inline(always)]
+pub(super) fn exit_counted(seq: u64, end: u64) -> bool {
+    let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
+    // SAFETY: the calling thread's `Hot`, a thread-local without a
+    // destructor: alive while the thread runs.
+    unsafe { &*hot }.exit_counted(seq, end)
+}

@@ -1,0 +1,67 @@
+//! Call metadata from the recorder's side: `sp::call_metadata` scopes and
+//! outcomes as entries of the thread's lane, an async call's as keyed
+//! entries of the store (see `callmeta`).
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use super::Cold;
+use super::frames::DEFERS;
+use crate::lane::{KeyedEntry, MetaEntry, MetaScope};
+use crate::sync::lock;
+use crate::value::CallMetadata;
+
+/// Adds call metadata to this thread's lane in session `generation`:
+/// `scope` gets the depth of the innermost open call (`None`: none is
+/// open) and says which calls the values are for. `false` if nothing was
+/// added: no such session, or an instrumented future is being polled here
+/// (its calls are in a tasks lane, which metadata does not reach).
+pub(crate) fn add_metadata(
+    generation: u32,
+    scope: impl FnOnce(Option<u32>) -> Option<MetaScope>,
+    values: Arc<CallMetadata>,
+) -> bool {
+    Cold::with(|cold, hot| {
+        // Aggregation mode keeps no calls to attach metadata to.
+        if cold.task.is_some() || !cold.attach(hot, generation) || cold.agg.is_some() {
+            return false;
+        }
+        let innermost = hot.depth.get().checked_sub(1).map(|d| d as u32);
+        let (Some(scope), Some(lane)) = (scope(innermost), &cold.lane) else {
+            return false;
+        };
+        lock(&lane.metadata).push(MetaEntry { scope, values });
+        true
+    })
+    .unwrap_or(false)
+}
+
+/// Adds metadata for the call `seq` (from [`open`](super::open)), open on this
+/// thread's current recorder (a task's while one is polled), to its
+/// session's keyed entries: it reaches that call's record by its region
+/// and start, wherever the record goes when the call ends. `false` if
+/// nothing was added: the call is not open here, or the session keeps no
+/// calls (aggregation mode).
+pub(crate) fn add_keyed_metadata(seq: u64, values: Arc<CallMetadata>) -> bool {
+    if seq == 0 {
+        return false;
+    }
+    Cold::with(|cold, hot| {
+        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
+        let (Some(call), Some(store)) =
+            (open.iter().rfind(|o| o.seq & !DEFERS == seq), &cold.store)
+        else {
+            return false;
+        };
+        if cold.agg.is_some() {
+            return false;
+        }
+        lock(&store.keyed_metadata).push(KeyedEntry {
+            region: call.region,
+            start: call.start,
+            values,
+        });
+        true
+    })
+    .unwrap_or(false)
+}

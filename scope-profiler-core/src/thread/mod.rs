@@ -1,0 +1,79 @@
+//! The per-thread recorder: a stack of open calls and the chunks of finished
+//! ones, reached through one thread-local per event.
+//!
+//! Entering a region pushes `(start, call sequence number, region)` on the
+//! thread's stack; leaving it pops the entry and appends a complete
+//! [`Record`](crate::record::Record) to the thread's current chunk. No lock, hash, allocation or
+//! formatting happens per call once the current chunk has room: a full chunk
+//! is replaced by a new one (the only allocation, once per chunk) and handed
+//! to the thread's [`Lane`](crate::lane::Lane), which the session holds, so the records of a
+//! thread that exits stay with the session.
+//!
+//! Its rooms: `hot` (the fast paths), `cold` (the owning half, slow paths),
+//! `guard` (enter and exit, `Guard`), `counting` (region counters),
+//! `tasks` and `finish` (instrumented futures' recorders, their start and
+//! end), `frames` (a finished frame placed in the recorder around it),
+//! `meta` (call metadata).
+
+use std::cell::RefCell;
+use std::sync::atomic::AtomicU64;
+
+mod cold;
+mod counting;
+mod finish;
+mod frames;
+mod guard;
+mod hot;
+mod meta;
+mod raw;
+mod tasks;
+
+use cold::Cold;
+use counting::RecCounts;
+use hot::Hot;
+
+pub(crate) use finish::finish_task;
+pub use guard::{Guard, open_calls};
+pub(crate) use guard::{close, enter, open};
+pub(crate) use meta::{add_keyed_metadata, add_metadata};
+pub(crate) use tasks::{Start, TaskState, poll_in_task, start_frame, start_task, start_task_here};
+
+const FIRST_CHUNK: usize = 1024;
+
+/// A call that has started and not ended.
+#[derive(Clone, Copy, Default)]
+struct Open {
+    start: u64,
+    seq: u64,
+    region: u32,
+}
+
+/// Gives each thread its own range of call sequence numbers: a task's
+/// stack can hold calls entered on several threads, and they never share
+/// a number.
+static SEQ_BASES: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static HOT: Hot = const { Hot::new() };
+    static COLD: RefCell<Cold> = const {
+        RefCell::new(Cold {
+            lane: None,
+            store: None,
+            chunk: None,
+            stack: Vec::new(),
+            task: None,
+            tasks: None,
+            spare: None,
+            agg: None,
+            kids: Vec::new(),
+            counts: RecCounts {
+                snaps: Vec::new(),
+                active: true,
+                root: Vec::new(),
+            },
+            counting: None,
+            deferred: Vec::new(),
+            own: None,
+        })
+    };
+}

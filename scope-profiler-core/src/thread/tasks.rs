@@ -1,0 +1,251 @@
+//! Instrumented futures' recorders: a task's or frame's state
+//! ([`TaskState`], swapped with the thread's while it is polled), how it
+//! starts, its private chunk growing into a lane of its own.
+
+use std::sync::Arc;
+
+use super::counting::RecCounts;
+use super::{Cold, Hot, Open};
+use crate::clock::ticks;
+use crate::lane::{Lane, Segment, TaskRecord};
+use crate::record::Chunk;
+use crate::store::Store;
+use crate::sync::lock;
+
+/// A task: its number and its first thread's lane index.
+#[derive(Clone, Copy)]
+pub(super) struct TaskId {
+    pub(super) index: u32,
+    pub(super) thread: u32,
+    /// A future polled inside a task (a frame of it): its calls go as one
+    /// block to the recorder around it when it ends, not to a lane.
+    pub(super) frame: bool,
+}
+
+/// Records a task's private chunk holds; a task with more gets a lane of
+/// its own.
+pub(super) const TASK_CHUNK: usize = 64;
+
+/// What an instrumented future carries from poll to poll: its recorder
+/// (swapped with the thread's while it is polled), and its task.
+pub(crate) struct TaskState {
+    pub(super) generation: u32,
+    pub(super) lane: Option<Arc<Lane>>,
+    pub(super) store: Option<Arc<Store>>,
+    pub(super) chunk: Option<Arc<Chunk>>,
+    pub(super) stack: Vec<Open>,
+    pub(super) id: Option<TaskId>,
+    pub(super) depth: usize,
+    pub(super) len: usize,
+    pub(super) counts: RecCounts,
+    /// The task, its end set when it completes.
+    pub record: TaskRecord,
+    /// The sequence number of the task's own call (depth 0) while it is
+    /// open; 0 before its first poll and after it closed.
+    pub root: u64,
+}
+
+impl TaskState {
+    /// The session the task records into.
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+/// How an instrumented future starts (at its first poll).
+pub(crate) enum Start {
+    /// A task of its own.
+    Task(Box<TaskState>),
+    /// A task is being polled on this thread: the future's call nests in it.
+    InTask,
+    /// Nothing recorded (no session, the recorder busy, calls dropped).
+    Off,
+}
+
+impl Cold {
+    /// The state of a new task (or, with `frame`, a frame of the task being
+    /// polled) of `region` first polled on the thread of lane `thread`: the
+    /// state the last finished one left here if it is of this session (no
+    /// allocation), else a new one with a private chunk from `store`.
+    pub(super) fn task_state(
+        &mut self,
+        generation: u32,
+        store: Arc<Store>,
+        thread: u32,
+        region: u32,
+        frame: bool,
+    ) -> Option<Box<TaskState>> {
+        let spare = self.spare.take().filter(|s| s.generation == generation);
+        let mut task = match spare {
+            Some(spare) => spare,
+            None => {
+                let chunk = store.new_task_chunk(TASK_CHUNK)?;
+                Box::new(TaskState {
+                    generation,
+                    lane: None,
+                    store: Some(Arc::clone(&store)),
+                    chunk: Some(chunk),
+                    stack: Vec::new(),
+                    id: None,
+                    depth: 0,
+                    len: 0,
+                    counts: RecCounts::default(),
+                    record: TaskRecord::default(),
+                    root: 0,
+                })
+            }
+        };
+        // A frame gets a number only if it becomes a task.
+        let index = if frame {
+            u32::MAX
+        } else {
+            store.next_task_index()
+        };
+        task.id = Some(TaskId {
+            index,
+            thread,
+            frame,
+        });
+        task.record = TaskRecord {
+            index,
+            start: ticks(),
+            end: 0,
+            region,
+            first_lane: thread,
+            polls: 0,
+            running: 0,
+        };
+        Some(task)
+    }
+
+    /// A task being polled whose private chunk is full gets a lane of its
+    /// own, which starts with that chunk. A frame grows its chunk first, up
+    /// to the store's chunk size; past it (or with `force`), it gets a lane
+    /// too, which is no lane of the file: when the frame ends, that lane is
+    /// placed in the recorder around it (`Store::splice`), so a large
+    /// future stays under the call that awaits it.
+    pub(super) fn graduate(&mut self, hot: &Hot, force: bool) {
+        let (Some(task), Some(store)) = (self.task, self.store.clone()) else {
+            return;
+        };
+        if task.frame && !force {
+            // The frame's private chunk doubles (records copied).
+            let old = self.chunk.as_ref().map_or(0, |c| c.capacity());
+            if old < store.max_chunk() {
+                let Some(bigger) = store.new_task_chunk((old * 2).max(TASK_CHUNK)) else {
+                    return;
+                };
+                let len = hot.len.get();
+                if let Some(chunk) = self.chunk.take() {
+                    for (i, r) in chunk.records()[..len.min(chunk.records().len())]
+                        .iter()
+                        .enumerate()
+                    {
+                        // SAFETY: `bigger` is new, held only here; slots are
+                        // written in order, below its capacity (twice the
+                        // old one's).
+                        unsafe { bigger.push(i, *r) };
+                    }
+                    store.recycle(chunk);
+                }
+                self.chunk = Some(bigger);
+                return;
+            }
+        }
+        let lane = store.register_tasks_lane(task.thread, (!task.frame).then_some(task.index));
+        if let Some(chunk) = &self.chunk {
+            lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
+        }
+        self.lane = Some(lane);
+    }
+
+    /// Swaps the task's recorder with the thread's (twice: back).
+    pub(super) fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
+        self.swap_counts(hot, task);
+        std::mem::swap(&mut self.lane, &mut task.lane);
+        std::mem::swap(&mut self.store, &mut task.store);
+        std::mem::swap(&mut self.chunk, &mut task.chunk);
+        std::mem::swap(&mut self.stack, &mut task.stack);
+        std::mem::swap(&mut self.task, &mut task.id);
+        let (depth, len, generation) = (hot.depth.get(), hot.len.get(), hot.generation.get());
+        hot.depth.set(task.depth);
+        hot.len.set(task.len);
+        hot.generation.set(task.generation);
+        (task.depth, task.len, task.generation) = (depth, len, generation);
+    }
+}
+
+/// Starts a task of `region` in session `generation` on this thread (its
+/// first poll): a private chunk from the store, the next task number;
+/// unless a task is being polled here.
+pub(crate) fn start_task(generation: u32, region: u32) -> Start {
+    let started = Cold::with(|cold, hot| {
+        if cold.task.is_some() {
+            return Some(Start::InTask);
+        }
+        if !cold.attach(hot, generation) {
+            return None;
+        }
+        let store = cold.store.clone()?;
+        let thread = cold.lane.as_ref()?.index;
+        cold.task_state(generation, store, thread, region, false)
+            .map(Start::Task)
+    })
+    .flatten();
+    started.unwrap_or(Start::Off)
+}
+
+/// Starts a task of `region` in session `generation` on this thread even
+/// while another task is polled here (then on the same thread lane): a
+/// call that is its own task wherever it starts ([`crate::AsyncCall`]).
+pub(crate) fn start_task_here(generation: u32, region: u32) -> Start {
+    match start_task(generation, region) {
+        Start::InTask => match start_inside(generation, region, false) {
+            Some(task) => Start::Task(task),
+            None => Start::Off,
+        },
+        other => other,
+    }
+}
+
+/// Starts a frame of `region` (a future first polled inside the task or
+/// frame being polled on this thread): a recorder of its own while it is
+/// polled, whose calls go as one block to the recorder around it when it
+/// ends; siblings polled in turn (`join!`, `select!`) each keep theirs.
+pub(crate) fn start_frame(generation: u32, region: u32) -> Option<Box<TaskState>> {
+    start_inside(generation, region, true)
+}
+
+/// A task or frame started while a task of session `generation` is polled
+/// on this thread: the polled task lends its store and thread.
+fn start_inside(generation: u32, region: u32, frame: bool) -> Option<Box<TaskState>> {
+    Cold::with(|cold, hot| {
+        let around = cold.task?;
+        if hot.generation.get() != generation {
+            return None;
+        }
+        let store = cold.store.clone()?;
+        cold.task_state(generation, store, around.thread, region, frame)
+    })
+    .flatten()
+}
+
+/// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
+/// call it makes goes to the task. The thread's is back when `f` returns or
+/// unwinds. If the recorder is busy (re-entered), `f` runs as it is.
+pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R {
+    struct Back<'a> {
+        task: &'a mut TaskState,
+        swapped: bool,
+    }
+    impl Drop for Back<'_> {
+        fn drop(&mut self) {
+            if self.swapped {
+                let _ = Cold::with(|cold, hot| cold.swap_task(hot, self.task));
+            }
+        }
+    }
+    let swapped = Cold::with(|cold, hot| cold.swap_task(hot, task)).is_some();
+    let _back = Back { task, swapped };
+    f()
+}
