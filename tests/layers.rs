@@ -88,16 +88,17 @@ fn files_of(name: &str) -> Vec<PathBuf> {
         .into_iter()
         .find(|s| s.join(format!("{name}.rs")).exists() || s.join(name).is_dir())
         .unwrap_or_else(|| panic!("module {name}: in no crate of the runtime"));
+    // The module's file and every file of its folder, at any depth.
     let file = src.join(format!("{name}.rs"));
-    if file.exists() {
-        return vec![file];
-    }
     let dir = src.join(name);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("module {name}: no {name}.rs and no {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-        .collect();
+    let mut files: Vec<PathBuf> = if dir.is_dir() {
+        rust_files(&dir)
+    } else {
+        Vec::new()
+    };
+    if file.exists() {
+        files.push(file);
+    }
     files.sort();
     files
 }
@@ -664,20 +665,9 @@ fn module_paths_are_read_from_every_spelling() {
 /// into a folder of smaller ones.
 const MAX_SOURCE_LINES: usize = 800;
 
-/// The files over [`MAX_SOURCE_LINES`] today, each with its length when
-/// this list was written. Issue 38's splits are under way in other branches
-/// (`thread.rs`, `assemble.rs`, `options.rs`, `h5.rs`, `export.rs`): the
-/// merge of each removes its line here, and the list ends empty. The test
-/// fails on a file that is listed but no longer too long, so the list
-/// cannot go stale.
-const OVER_THE_LIMIT_TODAY: [&str; 1] = [
-    "scope-profiler-core/src/thread.rs", // 1623 lines
-];
-
 /// No source file of any crate of the workspace is longer than
 /// [`MAX_SOURCE_LINES`] lines, tests aside (`tests.rs`, `*_tests.rs`,
-/// files under `tests/`) and vendored assets (not `.rs`), but for the
-/// files listed in [`OVER_THE_LIMIT_TODAY`].
+/// files under `tests/`) and vendored assets (not `.rs`).
 #[test]
 fn no_source_file_is_over_800_lines() {
     let mut srcs: Vec<PathBuf> = Vec::new();
@@ -702,22 +692,12 @@ fn no_source_file_is_over_800_lines() {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            let allowed = OVER_THE_LIMIT_TODAY.contains(&name.as_str());
-            if lines > MAX_SOURCE_LINES && !allowed {
+            if lines > MAX_SOURCE_LINES {
                 too_long.push(format!("{name}: {lines} lines (split it into a folder)"));
-            } else if lines <= MAX_SOURCE_LINES && allowed {
-                too_long.push(format!(
-                    "{name}: {lines} lines, within the limit: take it off OVER_THE_LIMIT_TODAY"
-                ));
             }
         }
     }
     assert!(files > 100, "only {files} source files found");
-    for listed in OVER_THE_LIMIT_TODAY {
-        if !root().join(listed).exists() {
-            too_long.push(format!("{listed}: gone: take it off OVER_THE_LIMIT_TODAY"));
-        }
-    }
     assert!(
         too_long.is_empty(),
         "source files over {MAX_SOURCE_LINES} lines:\n{}",

@@ -1,14 +1,24 @@
 //! The session lifecycle on top of everything: `setup`, `checkpoint`,
 //! `finalize`, the [`Run`] handle and the [`SessionGuard`]. Recording sees
 //! the session through `active.rs`; a file is planned by `assemble/` and
-//! written by `results.rs`.
+//! written by `results.rs`. The handles are in `handles.rs`, what `setup`
+//! checks in `checks.rs`, pausing and sampling in `pause.rs`.
+
+mod checks;
+mod handles;
+mod pause;
+
+use checks::{check_json_output, check_output_path, check_setup};
+pub use handles::{Run, SessionGuard};
+pub use pause::{Sampler, Step};
+pub(crate) use pause::{pause, resume};
 
 use crate::options::read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::active::{self, Session, active_generation, active_session};
+use crate::active::{self, Session, active_session};
 use crate::assemble;
 use crate::clock::{self, Anchor};
 use crate::counters::{self, CounterSet};
@@ -20,7 +30,7 @@ use crate::results::Results;
 use crate::scratch;
 use crate::store::{Limits, Store};
 use crate::sync::lock;
-use crate::thread::{self, Guard};
+use crate::thread::Guard;
 
 /// The cargo features of this build that `MetadataDetail::Full` records.
 const BUILD_FEATURES: &[&str] = &[
@@ -128,85 +138,6 @@ fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
 /// during the session (and so was not recorded).
 pub(crate) const UNTRACED_KEY: &str = "traced_function_outside_entrypoints";
 
-/// A handle on the session started by [`setup`](crate::setup).
-///
-/// Dropping it does nothing; the session lasts until
-/// [`finalize`](crate::finalize) (or [`Run::finalize`]).
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// let run = sp::setup(Options::new().in_memory().verbose(false))?;
-/// assert!(run.is_active());
-/// let results = run.finalize()?;
-/// assert!(results.profile().unwrap().rows.is_empty());
-/// # Ok::<(), sp::Error>(())
-/// ```
-#[derive(Debug)]
-pub struct Run {
-    generation: u32,
-    file_path: Option<PathBuf>,
-}
-
-impl Run {
-    /// The output file, `None` for an in-memory session.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
-    /// assert!(run.file_path().is_none());
-    /// run.finalize().unwrap();
-    /// ```
-    pub fn file_path(&self) -> Option<&Path> {
-        self.file_path.as_deref()
-    }
-
-    /// Whether this run's session is still active.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
-    /// assert!(run.is_active());
-    /// sp::finalize().unwrap();
-    /// assert!(!run.is_active());
-    /// ```
-    pub fn is_active(&self) -> bool {
-        active_generation() == self.generation || deactivated() == Some(self.generation)
-    }
-
-    /// Finalizes this run's session (an `Err` if it already ended).
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
-    /// assert!(run.finalize().is_ok());
-    /// ```
-    pub fn finalize(self) -> Result<Results, Error> {
-        finalize_generation(Some(self.generation), None)
-    }
-
-    /// Like [`Run::finalize`], but writes the file to `path` instead of the
-    /// path given at `setup` (also for an in-memory session). The path is
-    /// checked first; if it cannot be used, or the write fails, the session
-    /// stays active with everything it recorded, so another path can be
-    /// tried with the same handle.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// let dir = std::env::temp_dir().join(format!("sp-doc-fin-{}", std::process::id()));
-    /// std::fs::create_dir_all(&dir).unwrap();
-    /// let run = sp::setup(Options::new().file_path("/no/such/dir/run.h5").in_memory().verbose(false))?;
-    /// sp::region("a").run(|| ());
-    /// assert!(run.finalize_to("/no/such/dir/run.h5").is_err()); // still active
-    /// let results = run.finalize_to(dir.join("run.h5"))?;
-    /// assert_eq!(sp::read_profile(results.file_path().unwrap())?.events.len(), 1);
-    /// assert!(!run.is_active());
-    /// # Ok::<(), sp::Error>(())
-    /// ```
-    pub fn finalize_to(&self, path: impl AsRef<Path>) -> Result<Results, Error> {
-        finalize_generation(Some(self.generation), Some(path.as_ref()))
-    }
-}
-
 /// Starts a profiling session.
 pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     // The profiler's own allocations are never counted.
@@ -282,7 +213,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
 static DEACTIVATED: Mutex<Option<(u32, u32)>> = Mutex::new(None);
 
 /// The generation of the deactivated session, if one is set up.
-fn deactivated() -> Option<u32> {
+pub(super) fn deactivated() -> Option<u32> {
     lock(&DEACTIVATED)
         .filter(|(_, epoch)| *epoch == crate::sync::fork_epoch())
         .map(|(generation, _)| generation)
@@ -309,149 +240,6 @@ fn finalize_deactivated(generation: Option<u32>) -> Option<Result<Results, Error
     }
     *lock(&DEACTIVATED) = None;
     Some(Ok(Results::deactivated()))
-}
-
-/// Why `setup` cannot start a session with `options`.
-fn check_setup(options: &Options) -> Result<(), Error> {
-    if active::is_active() || deactivated().is_some() {
-        return Err(Error::AlreadyConfigured);
-    }
-    check_options(options)?;
-    if read::deactivate(options) {
-        return Ok(());
-    }
-    if let Output::File(path) = options.output_target() {
-        check_output_path(path)?;
-        check_json_output(options, path)?;
-    }
-    Ok(())
-}
-
-/// An MPI session's collective writers write HDF5 only: a `.json` path
-/// (at `setup` or `Run::finalize_to`) is refused on every rank.
-#[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
-fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
-    #[cfg(feature = "mpi")]
-    if options.mpi.is_some() && crate::jsonfile::is_json_path(path) {
-        return Err(Error::InvalidOption {
-            option: "mpi",
-            message: format!(
-                "{}: an MPI session writes an HDF5 file: a JSON profile is not available in \
-                 MPI sessions yet",
-                path.display()
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// Option values `setup` refuses, naming the option.
-fn check_options(options: &Options) -> Result<(), Error> {
-    // HDF5 chunks are at most 4 GiB; the event columns hold 8-byte values.
-    const MAX_CHUNK_EVENTS: usize = (u32::MAX / 8) as usize;
-    if let Some(n) = read::chunk_size(options)
-        && (n == 0 || n > MAX_CHUNK_EVENTS)
-    {
-        return Err(Error::InvalidOption {
-            option: "chunk_size",
-            message: format!("{n} events: a chunk holds 1 to {MAX_CHUNK_EVENTS} events"),
-        });
-    }
-    #[cfg(not(feature = "capture-source"))]
-    if read::capture_region_source(options) {
-        return Err(Error::InvalidOption {
-            option: "capture_region_source",
-            message: "source texts are compiled into the binary only with the feature \
-                      `capture-source` of scope-profiler, which this build leaves out"
-                .to_owned(),
-        });
-    }
-    #[cfg(feature = "mpi")]
-    if options.mpi.is_some() {
-        let refuse = |message: &str| {
-            Err(Error::InvalidOption {
-                option: "mpi",
-                message: message.to_owned(),
-            })
-        };
-        if *options.output_target() == Output::Memory {
-            return refuse("an MPI session writes a file: give it a file path, not in_memory()");
-        }
-        if read::aggregation(options) {
-            return refuse("aggregation mode is not available in MPI sessions yet");
-        }
-        crate::collective::writer(options)?;
-    }
-    for (key, _) in read::metadata(options) {
-        if key.is_empty() || metadata::is_reserved_key(key) {
-            return Err(Error::InvalidOption {
-                option: "metadata",
-                message: format!(
-                    "the key {key:?} is {}",
-                    if key.is_empty() {
-                        "empty"
-                    } else {
-                        "one the run description writes itself"
-                    }
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Fails early, naming the path, when the profile could not be published
-/// there: a missing directory, a directory as the path, no write permission.
-fn check_output_path(path: &Path) -> Result<(), Error> {
-    if path.as_os_str().is_empty() {
-        return Err(Error::invalid_path(path, "the path is empty"));
-    }
-    // Without `hdf5`, the JSON profile is the one file format (and
-    // uncompressed: gzip comes with the feature).
-    #[cfg(not(feature = "hdf5"))]
-    if !crate::jsonfile::is_json_path(path) {
-        return Err(Error::needs_hdf5(path, "an HDF5 file"));
-    } else if crate::jsonfile::is_gzip_path(path) {
-        return Err(Error::needs_hdf5(path, "gzip (.json.gz)"));
-    }
-    check_output_dir(path)
-}
-
-/// The rest of `check_output_path`: the path names a file in a directory
-/// this process can write.
-fn check_output_dir(path: &Path) -> Result<(), Error> {
-    if path.is_dir() {
-        return Err(Error::invalid_path(path, "it is a directory"));
-    }
-    let names_a_file =
-        path.file_name().is_some() && !path.as_os_str().as_encoded_bytes().ends_with(b"/");
-    if !names_a_file {
-        return Err(Error::invalid_path(path, "it does not name a file"));
-    }
-    let dir = scratch::dir_of(path);
-    if !dir.is_dir() {
-        return Err(Error::invalid_path(
-            path,
-            format!("the directory {} does not exist", dir.display()),
-        ));
-    }
-    // The file is published by creating a sibling and renaming it: probe that.
-    let probe = dir.join(format!(".scope-profiler-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(Error::invalid_path(
-            path,
-            format!("cannot create files in {}: {e}", dir.display()),
-        )),
-    }
 }
 
 /// Writes everything recorded so far and keeps recording.
@@ -504,184 +292,6 @@ pub(crate) fn finalize_generation(
     active::deactivate(session, counts);
     crate::trace::set_trace_all(false);
     Ok(results)
-}
-
-/// A session that finalizes itself when dropped; see [`session`](crate::session).
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// {
-///     let _session = sp::session(Options::new().in_memory().verbose(false))?;
-///     let _g = sp::region("main").enter();
-/// } // finalized here; errors would be printed to stderr
-/// assert_eq!(sp::get_region("main").unwrap().num_calls(), 1);
-/// # Ok::<(), sp::Error>(())
-/// ```
-#[derive(Debug)]
-#[must_use = "the session is finalized when this guard is dropped"]
-pub struct SessionGuard {
-    run: Option<Run>,
-}
-
-impl SessionGuard {
-    pub(crate) fn new(run: Run) -> Self {
-        SessionGuard { run: Some(run) }
-    }
-
-    /// Finalizes now and returns the results instead of printing errors.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// let session = sp::session(Options::new().in_memory().verbose(false)).unwrap();
-    /// assert!(session.finalize().is_ok());
-    /// ```
-    pub fn finalize(mut self) -> Result<Results, Error> {
-        self.run.take().ok_or(Error::NotActive)?.finalize()
-    }
-}
-
-impl Drop for SessionGuard {
-    fn drop(&mut self) {
-        if let Some(run) = self.run.take()
-            && let Err(e) = run.finalize()
-        {
-            eprintln!("scope-profiler: {e}");
-        }
-    }
-}
-
-/// Pauses recording in the active session; see [`pause`](crate::pause).
-pub(crate) fn pause() -> Result<(), Error> {
-    let generation = active_generation();
-    if generation == 0 {
-        // A deactivated session records nothing anyway: pausing it is not
-        // an error (code written for profiled runs works unchanged).
-        return match deactivated() {
-            Some(_) => Ok(()),
-            None => Err(Error::NotActive),
-        };
-    }
-    if active::is_paused() {
-        return Ok(());
-    }
-    // The envelope spans the whole session, paused time included; any other
-    // open call would be cut in two by the pause.
-    let envelope = crate::registry::lookup(SESSION_REGION).and_then(|e| e.id_in(generation));
-    let open = thread::open_calls(generation);
-    let blocking = match open {
-        (0, _) => None,
-        (1, Some(bottom)) if Some(bottom) == envelope => None,
-        (n, _) => Some(n),
-    };
-    if let Some(n) = blocking {
-        return Err(Error::Usage(format!(
-            "cannot pause while profiling scopes are active: {n} call(s) are open on this thread; \
-             pause between regions, not inside one"
-        )));
-    }
-    active::set_paused(generation, true);
-    Ok(())
-}
-
-/// Resumes recording; see [`resume`](crate::resume).
-pub(crate) fn resume() {
-    let generation = active_generation();
-    if generation != 0 {
-        active::set_paused(generation, false);
-    }
-}
-
-/// Chooses which timesteps of a loop are recorded; made by
-/// [`sample_every`](crate::sample_every).
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// sp::setup(Options::new().in_memory().verbose(false))?;
-/// let sampler = sp::sample_every(2, 1)?;
-/// assert!(!sampler.step(0)?.is_sampled()); // before start
-/// assert!(sampler.step(1)?.is_sampled());
-/// assert!(!sampler.step(2)?.is_sampled());
-/// assert!(sampler.step(3)?.is_sampled());
-/// drop(sampler);
-/// sp::finalize()?;
-/// # Ok::<(), sp::Error>(())
-/// ```
-#[derive(Debug)]
-#[must_use = "the previous pause state is restored when the sampler is dropped"]
-pub struct Sampler {
-    every: u64,
-    start: i64,
-    /// The session and whether it was paused when the sampler was made.
-    before: Option<(u32, bool)>,
-}
-
-impl Sampler {
-    pub(crate) fn new(every: u64, start: i64) -> Result<Sampler, Error> {
-        if every == 0 {
-            return Err(Error::Usage(
-                "sample_every: `every` must be at least 1".to_owned(),
-            ));
-        }
-        let generation = active_generation();
-        Ok(Sampler {
-            every,
-            start,
-            before: (generation != 0).then(|| (generation, active::is_paused())),
-        })
-    }
-
-    /// Whether `timestep` is one this sampler records.
-    ///
-    /// ```
-    /// let s = scope_profiler::sample_every(5, 2).unwrap();
-    /// assert!(s.selects(7) && !s.selects(8) && !s.selects(-3));
-    /// ```
-    pub fn selects(&self, timestep: i64) -> bool {
-        timestep >= self.start && (timestep.abs_diff(self.start)).is_multiple_of(self.every)
-    }
-
-    /// Starts timestep `timestep`: resumes recording if it is selected,
-    /// pauses it otherwise (an `Err`, as from [`pause`](crate::pause), when
-    /// a region is open on this thread). The state holds until the next
-    /// step or until the sampler is dropped.
-    pub fn step(&self, timestep: i64) -> Result<Step, Error> {
-        let sampled = self.selects(timestep);
-        if active_generation() != 0 {
-            if sampled {
-                resume();
-            } else {
-                pause()?;
-            }
-        }
-        Ok(Step { sampled })
-    }
-}
-
-impl Drop for Sampler {
-    fn drop(&mut self) {
-        if let Some((generation, paused)) = self.before {
-            active::set_paused(generation, paused);
-        }
-    }
-}
-
-/// One timestep of a [`Sampler`].
-///
-/// ```
-/// let s = scope_profiler::sample_every(3, 0).unwrap();
-/// assert!(s.step(3).unwrap().is_sampled());
-/// ```
-#[derive(Debug)]
-#[must_use = "keep the step for the iteration's work"]
-pub struct Step {
-    sampled: bool,
-}
-
-impl Step {
-    /// Whether this timestep is recorded.
-    pub fn is_sampled(&self) -> bool {
-        self.sampled
-    }
 }
 
 #[cfg(test)]
