@@ -6,6 +6,8 @@
 //! CI regression budget; text, markdown or JSON), `report` (one HTML page). Exit codes: 0 success, 1 a `check` regression,
 //! 2 an unreadable input or any other error.
 
+#![forbid(unsafe_code)]
+
 mod export_filter;
 mod isolate;
 mod markdown;

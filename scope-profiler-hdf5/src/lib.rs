@@ -36,6 +36,8 @@
 //! ```
 
 #![warn(clippy::undocumented_unsafe_blocks)]
+// Only the HDF5 C library (`h5/`, feature `mpio`) needs unsafe code.
+#![cfg_attr(not(feature = "mpio"), forbid(unsafe_code))]
 
 // The core's modules this crate uses, named as its own (`crate::sink`), as
 // in the `scope-profiler` crate.

@@ -200,6 +200,7 @@
 //! the item unchanged.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 use proc_macro::TokenStream;
 

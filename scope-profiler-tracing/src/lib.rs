@@ -53,6 +53,7 @@
 //! each of its calls.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::cell::RefCell;
 use std::collections::HashMap;

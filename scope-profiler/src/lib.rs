@@ -63,6 +63,7 @@
 #![doc = include_str!("../docs/platforms.md")]
 #![doc = include_str!("../docs/internals.md")]
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 // The modules in layers, bottom first: a module uses only modules of its
