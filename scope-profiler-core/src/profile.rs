@@ -163,10 +163,11 @@ pub struct RegionRow {
     /// The region's source text (the file's `source_texts`), "" when not
     /// captured; see [`Options::capture_region_source`](crate::options::Options::capture_region_source).
     pub source_text: String,
-    /// Each call's metadata, in the order of the row's events (the file's
-    /// `event_metadata`); empty when no call of the row has any. See
+    /// Each call's metadata (its keys in the order they were set), in the
+    /// order of the row's events (the file's `event_metadata`); empty when
+    /// no call of the row has any. See
     /// [`call_metadata`](crate::callmeta::call_metadata).
-    pub event_metadata: Vec<crate::value::CallMetadata>,
+    pub event_metadata: Vec<Vec<(String, crate::value::Value)>>,
 }
 
 impl RegionRow {

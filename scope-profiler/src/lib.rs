@@ -131,7 +131,7 @@ pub use results::{Results, WritePath};
 pub use session::{Run, Sampler, SessionGuard, Step};
 pub use summary::{Summary, SummaryNode};
 pub use thread::Guard;
-pub use value::{CallMetadata, Value};
+pub use value::Value;
 
 /// Re-exported attribute macros; see the `scope-profiler-macros` crate.
 pub use scope_profiler_macros::*;
