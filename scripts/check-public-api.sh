@@ -10,7 +10,7 @@
 # MAX_FUNCTIONS free functions at the root and in the public modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MAX_TYPES=44
+MAX_TYPES=42
 MAX_FUNCTIONS=29
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 doc="$target/doc"

@@ -125,7 +125,7 @@ pub use profile::{
     AggregateRow, CallPath, DroppedCalls, Events, Profile, RecordingHealth, RegionCounters,
     RegionRow, RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
 };
-pub use reader::{EventChunk, EventChunks, ProfileReader, read_profile};
+pub use reader::{EventChunk, ProfileReader, read_profile};
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
 pub use session::{Run, Sampler, SessionGuard, Step};

@@ -593,7 +593,10 @@ impl ProfileReader {
     /// }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
-    pub fn chunks(&self, max_len: usize) -> EventChunks<'_> {
+    pub fn chunks(
+        &self,
+        max_len: usize,
+    ) -> impl Iterator<Item = Result<EventChunk, Error>> + std::fmt::Debug + '_ {
         let rows = &self.index.rows;
         let mut order: Vec<usize> = (0..rows.len()).collect();
         order.sort_by_key(|&i| rows[i].event_offset);
@@ -648,7 +651,7 @@ impl ProfileReader {
 }
 
 /// The iterator of [`ProfileReader::chunks`].
-pub struct EventChunks<'r> {
+struct EventChunks<'r> {
     reader: &'r ProfileReader,
     order: Vec<usize>,
     next_row: usize,
