@@ -8,7 +8,7 @@
 //! loads the same TOML in the Python package (the venv of `tests/interop.rs`)
 //! and compares every shared setting.
 
-use scope_profiler_core::options::read;
+use scope_profiler_core::internal::options::read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

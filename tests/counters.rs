@@ -5,7 +5,7 @@
 //! refused where the machine has no PMU; the file's
 //! `rank0/perf_events/<region>` groups read back.
 
-use scope_profiler_core::options::read;
+use scope_profiler_core::internal::options::read;
 use std::hint::black_box;
 use std::sync::Mutex;
 

@@ -4,11 +4,12 @@
 //! (ARCHITECTURE.md): `scope-profiler-core` (layers 1 to 6, its `pub mod`
 //! lines), `scope-profiler-hdf5` (the module `hdf5` of layer 7, as a whole)
 //! and `scope-profiler` (layers 7 and 8, its `mod` lines); the layers are
-//! the groups of those lines in each `lib.rs` (bottom first, each group
-//! headed by a `// N. name` comment). Uses are read from the `crate::`
-//! paths of each module's code (comments aside): the upper crates name the
-//! core's modules as their own (`use scope_profiler_core::sink;` at their
-//! root), so one path names a module whichever crate holds it.
+//! the groups of those lines in the core's `internal.rs` and the facade's
+//! `lib.rs` (bottom first, each group headed by a `// N. name` comment).
+//! Uses are read from the `crate::` paths of each module's code (comments
+//! aside): the upper crates name the core's modules as their own
+//! (`use scope_profiler_core::internal::sink;` at their root), so one path
+//! names a module whichever crate holds it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -66,7 +67,7 @@ fn layers(lib: &str) -> BTreeMap<String, usize> {
 
 /// Every module of the runtime's three crates and its layer.
 fn all_layers() -> BTreeMap<String, usize> {
-    let core = layers(&std::fs::read_to_string(core_src().join("lib.rs")).unwrap());
+    let core = layers(&std::fs::read_to_string(core_src().join("internal.rs")).unwrap());
     let facade = layers(&std::fs::read_to_string(src().join("lib.rs")).unwrap());
     assert!(
         core.values().all(|&l| l <= 6) && facade.values().all(|&l| l >= 7),

@@ -9,7 +9,7 @@
 //! ([`reader_python`], [`python_names_and_counts`]); [`nesting`]: whether
 //! every call of a written profile lies within its parent.
 
-use scope_profiler_core::options::read;
+use scope_profiler_core::internal::options::read;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
 use std::ops::Range;

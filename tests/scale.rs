@@ -361,7 +361,9 @@ fn two_hundred_million_calls_under_a_64_mib_limit() {
     record(THREADS, iterations);
     let recorded = t0.elapsed();
     let rss_recorded = proc_status("VmRSS");
-    let store = &scope_profiler_core::active::active_session().unwrap().store;
+    let store = &scope_profiler_core::internal::active::active_session()
+        .unwrap()
+        .store;
     let (chunks_made, max_chunk) = (store.chunks_made(), store.max_chunk() as u64);
     let t1 = Instant::now();
     let results = sp::finalize().unwrap();
@@ -444,7 +446,9 @@ fn fifty_million_calls_under_a_16_mib_limit_map_a_limits_worth_of_chunks() {
     let t0 = Instant::now();
     record(THREADS, iterations);
     let recorded = t0.elapsed();
-    let store = &scope_profiler_core::active::active_session().unwrap().store;
+    let store = &scope_profiler_core::internal::active::active_session()
+        .unwrap()
+        .store;
     let (chunks_made, max_chunk) = (store.chunks_made(), store.max_chunk() as u64);
     let results = sp::finalize().unwrap();
     let kept: u64 = results.statistics().iter().map(|s| s.num_calls()).sum();

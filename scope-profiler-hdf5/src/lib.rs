@@ -42,8 +42,10 @@
 // The core's modules this crate uses, named as its own (`crate::sink`), as
 // in the `scope-profiler` crate.
 #[cfg(feature = "mpio")]
-use scope_profiler_core::platform;
-use scope_profiler_core::{error, histogram, options, profile, publish, sink, sync, value};
+use scope_profiler_core::internal::platform;
+use scope_profiler_core::internal::{
+    error, histogram, options, profile, publish, sink, sync, value,
+};
 
 #[cfg(not(feature = "mpio"))]
 mod attrs;

@@ -24,7 +24,7 @@
 //!   `SCOPE_PROFILER_OUTPUT=PATH` set by the launcher).
 //! - `mpi_check same A B` (no MPI): the two files hold the same profile.
 
-use scope_profiler_core::options::read;
+use scope_profiler_core::internal::options::read;
 use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
 

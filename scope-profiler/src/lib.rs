@@ -76,26 +76,26 @@
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
 #[cfg(feature = "mpi")]
-use scope_profiler_core::comm;
-use scope_profiler_core::{
+use scope_profiler_core::internal::comm;
+use scope_profiler_core::internal::{
     clock, counters, error, fxhash, histogram, json, options, platform, profile, publish, scratch,
     sync, value,
 };
 
 // 2. Records, lanes and memory.
-use scope_profiler_core::store;
+use scope_profiler_core::internal::store;
 
 // 3. Names.
-use scope_profiler_core::registry;
+use scope_profiler_core::internal::registry;
 
 // 4. The active session, as recording sees it.
-use scope_profiler_core::active;
+use scope_profiler_core::internal::active;
 
 // 5. Recording: the per-thread recorder and the ways into it.
-use scope_profiler_core::{callmeta, callsite, region, task, thread, trace};
+use scope_profiler_core::internal::{callmeta, callsite, region, task, thread, trace};
 
 // 6. Assembly: lanes and names in, rows and columns out.
-use scope_profiler_core::{assemble, metadata, sink, summary};
+use scope_profiler_core::internal::{assemble, metadata, sink, summary};
 
 // 7. Output: the HDF5 file, the JSON profile, reading, the results, the exports.
 #[cfg(feature = "mpi")]

@@ -352,9 +352,9 @@ impl Options {
     /// compression_level = 6
     /// "#).unwrap();
     /// let o = Options::from_toml(&path)?;
-    /// assert_eq!(scope_profiler_core::options::read::label(&o), "baseline");
-    /// assert_eq!(scope_profiler_core::options::read::compression(&o), Compression::Gzip(6));
-    /// assert_eq!(scope_profiler_core::options::read::metadata_detail(&o), MetadataDetail::Full);
+    /// assert_eq!(scope_profiler_core::internal::options::read::label(&o), "baseline");
+    /// assert_eq!(scope_profiler_core::internal::options::read::compression(&o), Compression::Gzip(6));
+    /// assert_eq!(scope_profiler_core::internal::options::read::metadata_detail(&o), MetadataDetail::Full);
     ///
     /// std::fs::write(&path, "[profiling]\nlable = \"x\"\n").unwrap();
     /// let err = Options::from_toml(&path).unwrap_err().to_string();

@@ -47,7 +47,7 @@ impl Options {
     /// // With none of the variables set, these are the defaults; the
     /// // builder call wins over whatever the environment says.
     /// let o = Options::from_env()?.label("from-code");
-    /// assert_eq!(scope_profiler_core::options::read::label(&o), "from-code");
+    /// assert_eq!(scope_profiler_core::internal::options::read::label(&o), "from-code");
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
     pub fn from_env() -> Result<Options, Error> {

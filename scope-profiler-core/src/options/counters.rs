@@ -23,7 +23,7 @@ impl Options {
     /// ```
     /// use scope_profiler::Options;
     /// let o = Options::new().track_allocations(true);
-    /// assert!(scope_profiler_core::options::read::track_allocations(&o));
+    /// assert!(scope_profiler_core::internal::options::read::track_allocations(&o));
     /// ```
     pub fn track_allocations(mut self, on: bool) -> Self {
         self.track_allocations = on;
@@ -45,7 +45,7 @@ impl Options {
     /// ```
     /// use scope_profiler::Options;
     /// let o = Options::new().perf_events(["task-clock", "page-faults"]);
-    /// assert_eq!(scope_profiler_core::options::read::perf_events(&o), ["task-clock", "page-faults"]);
+    /// assert_eq!(scope_profiler_core::internal::options::read::perf_events(&o), ["task-clock", "page-faults"]);
     /// ```
     pub fn perf_events<S: Into<String>>(mut self, events: impl IntoIterator<Item = S>) -> Self {
         self.perf_events = events.into_iter().map(Into::into).collect();

@@ -15,7 +15,7 @@ use super::Options;
 /// use scope_profiler::{OnSpillFailure, Options};
 /// assert_eq!(OnSpillFailure::default(), OnSpillFailure::KeepInMemory);
 /// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
-/// assert_eq!(scope_profiler_core::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
+/// assert_eq!(scope_profiler_core::internal::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -51,7 +51,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);
-    /// assert_eq!(scope_profiler_core::options::read::memory_limit(&o), 64 << 20);
+    /// assert_eq!(scope_profiler_core::internal::options::read::memory_limit(&o), 64 << 20);
     /// ```
     pub fn memory_limit(mut self, bytes: usize) -> Self {
         self.memory_limit = bytes;
@@ -69,8 +69,8 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().disk_limit(1 << 30);
-    /// assert_eq!(scope_profiler_core::options::read::disk_limit(&o), Some(1 << 30));
-    /// assert_eq!(scope_profiler_core::options::read::disk_limit(&scope_profiler::Options::new()), None); // chosen at setup
+    /// assert_eq!(scope_profiler_core::internal::options::read::disk_limit(&o), Some(1 << 30));
+    /// assert_eq!(scope_profiler_core::internal::options::read::disk_limit(&scope_profiler::Options::new()), None); // chosen at setup
     /// ```
     pub fn disk_limit(mut self, bytes: u64) -> Self {
         self.disk_limit = Some(bytes);
@@ -83,7 +83,7 @@ impl Options {
     /// ```
     /// use scope_profiler::{OnSpillFailure, Options};
     /// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
-    /// assert_eq!(scope_profiler_core::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
+    /// assert_eq!(scope_profiler_core::internal::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
     /// ```
     pub fn on_spill_failure(mut self, policy: OnSpillFailure) -> Self {
         self.on_spill_failure = policy;

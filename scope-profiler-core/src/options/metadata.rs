@@ -58,7 +58,7 @@ impl Options {
     /// ```
     /// use scope_profiler::{MetadataDetail, Options};
     /// let o = Options::new().metadata_detail(MetadataDetail::Full);
-    /// assert_eq!(scope_profiler_core::options::read::metadata_detail(&o), MetadataDetail::Full);
+    /// assert_eq!(scope_profiler_core::internal::options::read::metadata_detail(&o), MetadataDetail::Full);
     /// ```
     pub fn metadata_detail(mut self, detail: MetadataDetail) -> Self {
         self.metadata_detail = detail;

@@ -35,13 +35,13 @@ pub use output::{Compression, Output};
 ///     .label("baseline")
 ///     .compression(Compression::Gzip(1))
 ///     .verbose(false);
-/// assert_eq!(scope_profiler_core::options::read::file_path(&opts).unwrap().to_str(), Some("out/run.h5"));
-/// assert_eq!(scope_profiler_core::options::read::label(&opts), "baseline");
+/// assert_eq!(scope_profiler_core::internal::options::read::file_path(&opts).unwrap().to_str(), Some("out/run.h5"));
+/// assert_eq!(scope_profiler_core::internal::options::read::label(&opts), "baseline");
 ///
 /// let defaults = Options::new();
-/// assert_eq!(scope_profiler_core::options::read::file_path(&defaults).unwrap().to_str(), Some("profiling_data.h5"));
-/// assert_eq!(scope_profiler_core::options::read::label(&defaults), "profiling_data"); // the file stem
-/// assert!(scope_profiler_core::options::read::verbose(&defaults));
+/// assert_eq!(scope_profiler_core::internal::options::read::file_path(&defaults).unwrap().to_str(), Some("profiling_data.h5"));
+/// assert_eq!(scope_profiler_core::internal::options::read::label(&defaults), "profiling_data"); // the file stem
+/// assert!(scope_profiler_core::internal::options::read::verbose(&defaults));
 /// ```
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -110,7 +110,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new();
-    /// assert_eq!(scope_profiler_core::options::read::compression(&o), scope_profiler::Compression::Auto);
+    /// assert_eq!(scope_profiler_core::internal::options::read::compression(&o), scope_profiler::Compression::Auto);
     /// ```
     pub fn new() -> Self {
         Self::default()

@@ -42,7 +42,7 @@ impl Options {
     /// # #[cfg(feature = "mpi")] {
     /// use scope_profiler::{MpiOutput, Options};
     /// let o = Options::new().mpi_output(MpiOutput::Direct);
-    /// assert_eq!(scope_profiler_core::options::read::mpi_output(&o), MpiOutput::Direct);
+    /// assert_eq!(scope_profiler_core::internal::options::read::mpi_output(&o), MpiOutput::Direct);
     /// # }
     /// ```
     #[cfg(feature = "mpi")]

@@ -73,9 +73,9 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().file_path("out.h5");
-    /// assert_eq!(scope_profiler_core::options::read::file_path(&o), Some(std::path::Path::new("out.h5")));
+    /// assert_eq!(scope_profiler_core::internal::options::read::file_path(&o), Some(std::path::Path::new("out.h5")));
     /// let o = scope_profiler::Options::new().file_path("out.json"); // any build
-    /// assert_eq!(scope_profiler_core::options::read::file_path(&o), Some(std::path::Path::new("out.json")));
+    /// assert_eq!(scope_profiler_core::internal::options::read::file_path(&o), Some(std::path::Path::new("out.json")));
     /// ```
     pub fn file_path(mut self, path: impl AsRef<Path>) -> Self {
         self.output = Output::File(path.as_ref().to_path_buf());
@@ -86,7 +86,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().in_memory();
-    /// assert!(scope_profiler_core::options::read::file_path(&o).is_none());
+    /// assert!(scope_profiler_core::internal::options::read::file_path(&o).is_none());
     /// ```
     pub fn in_memory(mut self) -> Self {
         self.output = Output::Memory;
@@ -108,7 +108,7 @@ impl Options {
     /// Print the summary to stderr at `finalize` (default `true`).
     ///
     /// ```
-    /// assert!(!scope_profiler_core::options::read::verbose(&scope_profiler::Options::new().verbose(false)));
+    /// assert!(!scope_profiler_core::internal::options::read::verbose(&scope_profiler::Options::new().verbose(false)));
     /// ```
     pub fn verbose(mut self, verbose: bool) -> Self {
         self.verbose = verbose;
@@ -118,7 +118,7 @@ impl Options {
     /// The run's label, stored as `/metadata/label` (default: the file stem).
     ///
     /// ```
-    /// assert_eq!(scope_profiler_core::options::read::label(&scope_profiler::Options::new().label("run-7")), "run-7");
+    /// assert_eq!(scope_profiler_core::internal::options::read::label(&scope_profiler::Options::new().label("run-7")), "run-7");
     /// ```
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
@@ -130,7 +130,7 @@ impl Options {
     /// ```
     /// use scope_profiler::{Compression, Options};
     /// let o = Options::new().compression(Compression::None);
-    /// assert_eq!(scope_profiler_core::options::read::compression(&o), Compression::None);
+    /// assert_eq!(scope_profiler_core::internal::options::read::compression(&o), Compression::None);
     /// ```
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
@@ -147,7 +147,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().chunk_size(4096);
-    /// assert_eq!(scope_profiler_core::options::read::chunk_size(&o), Some(4096));
+    /// assert_eq!(scope_profiler_core::internal::options::read::chunk_size(&o), Some(4096));
     /// ```
     pub fn chunk_size(mut self, events: usize) -> Self {
         self.chunk_size = Some(events);

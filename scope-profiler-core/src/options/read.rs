@@ -14,7 +14,7 @@ use super::*;
 /// Whether the session counts allocations.
 ///
 /// ```
-/// assert!(!scope_profiler_core::options::read::track_allocations(&scope_profiler::Options::new()));
+/// assert!(!scope_profiler_core::internal::options::read::track_allocations(&scope_profiler::Options::new()));
 /// ```
 pub fn track_allocations(options: &Options) -> bool {
     options.track_allocations
@@ -23,7 +23,7 @@ pub fn track_allocations(options: &Options) -> bool {
 /// The perf events the session counts.
 ///
 /// ```
-/// assert!(scope_profiler_core::options::read::perf_events(&scope_profiler::Options::new()).is_empty());
+/// assert!(scope_profiler_core::internal::options::read::perf_events(&scope_profiler::Options::new()).is_empty());
 /// ```
 pub fn perf_events(options: &Options) -> &[String] {
     &options.perf_events
@@ -33,7 +33,7 @@ pub fn perf_events(options: &Options) -> &[String] {
 ///
 /// ```
 /// let o = scope_profiler::Options::new();
-/// assert_eq!(scope_profiler_core::options::read::memory_limit(&o), scope_profiler::Options::DEFAULT_MEMORY_LIMIT);
+/// assert_eq!(scope_profiler_core::internal::options::read::memory_limit(&o), scope_profiler::Options::DEFAULT_MEMORY_LIMIT);
 /// ```
 pub fn memory_limit(options: &Options) -> usize {
     options.memory_limit
@@ -42,7 +42,7 @@ pub fn memory_limit(options: &Options) -> usize {
 /// The disk bound set with [`Options::disk_limit`], `None` for the default.
 ///
 /// ```
-/// assert!(scope_profiler_core::options::read::disk_limit(&scope_profiler::Options::new()).is_none());
+/// assert!(scope_profiler_core::internal::options::read::disk_limit(&scope_profiler::Options::new()).is_none());
 /// ```
 pub fn disk_limit(options: &Options) -> Option<u64> {
     options.disk_limit
@@ -52,7 +52,7 @@ pub fn disk_limit(options: &Options) -> Option<u64> {
 ///
 /// ```
 /// use scope_profiler::{OnSpillFailure, Options};
-/// assert_eq!(scope_profiler_core::options::read::on_spill_failure(&Options::new()), OnSpillFailure::KeepInMemory);
+/// assert_eq!(scope_profiler_core::internal::options::read::on_spill_failure(&Options::new()), OnSpillFailure::KeepInMemory);
 /// ```
 pub fn on_spill_failure(options: &Options) -> OnSpillFailure {
     options.on_spill_failure
@@ -62,7 +62,7 @@ pub fn on_spill_failure(options: &Options) -> OnSpillFailure {
 ///
 /// ```
 /// use scope_profiler::{MetadataDetail, Options};
-/// assert_eq!(scope_profiler_core::options::read::metadata_detail(&Options::new()), MetadataDetail::Minimal);
+/// assert_eq!(scope_profiler_core::internal::options::read::metadata_detail(&Options::new()), MetadataDetail::Minimal);
 /// ```
 pub fn metadata_detail(options: &Options) -> MetadataDetail {
     options.metadata_detail
@@ -72,7 +72,7 @@ pub fn metadata_detail(options: &Options) -> MetadataDetail {
 ///
 /// ```
 /// let o = scope_profiler::Options::new().metadata("a", 1).metadata("a", 2);
-/// assert_eq!(scope_profiler_core::options::read::metadata(&o).len(), 1);
+/// assert_eq!(scope_profiler_core::internal::options::read::metadata(&o).len(), 1);
 /// ```
 pub fn metadata(options: &Options) -> &[(String, Value)] {
     &options.user_metadata
@@ -84,7 +84,7 @@ pub fn metadata(options: &Options) -> &[(String, Value)] {
 ///
 /// ```
 /// # #[cfg(feature = "mpi")]
-/// assert_eq!(scope_profiler_core::options::read::mpi(&scope_profiler::Options::new()), None);
+/// assert_eq!(scope_profiler_core::internal::options::read::mpi(&scope_profiler::Options::new()), None);
 /// ```
 pub fn mpi(options: &Options) -> Option<(u32, u32)> {
     options.mpi.as_ref().map(|c| (c.rank(), c.size()))
@@ -95,7 +95,7 @@ pub fn mpi(options: &Options) -> Option<(u32, u32)> {
 ///
 /// ```
 /// # #[cfg(feature = "mpi")]
-/// assert_eq!(scope_profiler_core::options::read::mpi_output(&scope_profiler::Options::new()), scope_profiler::MpiOutput::Auto);
+/// assert_eq!(scope_profiler_core::internal::options::read::mpi_output(&scope_profiler::Options::new()), scope_profiler::MpiOutput::Auto);
 /// ```
 pub fn mpi_output(options: &Options) -> MpiOutput {
     options.mpi_output
@@ -104,7 +104,7 @@ pub fn mpi_output(options: &Options) -> MpiOutput {
 /// The output file, `None` for an in-memory session.
 ///
 /// ```
-/// assert!(scope_profiler_core::options::read::file_path(&scope_profiler::Options::new()).is_some());
+/// assert!(scope_profiler_core::internal::options::read::file_path(&scope_profiler::Options::new()).is_some());
 /// ```
 pub fn file_path(options: &Options) -> Option<&Path> {
     match &options.output {
@@ -116,7 +116,7 @@ pub fn file_path(options: &Options) -> Option<&Path> {
 /// Whether the summary is printed at `finalize`.
 ///
 /// ```
-/// assert!(scope_profiler_core::options::read::verbose(&scope_profiler::Options::new()));
+/// assert!(scope_profiler_core::internal::options::read::verbose(&scope_profiler::Options::new()));
 /// ```
 pub fn verbose(options: &Options) -> bool {
     options.verbose
@@ -126,7 +126,7 @@ pub fn verbose(options: &Options) -> bool {
 ///
 /// ```
 /// let o = scope_profiler::Options::new().file_path("data/run3.h5");
-/// assert_eq!(scope_profiler_core::options::read::label(&o), "run3");
+/// assert_eq!(scope_profiler_core::internal::options::read::label(&o), "run3");
 /// ```
 pub fn label(options: &Options) -> String {
     if let Some(label) = &options.label {
@@ -145,7 +145,7 @@ pub fn label(options: &Options) -> String {
 ///
 /// ```
 /// use scope_profiler::{Compression, Options};
-/// assert_eq!(scope_profiler_core::options::read::compression(&Options::new().compression(Compression::Gzip(1))), Compression::Gzip(1));
+/// assert_eq!(scope_profiler_core::internal::options::read::compression(&Options::new().compression(Compression::Gzip(1))), Compression::Gzip(1));
 /// ```
 pub fn compression(options: &Options) -> Compression {
     options.compression
@@ -154,7 +154,7 @@ pub fn compression(options: &Options) -> Compression {
 /// The chunk size set with [`Options::chunk_size`], `None` for the default.
 ///
 /// ```
-/// assert_eq!(scope_profiler_core::options::read::chunk_size(&scope_profiler::Options::new()), None);
+/// assert_eq!(scope_profiler_core::internal::options::read::chunk_size(&scope_profiler::Options::new()), None);
 /// ```
 pub fn chunk_size(options: &Options) -> Option<usize> {
     options.chunk_size
@@ -164,7 +164,7 @@ pub fn chunk_size(options: &Options) -> Option<usize> {
 /// Python package's `recursive_profile`).
 ///
 /// ```
-/// assert!(scope_profiler_core::options::read::trace_all(&scope_profiler::Options::new().trace_all(true)));
+/// assert!(scope_profiler_core::internal::options::read::trace_all(&scope_profiler::Options::new().trace_all(true)));
 /// ```
 pub fn trace_all(options: &Options) -> bool {
     options.trace_all
@@ -174,7 +174,7 @@ pub fn trace_all(options: &Options) -> bool {
 /// environment's).
 ///
 /// ```
-/// assert!(scope_profiler_core::options::read::enable_tags(&scope_profiler::Options::new()).is_empty());
+/// assert!(scope_profiler_core::internal::options::read::enable_tags(&scope_profiler::Options::new()).is_empty());
 /// ```
 pub fn enable_tags(options: &Options) -> &[String] {
     &options.enable_tags
@@ -183,7 +183,7 @@ pub fn enable_tags(options: &Options) -> &[String] {
 /// The region tag filter, if one is set.
 ///
 /// ```
-/// assert_eq!(scope_profiler_core::options::read::region_tags(&scope_profiler::Options::new()), None);
+/// assert_eq!(scope_profiler_core::internal::options::read::region_tags(&scope_profiler::Options::new()), None);
 /// ```
 pub fn region_tags(options: &Options) -> Option<&[String]> {
     options.region_tags.as_deref()
@@ -192,7 +192,7 @@ pub fn region_tags(options: &Options) -> Option<&[String]> {
 /// Whether region source text is written.
 ///
 /// ```
-/// assert!(!scope_profiler_core::options::read::capture_region_source(&scope_profiler::Options::new()));
+/// assert!(!scope_profiler_core::internal::options::read::capture_region_source(&scope_profiler::Options::new()));
 /// ```
 pub fn capture_region_source(options: &Options) -> bool {
     options.capture_region_source
@@ -201,7 +201,7 @@ pub fn capture_region_source(options: &Options) -> bool {
 /// Whether the session envelope region is recorded.
 ///
 /// ```
-/// assert!(!scope_profiler_core::options::read::session_region(&scope_profiler::Options::new()));
+/// assert!(!scope_profiler_core::internal::options::read::session_region(&scope_profiler::Options::new()));
 /// ```
 pub fn session_region(options: &Options) -> bool {
     options.session_region
@@ -210,7 +210,7 @@ pub fn session_region(options: &Options) -> bool {
 /// Whether the session aggregates.
 ///
 /// ```
-/// assert!(!scope_profiler_core::options::read::aggregation(&scope_profiler::Options::new()));
+/// assert!(!scope_profiler_core::internal::options::read::aggregation(&scope_profiler::Options::new()));
 /// ```
 pub fn aggregation(options: &Options) -> bool {
     options.aggregation
@@ -219,7 +219,7 @@ pub fn aggregation(options: &Options) -> bool {
 /// Whether the session is deactivated ([`Options::deactivate`]).
 ///
 /// ```
-/// assert!(!scope_profiler_core::options::read::deactivate(&scope_profiler::Options::new()));
+/// assert!(!scope_profiler_core::internal::options::read::deactivate(&scope_profiler::Options::new()));
 /// ```
 pub fn deactivate(options: &Options) -> bool {
     options.deactivate

@@ -29,7 +29,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().enable_tags(["mylib"]);
-    /// assert_eq!(scope_profiler_core::options::read::enable_tags(&o), ["mylib"]);
+    /// assert_eq!(scope_profiler_core::internal::options::read::enable_tags(&o), ["mylib"]);
     /// ```
     pub fn enable_tags<I, S>(mut self, tags: I) -> Self
     where
@@ -46,7 +46,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().region_tags(["io"]);
-    /// assert_eq!(scope_profiler_core::options::read::region_tags(&o), Some(&["io".to_owned()][..]));
+    /// assert_eq!(scope_profiler_core::internal::options::read::region_tags(&o), Some(&["io".to_owned()][..]));
     /// ```
     pub fn region_tags<I, S>(mut self, tags: I) -> Self
     where
@@ -67,7 +67,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().capture_region_source(true);
-    /// assert!(scope_profiler_core::options::read::capture_region_source(&o));
+    /// assert!(scope_profiler_core::internal::options::read::capture_region_source(&o));
     /// ```
     pub fn capture_region_source(mut self, on: bool) -> Self {
         self.capture_region_source = on;
@@ -82,7 +82,7 @@ impl Options {
     ///
     /// ```
     /// let o = scope_profiler::Options::new().session_region(true);
-    /// assert!(scope_profiler_core::options::read::session_region(&o));
+    /// assert!(scope_profiler_core::internal::options::read::session_region(&o));
     /// ```
     pub fn session_region(mut self, on: bool) -> Self {
         self.session_region = on;
