@@ -447,15 +447,25 @@ pub fn is_active() -> bool {
     cfg!(feature = "enabled") && active::active_generation() != 0
 }
 
-/// The original name of [`region`]; the same function.
+/// [`region`] under the Python package's other name for it
+/// (`ProfileManager.profile_region`, which the seed page uses), kept so
+/// that code ported from Python reads the same; it does what `region` does.
 ///
 /// ```
 /// use scope_profiler as sp;
 /// assert_eq!(sp::profile_region("x"), sp::region("x"));
 /// ```
-pub use region as profile_region;
+#[track_caller]
+#[inline]
+pub fn profile_region(name: &str) -> Region {
+    region(name)
+}
 
 /// The region named `name` if the active (or last finalized) session has it.
+///
+/// Named as the Python package names it (`ProfileManager.get_region`), so
+/// that code ported from Python reads the same: with
+/// [`get_all_regions`], the only `get_` names of this API.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
@@ -470,7 +480,8 @@ pub fn get_region(name: &str) -> Option<Region> {
 }
 
 /// Every region of the active (or last finalized) session, in registration
-/// order, including those with no call yet.
+/// order, including those with no call yet. Named as the Python package's
+/// `ProfileManager.get_all_regions` (see [`get_region`]).
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
