@@ -44,7 +44,7 @@ pub(crate) enum Writer {
 /// The writer `options` ask for: `Parallel` needs the `mpio` feature.
 pub fn writer(options: &Options) -> Result<Writer, Error> {
     let parallel = cfg!(feature = "mpio");
-    match options.mpi_output {
+    match read::mpi_output(options) {
         MpiOutput::Direct => Ok(Writer::Direct),
         MpiOutput::Auto if parallel => Ok(Writer::Parallel),
         MpiOutput::Auto => Ok(Writer::Direct),

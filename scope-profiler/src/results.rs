@@ -132,7 +132,7 @@ impl Results {
         let statistics;
         let detail = read::metadata_detail(options);
         let mut write_path = WritePath::Memory;
-        let (profile, summary, file_path) = match options.output_target() {
+        let (profile, summary, file_path) = match read::output(options) {
             Output::File(path) if jsonfile::is_json_path(path) => {
                 let mut summary = None;
                 crate::publish::publish_atomically(path, |temp| {
@@ -265,7 +265,7 @@ impl Results {
         plan: AggregatePlan,
         options: &Options,
     ) -> Result<Results, Error> {
-        let file_path = match options.output_target() {
+        let file_path = match read::output(options) {
             Output::File(path) if jsonfile::is_json_path(path) => {
                 crate::publish::publish_atomically(path, |temp| {
                     let doc = Document {

@@ -66,9 +66,9 @@ pub struct Options {
     pub(crate) chunk_size: Option<usize>,
     /// The session's communicator: `finalize` is collective.
     #[cfg(feature = "mpi")]
-    pub mpi: Option<crate::comm::Comm>,
+    pub(crate) mpi: Option<crate::comm::Comm>,
     #[cfg(feature = "mpi")]
-    pub mpi_output: MpiOutput,
+    pub(crate) mpi_output: MpiOutput,
 }
 
 impl Default for Options {

@@ -93,12 +93,6 @@ impl Options {
         self
     }
 
-    /// Where the session writes (a file or memory), for the session's crate.
-    #[doc(hidden)]
-    pub fn output_target(&self) -> &Output {
-        &self.output
-    }
-
     /// Sets where the session writes (`finalize_to`).
     #[doc(hidden)]
     pub fn set_output_target(&mut self, output: Output) {

@@ -224,3 +224,20 @@ pub fn aggregation(options: &Options) -> bool {
 pub fn deactivate(options: &Options) -> bool {
     options.deactivate
 }
+
+/// Where the session writes: a file or memory.
+///
+/// ```
+/// use scope_profiler_core::internal::options::{Output, read};
+/// assert_eq!(*read::output(&scope_profiler::Options::new().in_memory()), Output::Memory);
+/// ```
+pub fn output(options: &Options) -> &Output {
+    &options.output
+}
+
+/// The communicator of an MPI session ([`Options::mpi`]): `finalize` is
+/// collective over it.
+#[cfg(feature = "mpi")]
+pub fn communicator(options: &Options) -> Option<&crate::comm::Comm> {
+    options.mpi.as_ref()
+}

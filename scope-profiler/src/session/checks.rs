@@ -20,7 +20,7 @@ pub(super) fn check_setup(options: &Options) -> Result<(), Error> {
     if read::deactivate(options) {
         return Ok(());
     }
-    if let Output::File(path) = options.output_target() {
+    if let Output::File(path) = read::output(options) {
         check_output_path(path)?;
         check_json_output(options, path)?;
     }
@@ -32,7 +32,7 @@ pub(super) fn check_setup(options: &Options) -> Result<(), Error> {
 #[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
 pub(super) fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
     #[cfg(feature = "mpi")]
-    if options.mpi.is_some() && crate::jsonfile::is_json_path(path) {
+    if read::communicator(options).is_some() && crate::jsonfile::is_json_path(path) {
         return Err(Error::InvalidOption {
             option: "mpi",
             message: format!(
@@ -67,14 +67,14 @@ fn check_options(options: &Options) -> Result<(), Error> {
         });
     }
     #[cfg(feature = "mpi")]
-    if options.mpi.is_some() {
+    if read::communicator(options).is_some() {
         let refuse = |message: &str| {
             Err(Error::InvalidOption {
                 option: "mpi",
                 message: message.to_owned(),
             })
         };
-        if *options.output_target() == Output::Memory {
+        if *read::output(options) == Output::Memory {
             return refuse("an MPI session writes a file: give it a file path, not in_memory()");
         }
         if read::aggregation(options) {

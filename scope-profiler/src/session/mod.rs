@@ -73,7 +73,7 @@ fn write(
     #[cfg_attr(not(feature = "mpi"), allow(unused_variables))] serial: &crate::sync::Lifecycle,
 ) -> Result<(Results, Vec<u64>), Error> {
     #[cfg(feature = "mpi")]
-    if let (Some(comm), Output::File(path)) = (&options.mpi, options.output_target()) {
+    if let (Some(comm), Output::File(path)) = (read::communicator(options), read::output(options)) {
         let comm = comm.serialized(serial);
         // Collective: a rank whose plan fails makes every rank fail.
         let plan = comm.agree(plan(session, scratch::dir_for(Some(path))))?;
@@ -147,7 +147,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     let checked = check_setup(&options);
     // An MPI session starts on every rank or on none (collective).
     #[cfg(feature = "mpi")]
-    let checked = match &options.mpi {
+    let checked = match read::communicator(&options) {
         Some(comm) => comm.serialized(&serial).agree(checked),
         None => checked,
     };
@@ -279,7 +279,7 @@ pub(crate) fn finalize_generation(
         let checked = check_output_path(path).and_then(|()| check_json_output(&options, path));
         // A path one rank cannot write fails every rank (collective).
         #[cfg(feature = "mpi")]
-        let checked = match &options.mpi {
+        let checked = match read::communicator(&options) {
             Some(comm) => comm.serialized(&serial).agree(checked),
             None => checked,
         };
