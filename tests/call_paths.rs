@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use integration_tests::{serial, temp_dir};
-use scope_profiler::export::{self, CallTree, Grouping};
+use scope_profiler::export::{CallTree, Grouping};
 use scope_profiler::{self as sp, Compression, Options, ProfileReader, WritePath};
 
 /// Per group label, per call path (names from the root), the node's
@@ -101,12 +101,7 @@ fn trees(path: &Path) -> Vec<Flat> {
     let reader = ProfileReader::open(path).unwrap();
     [Grouping::All, Grouping::Rank, Grouping::Lane]
         .into_iter()
-        .map(|g| {
-            flatten(
-                &export::call_tree(&reader, g).unwrap(),
-                reader.region_names(),
-            )
-        })
+        .map(|g| flatten(&reader.call_tree(g).unwrap(), reader.region_names()))
         .collect()
 }
 
@@ -147,9 +142,11 @@ fn check(
     }
     // Several lanes, the tasks among them, in the per-lane grouping.
     assert!(from_paths[2].len() >= 4, "{:?}", from_paths[2].keys());
-    let tree = export::call_tree(&with_paths, Grouping::All).unwrap();
-    let events_tree =
-        export::call_tree(&ProfileReader::open(&events).unwrap(), Grouping::All).unwrap();
+    let tree = with_paths.call_tree(Grouping::All).unwrap();
+    let events_tree = ProfileReader::open(&events)
+        .unwrap()
+        .call_tree(Grouping::All)
+        .unwrap();
     assert_eq!(
         (tree.first_start, tree.last_end),
         (events_tree.first_start, events_tree.last_end)
@@ -205,6 +202,6 @@ fn past_the_limit_no_paths_are_stored_and_the_events_give_the_tree() {
     sp::finalize().unwrap();
     let reader = ProfileReader::open(&path).unwrap();
     assert!(reader.call_paths().is_none(), "5001 paths stored");
-    let tree = export::call_tree(&reader, Grouping::All).unwrap();
+    let tree = reader.call_tree(Grouping::All).unwrap();
     assert_eq!(tree.nodes.len(), 1 + 1 + 5_000);
 }

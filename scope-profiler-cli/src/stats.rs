@@ -146,7 +146,9 @@ pub(crate) fn file_tree_with(
             session_ns,
         });
     }
-    let tree = export::call_tree(reader, grouping).map_err(|e| Failure(e.to_string()))?;
+    let tree = reader
+        .call_tree(grouping)
+        .map_err(|e| Failure(e.to_string()))?;
     let tags = region_tags(reader);
     fn convert(
         tree: &export::CallTree,
@@ -472,7 +474,9 @@ pub(crate) fn region_stats(reader: &ProfileReader) -> Result<Vec<(String, Stat)>
             add(r.region_id, r.event_count, r.stats.total, r.exclusive_total);
         }
     } else {
-        let tree = export::call_tree(reader, Grouping::All).map_err(|e| Failure(e.to_string()))?;
+        let tree = reader
+            .call_tree(Grouping::All)
+            .map_err(|e| Failure(e.to_string()))?;
         for node in &tree.nodes {
             if let Some(region) = node.region {
                 add(region, node.num_calls, node.total, node.exclusive);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use scope_profiler::export::{self, Grouping};
+use scope_profiler::export::Grouping;
 use scope_profiler::{self as sp, ProfileReader};
 use serde_json::{Map, Value, json};
 
@@ -108,11 +108,12 @@ fn tree(reader: &ProfileReader, timeline: bool) -> Result<(TreeColumns, i64, Tim
     let named = |e: sp::Error| Failure(format!("{}: {e}", reader.path().display()));
     let (tree, tl) = if timeline && reader.event_count() > 0 {
         let mut builder = timeline::Builder::new(reader, timeline::survey(reader)?);
-        let tree = export::call_tree_visiting(reader, Grouping::All, |c| builder.call(c))
+        let tree = reader
+            .call_tree_visiting(Grouping::All, |c| builder.call(c))
             .map_err(named)?;
         (tree, builder.finish())
     } else {
-        let tree = export::call_tree(reader, Grouping::All).map_err(named)?;
+        let tree = reader.call_tree(Grouping::All).map_err(named)?;
         (tree, Timeline::default())
     };
     let mut stack: Vec<(usize, i64)> = Vec::new();

@@ -105,7 +105,7 @@ impl TreeNode {
     }
 }
 
-/// How [`call_tree`](super::call_tree) groups the calls: one tree per group.
+/// How [`ProfileReader::call_tree`] groups the calls: one tree per group.
 ///
 /// ```
 /// assert_eq!(scope_profiler::export::Grouping::default(), scope_profiler::export::Grouping::All);
@@ -169,7 +169,7 @@ pub(super) fn events_tree(
     Ok((builder.finish(lanes), done))
 }
 
-/// The call tree of the call paths a file stores: the tree [`call_tree`](super::call_tree)
+/// The call tree of the call paths a file stores: the tree [`ProfileReader::call_tree`]
 /// builds from the events, without reading them (children in order of
 /// their first call).
 pub(super) fn tree_of_paths(

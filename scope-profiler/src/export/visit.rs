@@ -1,5 +1,5 @@
 //! The calls handed, one by one, to the visitor of
-//! [`call_tree_visiting`](super::call_tree_visiting) while the tree is built.
+//! [`ProfileReader::call_tree_visiting`] while the tree is built.
 
 #![forbid(unsafe_code)]
 
@@ -10,7 +10,7 @@ use super::sort::Call;
 use super::tree::TreeBuilder;
 use super::walk::Visitor;
 
-/// One call as [`call_tree_visiting`](super::call_tree_visiting) meets it.
+/// One call as [`ProfileReader::call_tree_visiting`] meets it.
 ///
 /// ```
 /// let call = scope_profiler::export::CallVisit::default();
