@@ -43,7 +43,7 @@ fn main() {
                 .iter()
                 .find(|c| c.rank == r as u32 && c.name == "work")
                 .unwrap_or_else(|| panic!("rank {r}: {:?}", reader.counters()));
-            assert_eq!(c.calls, r + 1, "rank {r}");
+            assert_eq!(c.num_calls, r + 1, "rank {r}");
             assert_eq!(c.get("alloc-count"), Some(r + 1), "rank {r}");
             assert_eq!(
                 c.get("alloc-bytes"),
