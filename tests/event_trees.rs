@@ -13,7 +13,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use integration_tests::{hand_built_dir, serial, temp_dir};
-use scope_profiler::export::{CallTree, Grouping};
+use scope_profiler::CallTree;
+use scope_profiler::export::Grouping;
 use scope_profiler::{
     self as sp, Compression, Options, Profile, ProfileReader, RegionRow, SummaryStatistics,
 };
@@ -91,15 +92,13 @@ fn parent_id_tree(calls: &[C]) -> Paths {
 
 fn paths(tree: &CallTree, names: &[String]) -> Paths {
     let mut out = Paths::new();
-    let mut todo: Vec<(usize, Vec<String>)> =
-        tree.roots.iter().map(|(r, _)| (*r, Vec::new())).collect();
+    let mut todo: Vec<_> = tree.roots().map(|r| (r, Vec::new())).collect();
     while let Some((node, path)) = todo.pop() {
-        for &child in &tree.nodes[node].children {
-            let n = &tree.nodes[child];
+        for n in node.children() {
             let mut path = path.clone();
-            path.push(names[n.region.unwrap() as usize].clone());
-            *out.entry(path.clone()).or_default() += n.num_calls;
-            todo.push((child, path));
+            path.push(names[n.region().unwrap() as usize].clone());
+            *out.entry(path.clone()).or_default() += n.num_calls();
+            todo.push((n, path));
         }
     }
     out
@@ -436,16 +435,15 @@ fn the_held_future_gives_one_tree_from_json_and_hdf5() {
     let full = |r: &ProfileReader| r.call_tree(Grouping::All).unwrap();
     let figures = |t: &CallTree| {
         let mut v: Vec<_> = t
-            .nodes
-            .iter()
+            .nodes()
             .map(|n| {
                 (
-                    n.region,
-                    n.num_calls,
-                    n.total,
-                    n.exclusive,
-                    n.minimum,
-                    n.maximum,
+                    n.region(),
+                    n.num_calls(),
+                    n.total(),
+                    n.exclusive(),
+                    n.minimum(),
+                    n.maximum(),
                 )
             })
             .collect();

@@ -88,10 +88,10 @@ pub mod assemble;
 #[doc(hidden)]
 pub mod callmatch;
 #[doc(hidden)]
+pub mod calltree;
+#[doc(hidden)]
 pub mod metadata;
 #[doc(hidden)]
 pub mod placement;
 #[doc(hidden)]
 pub mod sink;
-#[doc(hidden)]
-pub mod summary;

@@ -115,8 +115,8 @@ fn write_folded(
     }
     let (tree, done) = if filter.is_empty() {
         let tree = reader.call_tree(Grouping::All)?;
-        let calls = tree.nodes.iter().filter(|n| n.region.is_some());
-        let events = calls.map(|n| n.num_calls).sum::<u64>();
+        let calls = tree.nodes().filter(|n| n.region().is_some());
+        let events = calls.map(|n| n.num_calls()).sum::<u64>();
         (
             tree,
             Exported {
@@ -129,18 +129,16 @@ fn write_folded(
     };
     let mut path: Vec<&str> = Vec::new();
     // Depth-first, children in order of first call.
-    let mut todo: Vec<(usize, usize)> = tree
-        .roots
-        .iter()
+    let mut todo: Vec<_> = tree
+        .roots()
         .rev()
-        .flat_map(|(root, _)| tree.nodes[*root].children.iter().rev().map(|&c| (c, 0)))
+        .flat_map(|root| root.children().rev().map(|c| (c, 0)))
         .collect();
     let mut line = String::new();
-    while let Some((node, depth)) = todo.pop() {
-        let n = &tree.nodes[node];
+    while let Some((n, depth)) = todo.pop() {
         path.truncate(depth);
-        path.push(name(n.region.unwrap_or(u32::MAX)));
-        if n.exclusive > 0 {
+        path.push(name(n.region().unwrap_or(u32::MAX)));
+        if n.exclusive() > 0 {
             line.clear();
             for (i, part) in path.iter().enumerate() {
                 if i > 0 {
@@ -148,10 +146,10 @@ fn write_folded(
                 }
                 line.push_str(part);
             }
-            writeln!(out, "{line} {}", n.exclusive).map_err(out_err)?;
+            writeln!(out, "{line} {}", n.exclusive()).map_err(out_err)?;
             lines += 1;
         }
-        todo.extend(n.children.iter().rev().map(|&c| (c, depth + 1)));
+        todo.extend(n.children().rev().map(|c| (c, depth + 1)));
     }
     out.flush().map_err(out_err)?;
     Ok((lines, done))

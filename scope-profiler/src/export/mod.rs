@@ -33,6 +33,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::calltree::CallTree;
 use crate::error::Error;
 use crate::reader::ProfileReader;
 
@@ -53,10 +54,11 @@ use budget::out_err;
 use filter::Resolved;
 pub use filter::{Exported, Filter, LaneId};
 pub use lanes::Lane;
+
 use lanes::LaneMap;
 use sort::{Call, sort_calls};
-pub use tree::{CallTree, Grouping, TreeNode};
-use tree::{TreeBuilder, events_tree, tree_of_paths};
+pub use tree::Grouping;
+use tree::{TreeWalk, events_tree, tree_of_paths};
 pub use visit::CallVisit;
 use visit::Visiting;
 use walk::walk;
@@ -82,7 +84,7 @@ impl ProfileReader {
     /// let tree = reader.call_tree_visiting(export::Grouping::All, |call| {
     ///     deepest = deepest.max(call.depth);
     /// })?;
-    /// println!("{} call paths, {} levels", tree.nodes.len(), deepest + 1);
+    /// println!("{} call paths, {} levels", tree.len(), deepest + 1);
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
     pub fn call_tree_visiting(
@@ -92,23 +94,26 @@ impl ProfileReader {
     ) -> Result<CallTree, Error> {
         let reader = self;
         let mut visiting = Visiting {
-            tree: TreeBuilder::new(grouping),
+            tree: TreeWalk::new(grouping),
             lanes: Vec::new(),
             visit,
         };
         let everything = Resolved::new(reader, &Filter::new())?;
         let (lanes, _) = walk(reader, &everything, &mut visiting)?;
-        Ok(visiting.tree.finish(lanes))
+        Ok(visiting.tree.finish(reader, lanes))
     }
-}
 
-impl ProfileReader {
     /// Builds the call tree of a file, grouped as `grouping` says: from the
     /// call paths the file stores when it has them, otherwise from its events,
     /// each call under its parent (by the file's parent ids; by time in a file
     /// without them, or for a call whose parent is not open when it starts: a
     /// call whose span does not nest in its parent's stays under it, and the
     /// calls after it keep their parents).
+    ///
+    /// The tree is a [`CallTree`], the type of `finalize`'s summary: its roots
+    /// are the groups' (named by their labels), and every node knows its
+    /// durations' minimum, maximum and quantiles and its lanes (a recursion is
+    /// a path per level, not pooled as in the summary).
     ///
     /// # Errors
     ///
@@ -119,9 +124,9 @@ impl ProfileReader {
     /// use scope_profiler::{ProfileReader, export};
     /// let reader = ProfileReader::open("profiling_data.h5")?;
     /// let tree = reader.call_tree(export::Grouping::All)?;
-    /// for &child in &tree.nodes[tree.roots[0].0].children {
-    ///     let node = &tree.nodes[child];
-    ///     println!("{} {} calls", reader.region_names()[node.region.unwrap() as usize], node.num_calls);
+    /// let all = tree.roots().next().unwrap(); // the group's root, named "all"
+    /// for node in all.children() {
+    ///     println!("{} {} calls, p95 {:?} ns", node.name(), node.num_calls(), node.quantile(0.95));
     /// }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
