@@ -237,8 +237,7 @@ impl TreeBuilder {
         self.build(Names::Interned(names), Vec::new())
     }
 
-    /// The tree, with names of its own (by region id) and, for a reader's
-    /// tree, the file's lanes.
+    /// The tree, with names of its own (by region id).
     pub fn finish_owned(self, names: Vec<String>) -> CallTree {
         self.build(Names::Owned(names), Vec::new())
     }
