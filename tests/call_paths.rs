@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use integration_tests::{serial, temp_dir};
-use scope_profiler::export::{self, CallTree, Grouping};
+use scope_profiler::CallTree;
+use scope_profiler::export::Grouping;
 use scope_profiler::{self as sp, Compression, Options, ProfileReader, WritePath};
 
 /// Per group label, per call path (names from the root), the node's
@@ -16,29 +17,27 @@ type Flat = BTreeMap<String, BTreeMap<Vec<String>, (u64, i64, i64, i64, i64, i64
 
 fn flatten(tree: &CallTree, names: &[String]) -> Flat {
     let mut out = Flat::new();
-    for (root, label) in &tree.roots {
-        let group = out.entry(label.clone()).or_default();
-        let r = &tree.nodes[*root];
-        group.insert(Vec::new(), (r.num_calls, r.total, 0, 0, 0, 0));
-        let mut stack = vec![(*root, Vec::new())];
+    for r in tree.roots() {
+        let group = out.entry(r.name().to_owned()).or_default();
+        group.insert(Vec::new(), (r.num_calls(), r.total(), 0, 0, 0, 0));
+        let mut stack = vec![(r, Vec::new())];
         while let Some((node, path)) = stack.pop() {
-            for &child in &tree.nodes[node].children {
-                let n = &tree.nodes[child];
+            for n in node.children() {
                 let mut path: Vec<String> = path.clone();
-                path.push(names[n.region.unwrap() as usize].clone());
+                path.push(names[n.region().unwrap() as usize].clone());
                 let figures = (
-                    n.num_calls,
-                    n.total,
-                    n.exclusive,
-                    n.minimum,
-                    n.maximum,
-                    n.p95(),
+                    n.num_calls(),
+                    n.total(),
+                    n.exclusive(),
+                    n.minimum().unwrap(),
+                    n.maximum().unwrap(),
+                    n.quantile(0.95).unwrap(),
                 );
                 assert!(
                     group.insert(path.clone(), figures).is_none(),
                     "{path:?} twice"
                 );
-                stack.push((child, path));
+                stack.push((n, path));
             }
         }
     }
@@ -101,12 +100,7 @@ fn trees(path: &Path) -> Vec<Flat> {
     let reader = ProfileReader::open(path).unwrap();
     [Grouping::All, Grouping::Rank, Grouping::Lane]
         .into_iter()
-        .map(|g| {
-            flatten(
-                &export::call_tree(&reader, g).unwrap(),
-                reader.region_names(),
-            )
-        })
+        .map(|g| flatten(&reader.call_tree(g).unwrap(), reader.region_names()))
         .collect()
 }
 
@@ -147,12 +141,14 @@ fn check(
     }
     // Several lanes, the tasks among them, in the per-lane grouping.
     assert!(from_paths[2].len() >= 4, "{:?}", from_paths[2].keys());
-    let tree = export::call_tree(&with_paths, Grouping::All).unwrap();
-    let events_tree =
-        export::call_tree(&ProfileReader::open(&events).unwrap(), Grouping::All).unwrap();
+    let tree = with_paths.call_tree(Grouping::All).unwrap();
+    let events_tree = ProfileReader::open(&events)
+        .unwrap()
+        .call_tree(Grouping::All)
+        .unwrap();
     assert_eq!(
-        (tree.first_start, tree.last_end),
-        (events_tree.first_start, events_tree.last_end)
+        (tree.first_start(), tree.last_end()),
+        (events_tree.first_start(), events_tree.last_end())
     );
 }
 
@@ -205,6 +201,6 @@ fn past_the_limit_no_paths_are_stored_and_the_events_give_the_tree() {
     sp::finalize().unwrap();
     let reader = ProfileReader::open(&path).unwrap();
     assert!(reader.call_paths().is_none(), "5001 paths stored");
-    let tree = export::call_tree(&reader, Grouping::All).unwrap();
-    assert_eq!(tree.nodes.len(), 1 + 1 + 5_000);
+    let tree = reader.call_tree(Grouping::All).unwrap();
+    assert_eq!(tree.len(), 1 + 1 + 5_000);
 }

@@ -13,7 +13,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use integration_tests::{hand_built_dir, serial, temp_dir};
-use scope_profiler::export::{self, CallTree, Grouping};
+use scope_profiler::CallTree;
+use scope_profiler::export::Grouping;
 use scope_profiler::{
     self as sp, Compression, Options, Profile, ProfileReader, RegionRow, SummaryStatistics,
 };
@@ -91,22 +92,20 @@ fn parent_id_tree(calls: &[C]) -> Paths {
 
 fn paths(tree: &CallTree, names: &[String]) -> Paths {
     let mut out = Paths::new();
-    let mut todo: Vec<(usize, Vec<String>)> =
-        tree.roots.iter().map(|(r, _)| (*r, Vec::new())).collect();
+    let mut todo: Vec<_> = tree.roots().map(|r| (r, Vec::new())).collect();
     while let Some((node, path)) = todo.pop() {
-        for &child in &tree.nodes[node].children {
-            let n = &tree.nodes[child];
+        for n in node.children() {
             let mut path = path.clone();
-            path.push(names[n.region.unwrap() as usize].clone());
-            *out.entry(path.clone()).or_default() += n.num_calls;
-            todo.push((child, path));
+            path.push(names[n.region().unwrap() as usize].clone());
+            *out.entry(path.clone()).or_default() += n.num_calls();
+            todo.push((n, path));
         }
     }
     out
 }
 
 fn tree_of(reader: &ProfileReader) -> Paths {
-    let tree = export::call_tree(reader, Grouping::All).unwrap();
+    let tree = reader.call_tree(Grouping::All).unwrap();
     paths(&tree, reader.region_names())
 }
 
@@ -114,7 +113,7 @@ fn tree_of(reader: &ProfileReader) -> Paths {
 /// and balance; returns the opens per frame name.
 fn speedscope_opens(reader: &ProfileReader) -> BTreeMap<String, u64> {
     let mut out = Vec::new();
-    export::speedscope(reader, &mut out).unwrap();
+    reader.speedscope(&mut out).unwrap();
     let doc = String::from_utf8(out).unwrap();
     let frames_at = doc.find("\"shared\":{\"frames\":[").expect("frames");
     let frames: Vec<String> = doc[frames_at..]
@@ -164,7 +163,7 @@ fn calls_per_region(calls: &[C]) -> BTreeMap<String, u64> {
 /// The folded stacks as path -> own ns.
 fn folded(reader: &ProfileReader) -> BTreeMap<String, i64> {
     let mut out = Vec::new();
-    export::folded(reader, &mut out).unwrap();
+    reader.folded(&mut out).unwrap();
     String::from_utf8(out)
         .unwrap()
         .lines()
@@ -433,19 +432,18 @@ fn the_held_future_gives_one_tree_from_json_and_hdf5() {
     )
     .unwrap();
     let converted = ProfileReader::open(&converted).unwrap();
-    let full = |r: &ProfileReader| export::call_tree(r, Grouping::All).unwrap();
+    let full = |r: &ProfileReader| r.call_tree(Grouping::All).unwrap();
     let figures = |t: &CallTree| {
         let mut v: Vec<_> = t
-            .nodes
-            .iter()
+            .nodes()
             .map(|n| {
                 (
-                    n.region,
-                    n.num_calls,
-                    n.total,
-                    n.exclusive,
-                    n.minimum,
-                    n.maximum,
+                    n.region(),
+                    n.num_calls(),
+                    n.total(),
+                    n.exclusive(),
+                    n.minimum(),
+                    n.maximum(),
                 )
             })
             .collect();

@@ -28,9 +28,9 @@ pub fn read_everything(path: &Path) {
                 break;
             }
         }
-        let _ = export::folded(&reader, &mut std::io::sink());
-        let _ = export::chrome_trace(&reader, &mut std::io::sink());
-        let _ = export::call_tree(&reader, export::Grouping::Lane);
+        let _ = reader.folded(&mut std::io::sink());
+        let _ = reader.chrome_trace(&mut std::io::sink());
+        let _ = reader.call_tree(export::Grouping::Lane);
     }
     let _ = scope_profiler::read_profile(path);
 }

@@ -488,17 +488,17 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         eprintln!("scope-prof: {}: note: {note}", args.file.display());
     }
     let bar = progress(&mut reader);
-    // Every export writes at most its budget (`export::output_budget`):
+    // Every export writes at most its budget (`ProfileReader::output_budget`):
     // the library's exports check theirs, this one covers the flamegraph
     // and the JSON statistics too.
-    let budget = export::output_budget(&reader);
+    let budget = reader.output_budget();
     let mut sink: Box<dyn Write> = if to_stdout {
-        let out = export::Budgeted::new(std::io::stdout().lock(), budget);
+        let out = export::budgeted(std::io::stdout().lock(), budget);
         Box::new(std::io::BufWriter::new(out))
     } else {
         let file = std::fs::File::create(&output)
             .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
-        let file = export::Budgeted::new(file, budget);
+        let file = export::budgeted(file, budget);
         Box::new(std::io::BufWriter::with_capacity(1 << 20, file))
     };
     let named = |e: scope_profiler::Error| match e {
@@ -510,17 +510,29 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
     let mut done = None;
     match args.kind {
         ExportKind::ChromeTrace => {
-            done = Some(export::chrome_trace_filtered(&reader, &filter, &mut sink).map_err(named)?);
+            done = Some(
+                reader
+                    .chrome_trace_filtered(&filter, &mut sink)
+                    .map_err(named)?,
+            );
         }
         ExportKind::Speedscope => {
-            done = Some(export::speedscope_filtered(&reader, &filter, &mut sink).map_err(named)?);
+            done = Some(
+                reader
+                    .speedscope_filtered(&filter, &mut sink)
+                    .map_err(named)?,
+            );
         }
         ExportKind::Folded => {
-            done = Some(export::folded_filtered(&reader, &filter, &mut sink).map_err(named)?);
+            done = Some(reader.folded_filtered(&filter, &mut sink).map_err(named)?);
         }
         ExportKind::Flamegraph => {
             let mut folded = Vec::new();
-            done = Some(export::folded_filtered(&reader, &filter, &mut folded).map_err(named)?);
+            done = Some(
+                reader
+                    .folded_filtered(&filter, &mut folded)
+                    .map_err(named)?,
+            );
             let text = String::from_utf8_lossy(&folded);
             let mut options = inferno::flamegraph::Options::default();
             options.title = args.title.clone().unwrap_or_else(|| {

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use scope_profiler::ProfileReader;
 use scope_profiler::export::{self, Grouping};
+use scope_profiler::{CallNode, ProfileReader};
 use serde_json::{Value, json};
 
 use crate::{Failure, Metric};
@@ -146,54 +146,43 @@ pub(crate) fn file_tree_with(
             session_ns,
         });
     }
-    let tree = export::call_tree(reader, grouping).map_err(|e| Failure(e.to_string()))?;
+    let tree = reader
+        .call_tree(grouping)
+        .map_err(|e| Failure(e.to_string()))?;
     let tags = region_tags(reader);
-    fn convert(
-        tree: &export::CallTree,
-        node: usize,
-        name: &dyn Fn(u32) -> String,
-        tags: &HashMap<u32, Vec<String>>,
-    ) -> Node {
-        let n = &tree.nodes[node];
-        let region = n.region.unwrap_or(u32::MAX);
+    /// A node of the tree by name, with its statistics: the quantities the
+    /// reader's tree always knows (minimum, maximum, lanes, p95).
+    fn convert(n: CallNode<'_>, tags: &HashMap<u32, Vec<String>>) -> Node {
+        let region = n.region().unwrap_or(u32::MAX);
         Node {
-            name: name(region),
+            name: n.name().to_owned(),
             tags: tags.get(&region).cloned().unwrap_or_default(),
             stat: Stat {
-                calls: n.num_calls,
-                total: n.total,
-                own: n.exclusive,
+                calls: n.num_calls(),
+                total: n.total(),
+                own: n.exclusive(),
                 mean: n.mean(),
-                p95: n.p95(),
-                min: n.minimum,
-                max: n.maximum,
-                lanes: n.lanes,
+                p95: n.quantile(0.95).unwrap_or(-1),
+                min: n.minimum().unwrap_or(0),
+                max: n.maximum().unwrap_or(0),
+                lanes: n.lanes().unwrap_or(0),
             },
-            children: n
-                .children
-                .iter()
-                .map(|&c| convert(tree, c, name, tags))
-                .collect(),
+            children: n.children().map(|c| convert(c, tags)).collect(),
         }
     }
     let mut groups: Vec<(String, Vec<Node>)> = tree
-        .roots
-        .iter()
-        .map(|(root, label)| {
-            let nodes = tree.nodes[*root]
-                .children
-                .iter()
-                .map(|&c| convert(&tree, c, &name, &tags))
-                .collect();
-            (label.clone(), nodes)
+        .roots()
+        .map(|root| {
+            let nodes = root.children().map(|c| convert(c, &tags)).collect();
+            (root.name().to_owned(), nodes)
         })
         .collect();
     if group_tasks && grouping == Grouping::Lane {
-        groups = group_task_lanes(reader, &tree.lanes, groups);
+        groups = group_task_lanes(reader, tree.lanes(), groups);
     }
     Ok(FileTree {
         groups,
-        session_ns: tree.last_end.saturating_sub(tree.first_start),
+        session_ns: tree.last_end().saturating_sub(tree.first_start()),
     })
 }
 
@@ -472,10 +461,12 @@ pub(crate) fn region_stats(reader: &ProfileReader) -> Result<Vec<(String, Stat)>
             add(r.region_id, r.event_count, r.stats.total, r.exclusive_total);
         }
     } else {
-        let tree = export::call_tree(reader, Grouping::All).map_err(|e| Failure(e.to_string()))?;
-        for node in &tree.nodes {
-            if let Some(region) = node.region {
-                add(region, node.num_calls, node.total, node.exclusive);
+        let tree = reader
+            .call_tree(Grouping::All)
+            .map_err(|e| Failure(e.to_string()))?;
+        for node in tree.nodes() {
+            if let Some(region) = node.region() {
+                add(region, node.num_calls(), node.total(), node.exclusive());
             }
         }
     }

@@ -378,8 +378,8 @@ fn read_everything(path: &Path) -> (bool, bool) {
                     break;
                 }
             }
-            let _ = sp::export::folded(&reader, &mut std::io::sink());
-            let _ = sp::export::chrome_trace(&reader, &mut std::io::sink());
+            let _ = reader.folded(&mut std::io::sink());
+            let _ = reader.chrome_trace(&mut std::io::sink());
             true
         }
         Err(_) => false,

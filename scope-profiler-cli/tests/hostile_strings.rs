@@ -108,16 +108,13 @@ fn huge_names_are_refused_and_exports_stay_within_their_budget() {
     sp::write_profile(&long_named(limit, calls), &path, Compression::Gzip(4)).expect("write");
     let reader = ProfileReader::open(&path).expect("names at the limit read");
     assert_eq!(reader.region_names()[0].len(), limit);
-    let budget = sp::export::output_budget(&reader);
-    assert_eq!(
-        budget,
-        reader.input_bytes() * sp::export::OUTPUT_PER_INPUT_BYTE + sp::export::OUTPUT_ALLOWANCE
-    );
+    let budget = reader.output_budget();
+    assert_eq!(budget, reader.input_bytes() * 64 + (256 << 20));
     // The trace would repeat a 64 KiB name for each of 6120 calls (383 MiB).
     let trace_size = (calls as u64 + 120) * limit as u64;
     assert!(trace_size > budget, "{trace_size} <= {budget}");
     let mut trace = Counted::default();
-    let e = sp::export::chrome_trace(&reader, &mut trace).unwrap_err();
+    let e = reader.chrome_trace(&mut trace).unwrap_err();
     assert!(matches!(e, sp::Error::Usage(_)), "{e:?}");
     assert!(e.to_string().contains("output budget"), "{e}");
     assert!(
@@ -127,9 +124,9 @@ fn huge_names_are_refused_and_exports_stay_within_their_budget() {
     );
     // The others name a region once per call path: well within it.
     let mut folded = Counted::default();
-    sp::export::folded(&reader, &mut folded).expect("folded");
+    reader.folded(&mut folded).expect("folded");
     let mut speedscope = Counted::default();
-    sp::export::speedscope(&reader, &mut speedscope).expect("speedscope");
+    reader.speedscope(&mut speedscope).expect("speedscope");
     assert!(folded.0 > limit as u64 && folded.0 <= budget);
     assert!(speedscope.0 > limit as u64 && speedscope.0 <= budget);
     // Through scope-prof: the trace stops at the budget, the JSON
@@ -163,11 +160,13 @@ fn huge_names_are_refused_and_exports_stay_within_their_budget() {
     let written = std::fs::metadata(&json).expect("the statistics").len();
     assert!(written > limit as u64 && written <= budget, "{written}");
     // The budget itself: the write past it fails, and says why.
-    let mut small = sp::export::Budgeted::new(Vec::new(), 10);
+    let mut sink = Vec::new();
+    let mut small = sp::export::budgeted(&mut sink, 10);
     use std::io::Write;
     small.write_all(b"0123456789").expect("within");
     let e = small.write_all(b"!").unwrap_err();
     assert!(e.to_string().contains("output budget of 10 bytes"), "{e}");
-    assert_eq!(small.written(), 10);
+    drop(small);
+    assert_eq!(sink.len(), 10);
     let _ = std::fs::remove_dir_all(&dir);
 }

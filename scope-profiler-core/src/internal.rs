@@ -83,11 +83,11 @@ pub mod trace;
 pub mod assemble;
 #[path = "callmatch.rs"]
 pub mod callmatch;
+#[path = "calltree/mod.rs"]
+pub mod calltree;
 #[path = "metadata.rs"]
 pub mod metadata;
 #[path = "placement.rs"]
 pub mod placement;
 #[path = "sink.rs"]
 pub mod sink;
-#[path = "summary.rs"]
-pub mod summary;

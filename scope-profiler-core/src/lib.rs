@@ -23,7 +23,7 @@ pub mod internal;
 use internal::comm;
 #[allow(unused_imports)]
 use internal::{
-    active, assemble, callmatch, callmeta, callsite, clock, config, counters, error, fxhash,
-    histogram, json, lane, metadata, options, placement, platform, profile, publish, record,
-    region, registry, scratch, sink, spill, store, summary, sync, task, thread, trace, value,
+    active, assemble, callmatch, callmeta, callsite, calltree, clock, config, counters, error,
+    fxhash, histogram, json, lane, metadata, options, placement, platform, profile, publish,
+    record, region, registry, scratch, sink, spill, store, sync, task, thread, trace, value,
 };

@@ -615,9 +615,10 @@ pub struct AggregateRow {
 /// One call path of one lane, as `finalize` stores it beside the events
 /// (group `/scope_profiler_call_paths`, which only this crate reads): the
 /// calls of region `region` made under the path's `parent`, with their
-/// totals and a log histogram of their durations. Readers build call trees
+/// totals and a log histogram of their durations: a row of the file's
+/// table, not a tree. Readers build the `CallTree`
 /// from these instead of walking every event (see
-/// `ProfileReader::call_paths`).
+/// `ProfileReader::call_paths` and `ProfileReader::call_tree`).
 ///
 /// ```
 /// let path = scope_profiler::CallPath::default();

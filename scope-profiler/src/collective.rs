@@ -14,6 +14,7 @@ use std::hash::BuildHasherDefault;
 use std::path::Path;
 
 use crate::assemble::Plan;
+use crate::calltree::CallTree;
 use crate::comm::{Serialized, decode_strings, encode_strings};
 use crate::error::Error;
 use crate::fxhash::FxHasher;
@@ -24,7 +25,6 @@ use crate::options::{MpiOutput, Options, read};
 use crate::profile::RegionCounters;
 use crate::publish::Staged;
 use crate::sink::IndexRow;
-use crate::summary::Summary;
 use crate::value::Value;
 
 /// Fault injection for the failure tests: the rank this variable names
@@ -93,7 +93,7 @@ impl Totals<'_> {
 
 /// What this rank wrote: its own call tree, and how.
 pub(crate) struct Written {
-    pub summary: Summary,
+    pub summary: CallTree,
     pub writer: Writer,
 }
 
@@ -260,7 +260,7 @@ fn write_part(
     ids: &[u32],
     part: Part,
     open: impl FnOnce() -> Result<hdf5::RankWriter, Error>,
-) -> Result<Summary, Error> {
+) -> Result<CallTree, Error> {
     let mut writer = open()?;
     let tree = plan.emit(&mut writer)?;
     writer.finish(
@@ -284,7 +284,7 @@ fn direct(
     part: Part,
     fail: bool,
     layout: &Totals<'_>,
-) -> Result<Summary, Error> {
+) -> Result<CallTree, Error> {
     let (rank, size) = (comm.rank(), comm.size());
     let (staged, temp) = stage(comm, target)?;
 
@@ -293,7 +293,7 @@ fn direct(
         0 => encode_strings(&["ok"]),
         _ => comm.receive(rank - 1),
     };
-    let mut summary = Summary::default();
+    let mut summary = CallTree::default();
     let mut local: Result<(), Error> = Ok(());
     let fields = decode_strings(&token);
     if fields.first().map(String::as_str) == Some("ok") {
@@ -354,7 +354,7 @@ fn parallel(
     part: Part,
     fail: bool,
     layout: &Totals<'_>,
-) -> Result<Summary, Error> {
+) -> Result<CallTree, Error> {
     let rank = comm.rank();
     // Rank 0's metadata on every rank: attributes are written collectively.
     let metadata = decode_metadata(&comm.broadcast(0, encode_metadata(&plan.metadata)));
@@ -424,7 +424,7 @@ fn parallel(
     _part: Part,
     _fail: bool,
     _layout: &Totals<'_>,
-) -> Result<Summary, Error> {
+) -> Result<CallTree, Error> {
     Err(Error::Usage(
         "the parallel writer needs the `mpio` feature".to_owned(),
     ))

@@ -78,8 +78,7 @@
 #[cfg(feature = "mpi")]
 use scope_profiler_core::internal::comm;
 use scope_profiler_core::internal::{
-    clock, counters, error, fxhash, histogram, json, options, platform, profile, publish, scratch,
-    sync, value,
+    clock, counters, error, fxhash, json, options, platform, profile, publish, scratch, sync, value,
 };
 
 // 2. Records, lanes and memory.
@@ -95,7 +94,7 @@ use scope_profiler_core::internal::active;
 use scope_profiler_core::internal::{callmeta, callsite, region, task, thread, trace};
 
 // 6. Assembly: lanes and names in, rows and columns out.
-use scope_profiler_core::internal::{assemble, metadata, sink, summary};
+use scope_profiler_core::internal::{assemble, calltree, metadata, sink};
 
 // 7. Output: the HDF5 file, the JSON profile, reading, the results, the exports.
 #[cfg(feature = "mpi")]
@@ -116,6 +115,7 @@ mod results;
 mod session;
 
 pub use callmeta::{CallMetadataScope, annotate, call_metadata};
+pub use calltree::{CallNode, CallTree};
 pub use counters::CountingAllocator;
 pub use error::Error;
 #[cfg(feature = "mpi")]
@@ -129,7 +129,6 @@ pub use reader::{EventChunk, ProfileReader, read_profile};
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
 pub use session::{Run, Sampler, SessionGuard, Step};
-pub use summary::{Summary, SummaryNode};
 pub use thread::Guard;
 pub use value::Value;
 

@@ -73,7 +73,7 @@ pub struct EventChunk {
 /// 1 MiB for source texts and metadata values; 64 MiB for a row's event
 /// metadata): a longer one is an error naming its dataset and the limit.
 /// Every export writes at most
-/// [`export::output_budget`](crate::export::output_budget) bytes (64
+/// [`ProfileReader::output_budget`] bytes (64
 /// times [`ProfileReader::input_bytes`] plus 256 MiB), or stops with an
 /// [`Error::Usage`] saying so. A JSON
 /// profile is parsed by a strict, depth-bounded parser; a `.json.gz` is
@@ -309,7 +309,7 @@ impl ProfileReader {
     /// let profile = sp::finalize()?.into_profile().unwrap();
     /// let reader = ProfileReader::from_profile(profile)?;
     /// let mut folded = Vec::new();
-    /// export::folded(&reader, &mut folded)?;
+    /// reader.folded(&mut folded)?;
     /// assert!(String::from_utf8(folded).unwrap().contains("outer;inner "));
     /// # Ok::<(), sp::Error>(())
     /// ```
@@ -508,7 +508,7 @@ impl ProfileReader {
     /// The call paths of every lane that `finalize` stored beside the
     /// events (files of this crate since 0.1, with at most a few thousand
     /// paths); `None` for other files. A call tree built from them needs no
-    /// pass over the events ([`export::call_tree`](crate::export::call_tree)
+    /// pass over the events ([`ProfileReader::call_tree`]
     /// uses them).
     ///
     /// ```no_run
@@ -535,7 +535,7 @@ impl ProfileReader {
     }
 
     /// The bytes of the profile as read, which bound what an export of it
-    /// may write ([`export::output_budget`](crate::export::output_budget)):
+    /// may write ([`ProfileReader::output_budget`]):
     /// the file's size, plus 48 bytes per event (its six columns decoded),
     /// plus the bytes of the region names (for a profile in memory, which
     /// has no file).

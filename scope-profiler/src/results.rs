@@ -4,6 +4,7 @@ use crate::options::read;
 use std::path::{Path, PathBuf};
 
 use crate::assemble::{AggregatePlan, Plan};
+use crate::calltree::CallTree;
 use crate::error::Error;
 #[cfg(feature = "hdf5")]
 use crate::hdf5::{self, FileSink, Header};
@@ -12,7 +13,6 @@ use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
 use crate::profile::{AggregateRow, Profile, RecordingHealth, RegionCounters, RegionStatistics};
 use crate::sink::{IndexRow, MemorySink};
-use crate::summary::Summary;
 
 /// `row` with its source file as the metadata level shows it (a suffix of it).
 fn shown(detail: MetadataDetail, mut row: IndexRow<'_>) -> IndexRow<'_> {
@@ -88,7 +88,7 @@ pub struct Results {
     /// The data, kept for in-memory sessions only: a file session's data is
     /// in its file (read it back with [`read_profile`](crate::read_profile)).
     profile: Option<Profile>,
-    summary: Summary,
+    summary: CallTree,
     file_path: Option<PathBuf>,
     health: RecordingHealth,
     write_path: WritePath,
@@ -100,7 +100,7 @@ pub struct Results {
 }
 
 /// The planned profile, emitted into memory, with its call tree.
-fn in_memory(plan: &mut Plan, detail: MetadataDetail) -> Result<(Profile, Summary), Error> {
+fn in_memory(plan: &mut Plan, detail: MetadataDetail) -> Result<(Profile, CallTree), Error> {
     let mut sink = MemorySink::new(plan.len(), plan.with_task_ids());
     let summary = plan.emit(&mut sink)?;
     let rows = (0..plan.rows())
@@ -334,7 +334,7 @@ impl Results {
     pub(crate) fn deactivated() -> Results {
         Results {
             profile: Some(Profile::default()),
-            summary: Summary::default(),
+            summary: CallTree::default(),
             file_path: None,
             health: RecordingHealth::default(),
             write_path: WritePath::Deactivated,
@@ -421,7 +421,7 @@ impl Results {
     /// let tree = results.summary();
     /// assert_eq!(tree.roots().next().unwrap().children().len(), 1);
     /// ```
-    pub fn summary(&self) -> &Summary {
+    pub fn summary(&self) -> &CallTree {
         &self.summary
     }
 

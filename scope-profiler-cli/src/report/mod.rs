@@ -91,9 +91,9 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), Failure> {
     let file = std::fs::File::create(&args.output).map_err(named)?;
     // At most what the exports of its files may write together.
     let budget = files.iter().fold(0u64, |sum, (_, reader)| {
-        sum.saturating_add(scope_profiler::export::output_budget(reader))
+        sum.saturating_add(reader.output_budget())
     });
-    let file = scope_profiler::export::Budgeted::new(file, budget);
+    let file = scope_profiler::export::budgeted(file, budget);
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     write!(
         out,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use scope_profiler::export::{self, Grouping};
+use scope_profiler::export::Grouping;
 use scope_profiler::{self as sp, ProfileReader};
 use serde_json::{Map, Value, json};
 
@@ -108,38 +108,40 @@ fn tree(reader: &ProfileReader, timeline: bool) -> Result<(TreeColumns, i64, Tim
     let named = |e: sp::Error| Failure(format!("{}: {e}", reader.path().display()));
     let (tree, tl) = if timeline && reader.event_count() > 0 {
         let mut builder = timeline::Builder::new(reader, timeline::survey(reader)?);
-        let tree = export::call_tree_visiting(reader, Grouping::All, |c| builder.call(c))
+        let tree = reader
+            .call_tree_visiting(Grouping::All, |c| builder.call(c))
             .map_err(named)?;
         (tree, builder.finish())
     } else {
-        let tree = export::call_tree(reader, Grouping::All).map_err(named)?;
+        let tree = reader.call_tree(Grouping::All).map_err(named)?;
         (tree, Timeline::default())
     };
-    let mut stack: Vec<(usize, i64)> = Vec::new();
-    for (root, _) in tree.roots.iter().rev() {
-        for &c in tree.nodes[*root].children.iter().rev() {
+    let mut stack = Vec::new();
+    for root in tree.roots().rev() {
+        for c in root.children().rev() {
             stack.push((c, -1));
         }
     }
-    while let Some((node, parent)) = stack.pop() {
-        let n = &tree.nodes[node];
+    while let Some((n, parent)) = stack.pop() {
         let me = cols.parent.len() as i64;
+        // The reader's tree knows every node's extremes, lanes and quantiles.
+        let q = |q| n.quantile(q).unwrap_or(-1) as f64;
         cols.parent.push(parent);
-        cols.region.push(n.region.unwrap_or(0));
-        cols.calls.push(n.num_calls as f64);
-        cols.total.push(n.total as f64);
-        cols.own.push(n.exclusive as f64);
-        cols.min.push(n.minimum as f64);
-        cols.max.push(n.maximum as f64);
-        cols.p50.push(n.quantile(0.5) as f64);
-        cols.p95.push(n.quantile(0.95) as f64);
-        cols.p99.push(n.quantile(0.99) as f64);
-        cols.lanes.push(n.lanes.max(1) as f64);
-        for &c in n.children.iter().rev() {
+        cols.region.push(n.region().unwrap_or(0));
+        cols.calls.push(n.num_calls() as f64);
+        cols.total.push(n.total() as f64);
+        cols.own.push(n.exclusive() as f64);
+        cols.min.push(n.minimum().unwrap_or(0) as f64);
+        cols.max.push(n.maximum().unwrap_or(0) as f64);
+        cols.p50.push(q(0.5));
+        cols.p95.push(q(0.95));
+        cols.p99.push(q(0.99));
+        cols.lanes.push(n.lanes().unwrap_or(0).max(1) as f64);
+        for c in n.children().rev() {
             stack.push((c, me));
         }
     }
-    Ok((cols, tree.last_end.saturating_sub(tree.first_start), tl))
+    Ok((cols, tree.last_end().saturating_sub(tree.first_start()), tl))
 }
 
 /// Captured source text per region: `[name, file, line, text]`.

@@ -8,12 +8,12 @@ use std::sync::atomic::Ordering;
 
 use super::Span;
 use super::tables::complete_regions;
+use crate::calltree::{CallTree, TreeBuilder};
 use crate::clock::TickConverter;
 use crate::lane::{AggTable, CounterTable};
 use crate::profile::{AggregateRow, RegionCounters, RegionStatistics};
 use crate::registry::RegionTable;
 use crate::store::Store;
-use crate::summary::{Summary, SummaryBuilder};
 use crate::sync::lock;
 use crate::value::Value;
 
@@ -27,7 +27,7 @@ pub struct AggregatePlan {
     pub rows: Vec<AggregateRow>,
     /// Calls per session region id.
     pub counts: Vec<u64>,
-    pub summary: Summary,
+    pub summary: CallTree,
     /// Per region, the counters (see [`Plan::counters`](super::Plan::counters)).
     pub counters: Vec<RegionCounters>,
 }
@@ -91,7 +91,7 @@ pub fn plan_aggregate(
     let mut counts = vec![0u64; regions.len()];
     let mut names = Vec::new();
     let mut rows = Vec::new();
-    let mut summary = SummaryBuilder::with_capacity(sums.len());
+    let mut summary = TreeBuilder::with_capacity(sums.len());
     for (region, &(calls, total, min, max, own)) in sums.iter().enumerate() {
         if calls == 0 {
             continue;

@@ -7,16 +7,16 @@
 use super::Plan;
 use super::columns::Columns;
 use super::rows::RowStats;
+use crate::calltree::CallTree;
 use crate::error::Error;
 use crate::placement::{DirectRuns, InMemory, PLACED_BYTES, PackedReader, PackedRuns, SlotRun};
 use crate::sink::{ColumnStore, DURATIONS, EventSink, START_DELTAS};
-use crate::summary::Summary;
 
 impl Plan {
     /// Hands every event to `sink` in file order (through scratch columns
     /// past the budget, else from memory); the rows' statistics go to the
     /// sink as each row is completed; returns the summary tree.
-    pub fn emit(&mut self, sink: &mut dyn EventSink) -> Result<Summary, Error> {
+    pub fn emit(&mut self, sink: &mut dyn EventSink) -> Result<CallTree, Error> {
         if self.emits_through_scratch() {
             let dir = self.budget.dir.clone();
             let err = |e| Error::io(&dir, e);
@@ -61,7 +61,7 @@ impl Plan {
         &mut self,
         columns: &dyn ColumnStore,
         stats_sink: &mut dyn EventSink,
-    ) -> Result<Summary, Error> {
+    ) -> Result<CallTree, Error> {
         let summary = self.place_into(columns)?;
         self.column_pass(Source::Columns(columns), stats_sink)
             .map_err(|e| e.or_io(|e| columns.error(e)))?;
@@ -76,7 +76,7 @@ impl Plan {
 
     /// The backward walk, writing every call into `columns` at its slot
     /// (starts absolute: [`Plan::column_pass`] makes them deltas).
-    fn place_into(&mut self, columns: &dyn ColumnStore) -> Result<Summary, Error> {
+    fn place_into(&mut self, columns: &dyn ColumnStore) -> Result<CallTree, Error> {
         let mut direct = DirectRuns {
             columns,
             runs: vec![SlotRun::default(); self.layout.regions.len()],

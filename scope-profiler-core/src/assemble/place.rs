@@ -12,9 +12,9 @@ use super::rows::rows_metadata;
 use super::spilled::Spilled;
 use super::walk::{Met, Visitor, WalkInput, walk_lane};
 use crate::callmatch::{KeyedMeta, LaneMeta};
+use crate::calltree::{CallPaths, CallTree, TreeBuilder};
 use crate::lane::{LaneCut, LaneKind};
 use crate::placement::{PlacedCall, Placer};
-use crate::summary::{CallPaths, Summary, SummaryBuilder};
 use crate::value::CallMetadata;
 
 /// What the walk adds to the index rows, besides the calls it places.
@@ -39,7 +39,7 @@ impl Plan {
     /// blocks 0.2-0.5 of about 1.4 s; with it here, the helper waits
     /// 0.2-0.3 s for room to hand blocks on). Without a helper (the thread cannot be
     /// started), both walks run here in turn.
-    pub(super) fn place<P: Placer>(&mut self, placer: &mut P) -> std::io::Result<Summary> {
+    pub(super) fn place<P: Placer>(&mut self, placer: &mut P) -> std::io::Result<CallTree> {
         let input = &self.walk;
         let layout = &self.layout;
         let mut placing = Placing {
@@ -55,7 +55,7 @@ impl Plan {
             keyed: input.keyed.as_ref(),
             matched: Vec::new(),
             // Every region with calls has a node at least.
-            summary: SummaryBuilder::with_capacity(layout.row_regions.len()),
+            summary: TreeBuilder::with_capacity(layout.row_regions.len()),
         };
         // The paths' state is made by the thread that walks it, so that
         // its small, hot allocations come from that thread's own heap
@@ -135,7 +135,7 @@ struct Placing<'a, P: Placer> {
     /// The session's metadata of calls known by region and start.
     keyed: Option<&'a KeyedMeta>,
     matched: Vec<Arc<CallMetadata>>,
-    summary: SummaryBuilder,
+    summary: TreeBuilder,
 }
 
 impl<'a, P: Placer> Placing<'a, P> {

@@ -1,8 +1,10 @@
 //! The output budget of an export: a hostile file must not make an export
 //! write without end (a region name of megabytes repeated by every event
 //! of a Chrome trace, a recursion thousands deep in folded stacks, whose
-//! lines grow with their depth). Every export writes through [`Budgeted`],
-//! which fails the write that would pass [`output_budget`] bytes.
+//! lines grow with their depth). Every export writes through `Budgeted`,
+//! which fails the write that would pass [`ProfileReader::output_budget`]
+//! bytes; [`budgeted`] hands one to a writer of other output (the CLI's
+//! flamegraph, statistics and report).
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -15,41 +17,48 @@ use crate::reader::ProfileReader;
 /// ([`ProfileReader::input_bytes`]): 64. A Chrome trace event takes about
 /// 130 bytes plus its name for the 48 bytes its call decodes to, so names
 /// of up to 2.9 KB never reach the budget.
-pub const OUTPUT_PER_INPUT_BYTE: u64 = 64;
+pub(crate) const OUTPUT_PER_INPUT_BYTE: u64 = 64;
 /// The bytes an export may write whatever the profile's size: 256 MiB.
-pub const OUTPUT_ALLOWANCE: u64 = 256 << 20;
+pub(crate) const OUTPUT_ALLOWANCE: u64 = 256 << 20;
 
-/// The most bytes an export of `reader` writes:
-/// [`OUTPUT_PER_INPUT_BYTE`] times [`ProfileReader::input_bytes`] plus
-/// [`OUTPUT_ALLOWANCE`]. An export that would write more stops with an
-/// [`Error::Usage`](crate::Error::Usage) saying so (what it wrote before
-/// stays written: the output is incomplete).
-///
-/// ```no_run
-/// let reader = scope_profiler::ProfileReader::open("a.h5")?;
-/// println!("at most {} bytes", scope_profiler::export::output_budget(&reader));
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-pub fn output_budget(reader: &ProfileReader) -> u64 {
-    reader
-        .input_bytes()
-        .saturating_mul(OUTPUT_PER_INPUT_BYTE)
-        .saturating_add(OUTPUT_ALLOWANCE)
+impl ProfileReader {
+    /// The most bytes an export of this profile writes: 64 times
+    /// [`ProfileReader::input_bytes`] plus 256 MiB. An export that would write more stops with an
+    /// [`Error::Usage`](crate::Error::Usage) saying so (what it wrote before
+    /// stays written: the output is incomplete).
+    ///
+    /// ```no_run
+    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// println!("at most {} bytes", reader.output_budget());
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn output_budget(&self) -> u64 {
+        self.input_bytes()
+            .saturating_mul(OUTPUT_PER_INPUT_BYTE)
+            .saturating_add(OUTPUT_ALLOWANCE)
+    }
 }
 
-/// A writer that writes at most a budget of bytes to `out`: the write
-/// that would pass it fails (an error of kind `Other` holding
-/// [`OverBudget`]), and every write after it.
+/// `out`, written at most `budget` bytes (an export's is
+/// [`ProfileReader::output_budget`]): the write that would pass it fails,
+/// and every write after it, with an error of kind `Other` saying so.
 ///
 /// ```
 /// use std::io::Write;
-/// use scope_profiler::export::Budgeted;
-/// let mut out = Budgeted::new(Vec::new(), 4);
+/// let mut sink = Vec::new();
+/// let mut out = scope_profiler::export::budgeted(&mut sink, 4);
 /// out.write_all(b"abcd").unwrap();
-/// assert!(out.write_all(b"e").is_err());
+/// assert!(out.write_all(b"e").unwrap_err().to_string().contains("output budget of 4 bytes"));
+/// drop(out);
+/// assert_eq!(sink, b"abcd");
 /// ```
+pub fn budgeted<W: Write>(out: W, budget: u64) -> impl Write {
+    Budgeted::new(out, budget)
+}
+
+/// The writer of [`budgeted`].
 #[derive(Debug)]
-pub struct Budgeted<W> {
+pub(crate) struct Budgeted<W> {
     out: W,
     budget: u64,
     written: u64,
@@ -57,7 +66,7 @@ pub struct Budgeted<W> {
 
 impl<W: Write> Budgeted<W> {
     /// `out`, written at most `budget` bytes.
-    pub fn new(out: W, budget: u64) -> Self {
+    pub(crate) fn new(out: W, budget: u64) -> Self {
         Budgeted {
             out,
             budget,
@@ -65,14 +74,9 @@ impl<W: Write> Budgeted<W> {
         }
     }
 
-    /// `out`, written at most [`output_budget`]`(reader)` bytes.
+    /// `out`, written at most [`Self::output_budget`]`(reader)` bytes.
     pub fn for_export(reader: &ProfileReader, out: W) -> Self {
-        Budgeted::new(out, output_budget(reader))
-    }
-
-    /// The bytes written so far.
-    pub fn written(&self) -> u64 {
-        self.written
+        Budgeted::new(out, reader.output_budget())
     }
 }
 
@@ -95,9 +99,9 @@ impl<W: Write> Write for Budgeted<W> {
 
 /// The error of a write past an export's budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OverBudget {
+pub(crate) struct OverBudget {
     /// The budget, in bytes.
-    pub budget: u64,
+    pub(crate) budget: u64,
 }
 
 impl std::fmt::Display for OverBudget {

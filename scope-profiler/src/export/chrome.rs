@@ -10,152 +10,158 @@ use crate::error::Error;
 use crate::json::{push_int, push_string as json_string};
 use crate::reader::ProfileReader;
 
-/// Writes a Chrome trace event JSON document (the format of Perfetto and
-/// chrome://tracing): one complete (`"ph":"X"`) event per call with its
-/// region as name, `pid` = rank, `tid` = lane (thread or task, named by
-/// metadata events), `ts`/`dur` in microseconds from the earliest call,
-/// and `call_id`/`parent_id` in `args`. Events come in file order, times
-/// as recorded (complete events need no order; a call whose span sticks
-/// out of its parent's is written as it was recorded).
-///
-/// Returns the number of calls written.
-///
-/// # Errors
-///
-/// [`Error::Hdf5`] if the events cannot be read, [`Error::Io`] if `out`
-/// fails.
-///
-/// ```no_run
-/// use scope_profiler::{ProfileReader, export};
-/// let reader = ProfileReader::open("profiling_data.h5")?;
-/// let out = std::io::BufWriter::new(std::fs::File::create("trace.json").unwrap());
-/// let calls = export::chrome_trace(&reader, out)?;
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-pub fn chrome_trace(reader: &ProfileReader, out: impl Write) -> Result<u64, Error> {
-    Ok(chrome_trace_filtered(reader, &Filter::new(), out)?.events)
+impl ProfileReader {
+    /// Writes a Chrome trace event JSON document (the format of Perfetto and
+    /// chrome://tracing): one complete (`"ph":"X"`) event per call with its
+    /// region as name, `pid` = rank, `tid` = lane (thread or task, named by
+    /// metadata events), `ts`/`dur` in microseconds from the earliest call,
+    /// and `call_id`/`parent_id` in `args`. Events come in file order, times
+    /// as recorded (complete events need no order; a call whose span sticks
+    /// out of its parent's is written as it was recorded).
+    ///
+    /// Returns the number of calls written.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hdf5`] if the events cannot be read, [`Error::Io`] if `out`
+    /// fails.
+    ///
+    /// ```no_run
+    /// use scope_profiler::{ProfileReader, export};
+    /// let reader = ProfileReader::open("profiling_data.h5")?;
+    /// let out = std::io::BufWriter::new(std::fs::File::create("trace.json").unwrap());
+    /// let calls = reader.chrome_trace(out)?;
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn chrome_trace(&self, out: impl Write) -> Result<u64, Error> {
+        let reader = self;
+        Ok(reader.chrome_trace_filtered(&Filter::new(), out)?.events)
+    }
 }
 
-/// [`chrome_trace`] of the calls `filter` keeps (see [`Filter`]); with a
-/// filter, the events come lane by lane in order of start instead of in
-/// file order, times as recorded.
-///
-/// # Errors
-///
-/// As [`chrome_trace`]; [`Error::Usage`] if `filter` names a region or
-/// lane the file does not have.
-///
-/// ```
-/// use scope_profiler::{self as sp, Options, ProfileReader, export};
-/// # let dir = std::env::temp_dir().join(format!("sp-chrome-filter-doc-{}", std::process::id()));
-/// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("trace.h5");
-/// sp::setup(Options::new().file_path(&path).verbose(false))?;
-/// for _ in 0..5 {
-///     sp::region("step").run(|| ());
-/// }
-/// sp::finalize()?;
-/// let reader = ProfileReader::open(&path)?;
-/// let mut trace = Vec::new();
-/// let done = export::chrome_trace_filtered(&reader, &export::Filter::new().max_events(2), &mut trace)?;
-/// assert_eq!((done.events, done.left_out), (2, 3));
-/// # Ok::<(), sp::Error>(())
-/// ```
-pub fn chrome_trace_filtered(
-    reader: &ProfileReader,
-    filter: &Filter,
-    out: impl Write,
-) -> Result<Exported, Error> {
-    let mut out = super::Budgeted::for_export(reader, out);
-    let names: Vec<Vec<u8>> = reader
-        .region_names()
-        .iter()
-        .map(|n| {
-            let mut b = Vec::new();
-            json_string(&mut b, n);
-            b
-        })
-        .collect();
-    let mut writer = Chrome {
-        out: &mut out,
-        names,
-        origin: origin(reader),
-        buf: Vec::with_capacity(1 << 20),
-        first: true,
-        calls: 0,
-        used: Vec::new(),
-        ranks: None,
-    };
-    writer.buf.extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"metadata\":{\"exporter\":\"scope-profiler-rs\"},\"traceEvents\":[\n");
-    let (lanes, done) = if filter.is_empty() {
-        // File order: no sort.
-        let mut lanes = LaneMap::new(reader);
-        for chunk in reader.chunks(CHUNK) {
-            let chunk = chunk?;
-            let row = &reader.rows()[chunk.row];
-            let e = &chunk.events;
-            for i in 0..e.len() {
-                let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
-                let call = Call {
-                    lane: lanes.lane(row.rank, e.thread_ids[i], task),
-                    start: e.start_ns[i],
-                    duration: e.durations[i],
-                    call_id: e.call_ids[i],
-                    parent_id: e.parent_ids[i],
-                    region: row.region_id as u64,
-                };
-                writer.event(&call, row.rank)?;
+impl ProfileReader {
+    /// [`Self::chrome_trace`] of the calls `filter` keeps (see [`Filter`]); with a
+    /// filter, the events come lane by lane in order of start instead of in
+    /// file order, times as recorded.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::chrome_trace`]; [`Error::Usage`] if `filter` names a region or
+    /// lane the file does not have.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options, ProfileReader, export};
+    /// # let dir = std::env::temp_dir().join(format!("sp-chrome-filter-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("trace.h5");
+    /// sp::setup(Options::new().file_path(&path).verbose(false))?;
+    /// for _ in 0..5 {
+    ///     sp::region("step").run(|| ());
+    /// }
+    /// sp::finalize()?;
+    /// let reader = ProfileReader::open(&path)?;
+    /// let mut trace = Vec::new();
+    /// let done = reader.chrome_trace_filtered(&export::Filter::new().max_events(2), &mut trace)?;
+    /// assert_eq!((done.events, done.left_out), (2, 3));
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn chrome_trace_filtered(
+        &self,
+        filter: &Filter,
+        out: impl Write,
+    ) -> Result<Exported, Error> {
+        let reader = self;
+        let mut out = super::Budgeted::for_export(reader, out);
+        let names: Vec<Vec<u8>> = reader
+            .region_names()
+            .iter()
+            .map(|n| {
+                let mut b = Vec::new();
+                json_string(&mut b, n);
+                b
+            })
+            .collect();
+        let mut writer = Chrome {
+            out: &mut out,
+            names,
+            origin: origin(reader),
+            buf: Vec::with_capacity(1 << 20),
+            first: true,
+            calls: 0,
+            used: Vec::new(),
+            ranks: None,
+        };
+        writer.buf.extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"metadata\":{\"exporter\":\"scope-profiler-rs\"},\"traceEvents\":[\n");
+        let (lanes, done) = if filter.is_empty() {
+            // File order: no sort.
+            let mut lanes = LaneMap::new(reader);
+            for chunk in reader.chunks(CHUNK) {
+                let chunk = chunk?;
+                let row = &reader.rows()[chunk.row];
+                let e = &chunk.events;
+                for i in 0..e.len() {
+                    let task = e.task_ids.as_ref().map_or(-1, |t| t[i]);
+                    let call = Call {
+                        lane: lanes.lane(row.rank, e.thread_ids[i], task),
+                        start: e.start_ns[i],
+                        duration: e.durations[i],
+                        call_id: e.call_ids[i],
+                        parent_id: e.parent_ids[i],
+                        region: row.region_id as u64,
+                    };
+                    writer.event(&call, row.rank)?;
+                }
             }
+            let events = writer.calls;
+            (
+                lanes.lanes,
+                Exported {
+                    events,
+                    left_out: 0,
+                },
+            )
+        } else {
+            walk(reader, &Resolved::new(reader, filter)?, &mut writer)?
+        };
+        let mut buf = std::mem::take(&mut writer.buf);
+        let mut first = writer.first;
+        let used = |id: usize| writer.used.get(id).copied().unwrap_or(false);
+        let mut ranks: Vec<u32> = lanes
+            .iter()
+            .enumerate()
+            .filter(|(id, _)| used(*id))
+            .map(|(_, l)| l.rank)
+            .collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        for rank in ranks {
+            if !first {
+                buf.extend_from_slice(b",\n");
+            }
+            first = false;
+            let _ = write!(
+                buf,
+                "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{rank},\"tid\":0,\"args\":{{\"name\":\"rank {rank}\"}}}}"
+            );
         }
-        let events = writer.calls;
-        (
-            lanes.lanes,
-            Exported {
-                events,
-                left_out: 0,
-            },
-        )
-    } else {
-        walk(reader, &Resolved::new(reader, filter)?, &mut writer)?
-    };
-    let mut buf = std::mem::take(&mut writer.buf);
-    let mut first = writer.first;
-    let used = |id: usize| writer.used.get(id).copied().unwrap_or(false);
-    let mut ranks: Vec<u32> = lanes
-        .iter()
-        .enumerate()
-        .filter(|(id, _)| used(*id))
-        .map(|(_, l)| l.rank)
-        .collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    for rank in ranks {
-        if !first {
-            buf.extend_from_slice(b",\n");
+        for (id, lane) in lanes.iter().enumerate().filter(|(id, _)| used(*id)) {
+            if !first {
+                buf.extend_from_slice(b",\n");
+            }
+            first = false;
+            let _ = write!(
+                buf,
+                "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{id},\"args\":{{\"name\":",
+                lane.rank
+            );
+            json_string(&mut buf, &lane.name);
+            buf.extend_from_slice(b"}}");
         }
-        first = false;
-        let _ = write!(
-            buf,
-            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{rank},\"tid\":0,\"args\":{{\"name\":\"rank {rank}\"}}}}"
-        );
+        buf.extend_from_slice(b"\n]}\n");
+        out.write_all(&buf).map_err(out_err)?;
+        out.flush().map_err(out_err)?;
+        Ok(done)
     }
-    for (id, lane) in lanes.iter().enumerate().filter(|(id, _)| used(*id)) {
-        if !first {
-            buf.extend_from_slice(b",\n");
-        }
-        first = false;
-        let _ = write!(
-            buf,
-            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{id},\"args\":{{\"name\":",
-            lane.rank
-        );
-        json_string(&mut buf, &lane.name);
-        buf.extend_from_slice(b"}}");
-    }
-    buf.extend_from_slice(b"\n]}\n");
-    out.write_all(&buf).map_err(out_err)?;
-    out.flush().map_err(out_err)?;
-    Ok(done)
 }
 
 /// The Chrome trace's writer: one complete event per call, as recorded.

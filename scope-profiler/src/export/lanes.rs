@@ -1,4 +1,5 @@
-//! The lanes of a profile (a thread of a rank, or an async task), numbered
+//! The lanes of a profile (a thread of a rank, or an async task: [`Lane`],
+//! defined in the core beside the call tree that lists them), numbered
 //! densely as the events name them.
 
 #![forbid(unsafe_code)]
@@ -10,25 +11,7 @@ use crate::fxhash::FxHasher;
 use crate::reader::ProfileReader;
 
 use super::filter::Resolved;
-
-/// One lane of a profile: a thread of a rank, or an async task.
-///
-/// ```
-/// let lane = scope_profiler::export::Lane::default();
-/// assert_eq!((lane.rank, lane.thread, lane.task), (0, 0, 0));
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Lane {
-    /// MPI rank.
-    pub rank: u32,
-    /// Index into the thread table, -1 when the file has no thread ids.
-    pub thread: i64,
-    /// Index into the task table, -1 for a thread lane.
-    pub task: i64,
-    /// A label: "thread NAME" or "task NAME" (or "main" without threads).
-    pub name: String,
-}
+pub use crate::calltree::Lane;
 
 /// Maps (rank, thread, task) to dense lane numbers as events come.
 pub(super) struct LaneMap<'r> {
@@ -69,12 +52,9 @@ impl<'r> LaneMap<'r> {
         let next = self.lanes.len() as u64;
         let id = *self.ids.entry(key).or_insert(next);
         if id == next {
-            let lane = Lane {
-                rank,
-                thread,
-                task,
-                name: lane_name(self.reader, thread, task),
-            };
+            let mut lane = Lane::default();
+            (lane.rank, lane.thread, lane.task) = (rank, thread, task);
+            lane.name = lane_name(self.reader, thread, task);
             let kept = self.filter.is_none_or(|f| {
                 let named = self.reader.threads().iter().find(|t| t.index == thread);
                 f.lane(&lane, named.map(|t| t.name.as_str()))

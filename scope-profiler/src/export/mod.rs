@@ -26,13 +26,14 @@
 //! sp::finalize()?;
 //! let reader = ProfileReader::open(&path)?;
 //! let mut folded = Vec::new();
-//! export::folded(&reader, &mut folded)?;
+//! reader.folded(&mut folded)?;
 //! assert!(String::from_utf8(folded).unwrap().contains("outer;inner "));
 //! # Ok::<(), sp::Error>(())
 //! ```
 
 #![forbid(unsafe_code)]
 
+use crate::calltree::CallTree;
 use crate::error::Error;
 use crate::reader::ProfileReader;
 
@@ -47,18 +48,17 @@ mod tree;
 mod visit;
 mod walk;
 
+use budget::Budgeted;
+pub use budget::budgeted;
 use budget::out_err;
-pub use budget::{Budgeted, OUTPUT_ALLOWANCE, OUTPUT_PER_INPUT_BYTE, OverBudget, output_budget};
-pub use chrome::{chrome_trace, chrome_trace_filtered};
 use filter::Resolved;
 pub use filter::{Exported, Filter, LaneId};
-pub use folded::{folded, folded_filtered};
 pub use lanes::Lane;
+
 use lanes::LaneMap;
 use sort::{Call, sort_calls};
-pub use speedscope::{speedscope, speedscope_filtered};
-pub use tree::{CallTree, Grouping, TreeNode};
-use tree::{TreeBuilder, events_tree, tree_of_paths};
+pub use tree::Grouping;
+use tree::{TreeWalk, events_tree, tree_of_paths};
 pub use visit::CallVisit;
 use visit::Visiting;
 use walk::walk;
@@ -66,72 +66,81 @@ use walk::walk;
 /// Events read from the file per chunk.
 const CHUNK: usize = 1 << 18;
 
-/// [`call_tree`] built from the events (one pass of the external sort, in
-/// bounded memory, even when the file stores its call paths), handing each
-/// call to `visit` on the way: lane by lane, each lane's calls by start, a
-/// call before the calls it holds. For views of every call (a timeline)
-/// that need the tree too, without a second pass.
-///
-/// # Errors
-///
-/// As [`call_tree`].
-///
-/// ```no_run
-/// use scope_profiler::{ProfileReader, export};
-/// let reader = ProfileReader::open("profiling_data.h5")?;
-/// let mut deepest = 0;
-/// let tree = export::call_tree_visiting(&reader, export::Grouping::All, |call| {
-///     deepest = deepest.max(call.depth);
-/// })?;
-/// println!("{} call paths, {} levels", tree.nodes.len(), deepest + 1);
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-pub fn call_tree_visiting(
-    reader: &ProfileReader,
-    grouping: Grouping,
-    visit: impl FnMut(&CallVisit),
-) -> Result<CallTree, Error> {
-    let mut visiting = Visiting {
-        tree: TreeBuilder::new(grouping),
-        lanes: Vec::new(),
-        visit,
-    };
-    let everything = Resolved::new(reader, &Filter::new())?;
-    let (lanes, _) = walk(reader, &everything, &mut visiting)?;
-    Ok(visiting.tree.finish(lanes))
-}
-
-/// Builds the call tree of a file, grouped as `grouping` says: from the
-/// call paths the file stores when it has them, otherwise from its events,
-/// each call under its parent (by the file's parent ids; by time in a file
-/// without them, or for a call whose parent is not open when it starts: a
-/// call whose span does not nest in its parent's stays under it, and the
-/// calls after it keep their parents).
-///
-/// # Errors
-///
-/// [`Error::Hdf5`] if the events cannot be read, [`Error::Io`] if the
-/// scratch files of the sort cannot be written.
-///
-/// ```no_run
-/// use scope_profiler::{ProfileReader, export};
-/// let reader = ProfileReader::open("profiling_data.h5")?;
-/// let tree = export::call_tree(&reader, export::Grouping::All)?;
-/// for &child in &tree.nodes[tree.roots[0].0].children {
-///     let node = &tree.nodes[child];
-///     println!("{} {} calls", reader.region_names()[node.region.unwrap() as usize], node.num_calls);
-/// }
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-pub fn call_tree(reader: &ProfileReader, grouping: Grouping) -> Result<CallTree, Error> {
-    // The paths `finalize` stored are one process's (rank 0's) lanes.
-    if let Some(paths) = reader.call_paths()
-        && reader.rows().iter().all(|r| r.rank == 0)
-    {
-        return Ok(tree_of_paths(reader, paths, grouping));
+impl ProfileReader {
+    /// [`Self::call_tree`] built from the events (one pass of the external sort, in
+    /// bounded memory, even when the file stores its call paths), handing each
+    /// call to `visit` on the way: lane by lane, each lane's calls by start, a
+    /// call before the calls it holds. For views of every call (a timeline)
+    /// that need the tree too, without a second pass.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::call_tree`].
+    ///
+    /// ```no_run
+    /// use scope_profiler::{ProfileReader, export};
+    /// let reader = ProfileReader::open("profiling_data.h5")?;
+    /// let mut deepest = 0;
+    /// let tree = reader.call_tree_visiting(export::Grouping::All, |call| {
+    ///     deepest = deepest.max(call.depth);
+    /// })?;
+    /// println!("{} call paths, {} levels", tree.len(), deepest + 1);
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn call_tree_visiting(
+        &self,
+        grouping: Grouping,
+        visit: impl FnMut(&CallVisit),
+    ) -> Result<CallTree, Error> {
+        let reader = self;
+        let mut visiting = Visiting {
+            tree: TreeWalk::new(grouping),
+            lanes: Vec::new(),
+            visit,
+        };
+        let everything = Resolved::new(reader, &Filter::new())?;
+        let (lanes, _) = walk(reader, &everything, &mut visiting)?;
+        Ok(visiting.tree.finish(reader, lanes))
     }
-    let everything = Resolved::new(reader, &Filter::new())?;
-    Ok(events_tree(reader, grouping, &everything)?.0)
+
+    /// Builds the call tree of a file, grouped as `grouping` says: from the
+    /// call paths the file stores when it has them, otherwise from its events,
+    /// each call under its parent (by the file's parent ids; by time in a file
+    /// without them, or for a call whose parent is not open when it starts: a
+    /// call whose span does not nest in its parent's stays under it, and the
+    /// calls after it keep their parents).
+    ///
+    /// The tree is a [`CallTree`], the type of `finalize`'s summary: its roots
+    /// are the groups' (named by their labels), and every node knows its
+    /// durations' minimum, maximum and quantiles and its lanes (a recursion is
+    /// a path per level, not pooled as in the summary).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Hdf5`] if the events cannot be read, [`Error::Io`] if the
+    /// scratch files of the sort cannot be written.
+    ///
+    /// ```no_run
+    /// use scope_profiler::{ProfileReader, export};
+    /// let reader = ProfileReader::open("profiling_data.h5")?;
+    /// let tree = reader.call_tree(export::Grouping::All)?;
+    /// let all = tree.roots().next().unwrap(); // the group's root, named "all"
+    /// for node in all.children() {
+    ///     println!("{} {} calls, p95 {:?} ns", node.name(), node.num_calls(), node.quantile(0.95));
+    /// }
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn call_tree(&self, grouping: Grouping) -> Result<CallTree, Error> {
+        let reader = self;
+        // The paths `finalize` stored are one process's (rank 0's) lanes.
+        if let Some(paths) = reader.call_paths()
+            && reader.rows().iter().all(|r| r.rank == 0)
+        {
+            return Ok(tree_of_paths(reader, paths, grouping));
+        }
+        let everything = Resolved::new(reader, &Filter::new())?;
+        Ok(events_tree(reader, grouping, &everything)?.0)
+    }
 }
 
 /// The earliest start in the file, from the rows' statistics when the file

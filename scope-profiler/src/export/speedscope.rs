@@ -10,104 +10,106 @@ use crate::error::Error;
 use crate::json::{push_int, push_string as json_string};
 use crate::reader::ProfileReader;
 
-/// Writes a speedscope JSON document: one evented profile per lane (named
-/// "rank R - thread NAME" / "rank R - task ..."), an open and a close event
-/// per call at its start and end, nested as the call tree says, times in
-/// nanoseconds from the earliest call; frames are the regions that have
-/// calls, in order of first call.
-///
-/// Events of a lane never go back in time, as speedscope requires: a call
-/// whose span sticks out of its parent's (a future first polled in one
-/// call and completed in a later one) is cut at its parent's start and
-/// end, and a call that overlaps an earlier sibling opens when that
-/// sibling closes. Calls that nest are written at their recorded times.
-///
-/// Returns the number of calls written.
-///
-/// # Errors
-///
-/// As [`call_tree`](super::call_tree), and [`Error::Io`] if `out` fails.
-///
-/// ```no_run
-/// use scope_profiler::{ProfileReader, export};
-/// let reader = ProfileReader::open("profiling_data.h5")?;
-/// let out = std::io::BufWriter::new(std::fs::File::create("profile.speedscope.json").unwrap());
-/// export::speedscope(&reader, out)?;
-/// # Ok::<(), scope_profiler::Error>(())
-/// ```
-pub fn speedscope(reader: &ProfileReader, out: impl Write) -> Result<u64, Error> {
-    Ok(speedscope_filtered(reader, &Filter::new(), out)?.events)
+impl ProfileReader {
+    /// Writes a speedscope JSON document: one evented profile per lane (named
+    /// "rank R - thread NAME" / "rank R - task ..."), an open and a close event
+    /// per call at its start and end, nested as the call tree says, times in
+    /// nanoseconds from the earliest call; frames are the regions that have
+    /// calls, in order of first call.
+    ///
+    /// Events of a lane never go back in time, as speedscope requires: a call
+    /// whose span sticks out of its parent's (a future first polled in one
+    /// call and completed in a later one) is cut at its parent's start and
+    /// end, and a call that overlaps an earlier sibling opens when that
+    /// sibling closes. Calls that nest are written at their recorded times.
+    ///
+    /// Returns the number of calls written.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProfileReader::call_tree`], and [`Error::Io`] if `out` fails.
+    ///
+    /// ```no_run
+    /// use scope_profiler::{ProfileReader, export};
+    /// let reader = ProfileReader::open("profiling_data.h5")?;
+    /// let out = std::io::BufWriter::new(std::fs::File::create("profile.speedscope.json").unwrap());
+    /// reader.speedscope(out)?;
+    /// # Ok::<(), scope_profiler::Error>(())
+    /// ```
+    pub fn speedscope(&self, out: impl Write) -> Result<u64, Error> {
+        let reader = self;
+        Ok(reader.speedscope_filtered(&Filter::new(), out)?.events)
+    }
 }
 
-/// [`speedscope`] of the calls `filter` keeps (see [`Filter`]): a lane
-/// with no kept call has no profile; a kept call's callers are left out
-/// (its subtree is a root).
-///
-/// # Errors
-///
-/// As [`speedscope`]; [`Error::Usage`] if `filter` names a region or lane
-/// the file does not have.
-///
-/// ```
-/// use scope_profiler::{self as sp, Options, ProfileReader, export};
-/// # let dir = std::env::temp_dir().join(format!("sp-speedscope-filter-doc-{}", std::process::id()));
-/// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("speedscope.h5");
-/// sp::setup(Options::new().file_path(&path).verbose(false))?;
-/// sp::region("outer").run(|| sp::region("inner").run(|| ()));
-/// sp::region("other").run(|| ());
-/// sp::finalize()?;
-/// let reader = ProfileReader::open(&path)?;
-/// let mut doc = Vec::new();
-/// let done = export::speedscope_filtered(&reader, &export::Filter::new().region("outer"), &mut doc)?;
-/// assert_eq!(done.events, 2);
-/// assert!(!String::from_utf8(doc).unwrap().contains("other"));
-/// # Ok::<(), sp::Error>(())
-/// ```
-pub fn speedscope_filtered(
-    reader: &ProfileReader,
-    filter: &Filter,
-    out: impl Write,
-) -> Result<Exported, Error> {
-    let mut out = super::Budgeted::for_export(reader, out);
-    let filter = Resolved::new(reader, filter)?;
-    let mut writer = Speedscope {
-        out: &mut out,
-        buf: Vec::with_capacity(1 << 20),
-        origin: origin(reader),
-        frames: vec![u32::MAX; reader.region_names().len()],
-        frame_order: Vec::new(),
-        first_profile: true,
-        first_event: true,
-        lane_start: 0,
-        lane_end: 0,
-        lane_names: Vec::new(),
-    };
-    writer.buf.extend_from_slice(
-        b"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"scope-profiler-rs\",\"activeProfileIndex\":0,\"profiles\":[\n",
-    );
-    let (_, done) = walk(reader, &filter, &mut writer)?;
-    let mut buf = std::mem::take(&mut writer.buf);
-    buf.extend_from_slice(b"\n],\"shared\":{\"frames\":[");
-    for (i, &region) in writer.frame_order.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
+impl ProfileReader {
+    /// [`Self::speedscope`] of the calls `filter` keeps (see [`Filter`]): a lane
+    /// with no kept call has no profile; a kept call's callers are left out
+    /// (its subtree is a root).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::speedscope`]; [`Error::Usage`] if `filter` names a region or lane
+    /// the file does not have.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options, ProfileReader, export};
+    /// # let dir = std::env::temp_dir().join(format!("sp-speedscope-filter-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("speedscope.h5");
+    /// sp::setup(Options::new().file_path(&path).verbose(false))?;
+    /// sp::region("outer").run(|| sp::region("inner").run(|| ()));
+    /// sp::region("other").run(|| ());
+    /// sp::finalize()?;
+    /// let reader = ProfileReader::open(&path)?;
+    /// let mut doc = Vec::new();
+    /// let done = reader.speedscope_filtered(&export::Filter::new().region("outer"), &mut doc)?;
+    /// assert_eq!(done.events, 2);
+    /// assert!(!String::from_utf8(doc).unwrap().contains("other"));
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn speedscope_filtered(&self, filter: &Filter, out: impl Write) -> Result<Exported, Error> {
+        let reader = self;
+        let mut out = super::Budgeted::for_export(reader, out);
+        let filter = Resolved::new(reader, filter)?;
+        let mut writer = Speedscope {
+            out: &mut out,
+            buf: Vec::with_capacity(1 << 20),
+            origin: origin(reader),
+            frames: vec![u32::MAX; reader.region_names().len()],
+            frame_order: Vec::new(),
+            first_profile: true,
+            first_event: true,
+            lane_start: 0,
+            lane_end: 0,
+            lane_names: Vec::new(),
+        };
+        writer.buf.extend_from_slice(
+            b"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"scope-profiler-rs\",\"activeProfileIndex\":0,\"profiles\":[\n",
+        );
+        let (_, done) = walk(reader, &filter, &mut writer)?;
+        let mut buf = std::mem::take(&mut writer.buf);
+        buf.extend_from_slice(b"\n],\"shared\":{\"frames\":[");
+        for (i, &region) in writer.frame_order.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            buf.extend_from_slice(b"{\"name\":");
+            json_string(&mut buf, &reader.region_names()[region as usize]);
+            buf.push(b'}');
         }
-        buf.extend_from_slice(b"{\"name\":");
-        json_string(&mut buf, &reader.region_names()[region as usize]);
-        buf.push(b'}');
+        buf.extend_from_slice(b"]},\"name\":");
+        let file_name = reader
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        json_string(&mut buf, &file_name);
+        buf.extend_from_slice(b"}\n");
+        out.write_all(&buf).map_err(out_err)?;
+        out.flush().map_err(out_err)?;
+        Ok(done)
     }
-    buf.extend_from_slice(b"]},\"name\":");
-    let file_name = reader
-        .path()
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    json_string(&mut buf, &file_name);
-    buf.extend_from_slice(b"}\n");
-    out.write_all(&buf).map_err(out_err)?;
-    out.flush().map_err(out_err)?;
-    Ok(done)
 }
 
 /// The speedscope visitor; profile names are filled in at each lane's

@@ -1,5 +1,5 @@
 //! The calls handed, one by one, to the visitor of
-//! [`call_tree_visiting`](super::call_tree_visiting) while the tree is built.
+//! [`ProfileReader::call_tree_visiting`] while the tree is built.
 
 #![forbid(unsafe_code)]
 
@@ -7,10 +7,10 @@ use crate::error::Error;
 
 use super::lanes::Lane;
 use super::sort::Call;
-use super::tree::TreeBuilder;
+use super::tree::TreeWalk;
 use super::walk::Visitor;
 
-/// One call as [`call_tree_visiting`](super::call_tree_visiting) meets it.
+/// One call as [`ProfileReader::call_tree_visiting`](crate::ProfileReader::call_tree_visiting) meets it.
 ///
 /// ```
 /// let call = scope_profiler::export::CallVisit::default();
@@ -37,7 +37,7 @@ pub struct CallVisit {
 
 /// Walks the events to build the tree and hands every call to `visit`.
 pub(super) struct Visiting<V> {
-    pub(super) tree: TreeBuilder,
+    pub(super) tree: TreeWalk,
     pub(super) lanes: Vec<Lane>,
     pub(super) visit: V,
 }

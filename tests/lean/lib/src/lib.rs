@@ -151,7 +151,7 @@ mod tests {
         assert!(profile.rows.iter().all(|r| r.event_count == 10));
         let reader = sp::ProfileReader::open(&path).unwrap();
         let mut folded = Vec::new();
-        sp::export::folded(&reader, &mut folded).unwrap();
+        reader.folded(&mut folded).unwrap();
         let folded = String::from_utf8(folded).unwrap();
         assert!(
             folded.contains("parse;") && folded.contains("tokenize"),
