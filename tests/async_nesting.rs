@@ -268,7 +268,7 @@ fn large_futures_awaited_in_a_trace_stay_under_their_awaiter() {
             .find(|r| profile.region_names[r.region_id as usize].ends_with(name))
             .unwrap()
     };
-    let (own, total) = (row("pipeline").exclusive_total, row("pipeline").stats.total);
+    let (own, total) = (row("pipeline").exclusive, row("pipeline").stats.total);
     assert!(
         own * 2 < total,
         "pipeline's own time {own} ns of {total} ns: its stages are its children"

@@ -235,7 +235,7 @@ fn check(p: &Profile, models: &[Vec<ModelCall>]) -> Result<(), TestCaseError> {
         let d = &ev.durations[range.clone()];
         let total: i64 = d.iter().sum();
         let inner: i64 = children_total[range].iter().sum();
-        prop_assert_eq!(row.exclusive_total, total - inner, "exclusive total");
+        prop_assert_eq!(row.exclusive, total - inner, "exclusive total");
         let st = &row.stats;
         prop_assert_eq!(st.total, total);
         prop_assert_eq!(st.minimum, *d.iter().min().unwrap());

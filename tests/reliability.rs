@@ -119,7 +119,7 @@ impl Calls<'_> {
 /// - call ids are unique and non-negative; every parent id names a call of
 ///   the same thread with a smaller id;
 /// - durations are non-negative and every call lies within its parent;
-/// - per row: `exclusive_total` = Σ durations − Σ durations of the direct
+/// - per row: `exclusive` = Σ durations − Σ durations of the direct
 ///   children, and `summary_statistics` total/min/max/first/last match.
 fn check_calls(p: &Profile) -> Calls<'_> {
     let ev = &p.events;
@@ -197,10 +197,7 @@ fn check_calls(p: &Profile) -> Calls<'_> {
         let total: i64 = durations.iter().sum();
         let exclusive: i64 = total - children_total[range.clone()].iter().sum::<i64>();
         let name = &p.region_names[row.region_id as usize];
-        assert_eq!(
-            row.exclusive_total, exclusive,
-            "exclusive total of {name:?}"
-        );
+        assert_eq!(row.exclusive, exclusive, "exclusive total of {name:?}");
         let st = &row.stats;
         assert_eq!(st.total, total, "stats.total of {name:?}");
         assert_eq!(st.minimum, *durations.iter().min().unwrap(), "{name:?}");

@@ -130,8 +130,8 @@ fn nesting_is_exact_and_exclusive_times_add_up() {
     assert_eq!(parent_names(p, "outer"), vec![None]);
     let outer = &p.rows[0];
     let inner = &p.rows[1];
-    assert_eq!(outer.exclusive_total, outer.stats.total - inner.stats.total);
-    assert_eq!(inner.exclusive_total, inner.stats.total);
+    assert_eq!(outer.exclusive, outer.stats.total - inner.stats.total);
+    assert_eq!(inner.exclusive, inner.stats.total);
     // Every child lies inside its parent, and a parent's id is smaller.
     let (s, d) = (&p.events.start_ns, &p.events.durations);
     for i in 1..4 {
@@ -591,7 +591,7 @@ fn files_written_directly_and_through_buckets_hold_the_same_calls() {
         }
     }
     for row in &json.rows {
-        assert_eq!(row.exclusive_total, own[&row.region_id]);
+        assert_eq!(row.exclusive, own[&row.region_id]);
     }
     for file in [&direct, &compressed, &json] {
         assert_same_calls(file, &buckets);
@@ -757,7 +757,7 @@ fn finalize_statistics_match_a_sort_of_the_durations() {
         durations.sort_unstable();
         assert_eq!(stats.num_calls(), row.event_count);
         assert_eq!(stats.total(), row.stats.total);
-        assert_eq!(stats.exclusive(), row.exclusive_total);
+        assert_eq!(stats.exclusive(), row.exclusive);
         assert_eq!(
             (stats.minimum(), stats.maximum()),
             (durations[0], *durations.last().unwrap())
@@ -874,18 +874,8 @@ fn a_json_profile_reads_back_as_the_hdf5_file_does() {
     );
     for (a, b) in from_json.rows.iter().zip(&from_h5.rows) {
         assert_eq!(
-            (
-                a.region_id,
-                a.event_offset,
-                a.event_count,
-                a.exclusive_total
-            ),
-            (
-                b.region_id,
-                b.event_offset,
-                b.event_count,
-                b.exclusive_total
-            )
+            (a.region_id, a.event_offset, a.event_count, a.exclusive),
+            (b.region_id, b.event_offset, b.event_count, b.exclusive)
         );
         assert_eq!((&a.tags, &a.event_metadata), (&b.tags, &b.event_metadata));
         assert_eq!(

@@ -456,9 +456,9 @@ pub(crate) fn region_stats(reader: &ProfileReader) -> Result<Vec<(String, Stat)>
         for r in reader.aggregates() {
             add(r.region_id, r.num_calls, r.total, r.exclusive);
         }
-    } else if reader.has_summaries() && reader.rows().iter().all(|r| r.exclusive_total >= 0) {
+    } else if reader.has_summaries() && reader.rows().iter().all(|r| r.exclusive >= 0) {
         for r in reader.rows() {
-            add(r.region_id, r.event_count, r.stats.total, r.exclusive_total);
+            add(r.region_id, r.event_count, r.stats.total, r.exclusive);
         }
     } else {
         let tree = reader

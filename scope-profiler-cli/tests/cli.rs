@@ -209,7 +209,7 @@ fn folded_totals_equal_the_exclusive_totals() {
     for row in &profile.rows {
         *exclusive
             .entry(profile.region_names[row.region_id as usize].clone())
-            .or_default() += row.exclusive_total;
+            .or_default() += row.exclusive;
     }
     exclusive.retain(|_, v| *v > 0);
     assert_eq!(by_leaf, exclusive);
@@ -313,7 +313,7 @@ fn synthetic(path: &Path, names: &[(&str, i64)]) {
             profile.events.thread_ids.push(0);
             start += d + 10;
         }
-        row.exclusive_total = *total;
+        row.exclusive = *total;
         row.stats = SummaryStatistics::from_calls(&calls);
         profile.rows.push(row);
     }

@@ -44,7 +44,7 @@ fn write(path: &Path, names: &[&str], calls: &[Call], tasks: &[&str]) {
         row.region_id = id as u32;
         row.event_offset = profile.events.len() as u64;
         row.event_count = mine.len() as u64;
-        row.exclusive_total = mine.iter().map(|(_, c)| c.3).sum();
+        row.exclusive = mine.iter().map(|(_, c)| c.3).sum();
         let spans: Vec<(i64, i64)> = mine.iter().map(|(_, c)| (c.2, c.3)).collect();
         row.stats = SummaryStatistics::from_calls(&spans);
         let e = &mut profile.events;

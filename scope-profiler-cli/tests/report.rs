@@ -687,7 +687,7 @@ fn random_calls_fill_the_budget_and_no_more() {
         row.region_id = id as u32;
         row.event_offset = profile.events.len() as u64;
         row.event_count = c.len() as u64;
-        row.exclusive_total = c.iter().map(|x| x.1).sum();
+        row.exclusive = c.iter().map(|x| x.1).sum();
         row.stats = SummaryStatistics::from_calls(c);
         for (i, &(start, d)) in c.iter().enumerate() {
             let e = &mut profile.events;
@@ -762,7 +762,7 @@ fn flame_graph_labels_stay_in_their_frames() {
         row.region_id = region;
         row.event_offset = profile.events.len() as u64;
         row.event_count = 1;
-        row.exclusive_total = d;
+        row.exclusive = d;
         row.stats = SummaryStatistics::from_calls(&[(start, d)]);
         let e = &mut profile.events;
         e.start_ns.push(start);
@@ -820,7 +820,7 @@ fn percent_of_session_divides_by_the_lanes_a_path_ran_on() {
         row.region_id = id as u32;
         row.event_offset = profile.events.len() as u64;
         row.event_count = c.len() as u64;
-        row.exclusive_total = c.iter().map(|x| x.2).sum();
+        row.exclusive = c.iter().map(|x| x.2).sum();
         let spans: Vec<(i64, i64)> = c.iter().map(|x| (x.1, x.2)).collect();
         row.stats = SummaryStatistics::from_calls(&spans);
         for &(task, start, d) in c {

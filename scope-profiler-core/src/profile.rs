@@ -153,8 +153,9 @@ pub struct RegionRow {
     pub source_file: String,
     /// Line of the definition, -1 when unknown.
     pub source_line: i64,
-    /// Time spent in the region's calls outside their direct child calls, ns.
-    pub exclusive_total: i64,
+    /// Time spent in the region's calls outside their direct child calls, ns
+    /// (the file's `exclusive_totals`; -1 where a file has none).
+    pub exclusive: i64,
     /// Exact statistics of the row's durations.
     pub stats: SummaryStatistics,
     /// The region's tags (the file's `tags`), see

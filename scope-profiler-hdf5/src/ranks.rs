@@ -378,9 +378,7 @@ impl RankWriter {
         put(g, "event_offsets", base, rows, &|i| row(i).event_offset)?;
         put(g, "event_counts", base, rows, &|i| row(i).event_count)?;
         put(g, "source_lines", base, rows, &|i| row(i).source_line)?;
-        put(g, "exclusive_totals", base, rows, &|i| {
-            row(i).exclusive_total
-        })?;
+        put(g, "exclusive_totals", base, rows, &|i| row(i).exclusive)?;
         self.put_strings(g, "source_files", base, rows, &|i| {
             row(i).source_file.to_owned()
         })?;

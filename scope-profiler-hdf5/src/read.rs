@@ -301,7 +301,7 @@ pub(super) fn read_index_rows(group: &Group, event_count: u64) -> Result<IndexRo
             made.event_count = counts[i];
             made.source_file = source_file;
             made.source_line = source_lines[i];
-            made.exclusive_total = exclusive_totals[i];
+            made.exclusive = exclusive_totals[i];
             made.stats = summaries.as_ref().map(|s| s[i].into()).unwrap_or_default();
             made.tags = details.tags(i)?;
             made.source_text = details.source_texts[i].clone();

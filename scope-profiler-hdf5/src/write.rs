@@ -458,7 +458,7 @@ fn write_index<'a>(group: &Group, rows: usize, row: &dyn Fn(usize) -> IndexRow<'
     group.write_strings("source_texts", (0..rows).map(|i| row(i).source_text))?;
     group.write_strings("tags", (0..rows).map(|i| row(i).tags))?;
     group.write_strings("event_metadata", (0..rows).map(|i| row(i).event_metadata))?;
-    write_rows(group, "exclusive_totals", rows, row, |r| r.exclusive_total)
+    write_rows(group, "exclusive_totals", rows, row, |r| r.exclusive)
 }
 
 /// A contiguous dataset of one field of each index row, written in batches.

@@ -103,7 +103,7 @@ impl Plan {
                 Some(i) if !file.is_empty() => i.line as i64,
                 _ => -1,
             },
-            exclusive_total: self.walked.exclusive.get(region).copied().unwrap_or(0),
+            exclusive: self.walked.exclusive.get(region).copied().unwrap_or(0),
             tags: match info {
                 Some(i) if !i.entry.tags().is_empty() => {
                     Cow::Owned(sink::tags_json(i.entry.tags()))

@@ -443,7 +443,7 @@ fn add_row(
         made.event_count = n as u64;
         made.source_file = row.source_file;
         made.source_line = row.source_line;
-        made.exclusive_total = row.exclusive.unwrap_or(-1);
+        made.exclusive = row.exclusive.unwrap_or(-1);
         made.stats = acc.finish();
         made.tags = tag_list;
         made.source_text = row.source_text;

@@ -372,9 +372,9 @@ fn row_fields(buf: &mut Vec<u8>, name: &str, row: &IndexRow<'_>) {
         buf.extend_from_slice(b", \"event_metadata\": ");
         buf.extend_from_slice(row.event_metadata.as_bytes());
     }
-    if row.exclusive_total >= 0 {
+    if row.exclusive >= 0 {
         buf.extend_from_slice(b", \"exclusive_total_ns\": ");
-        push_int(buf, row.exclusive_total);
+        push_int(buf, row.exclusive);
     }
 }
 
