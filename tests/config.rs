@@ -628,7 +628,7 @@ fn a_deactivated_session_records_nothing_and_writes_nothing() {
     sp::resume();
     let sampler = sp::sample_every(2, 0).expect("sampler");
     for t in 0..100 {
-        let _step = sampler.step(t).expect("a step of a deactivated session");
+        sampler.step(t).expect("a step of a deactivated session");
         let _m = sp::call_metadata([("t", t)]);
         sp::region("off/by-name").run(|| ());
         sp::scope!("off/cached");

@@ -8,7 +8,7 @@ use std::panic::catch_unwind;
 use std::path::Path;
 use std::process::Command;
 
-use integration_tests::{prerequisite_missing, reader_python, serial, start_in_memory, temp_dir};
+use integration_tests::{prerequisite_missing, reader_python, serial, temp_dir};
 use scope_profiler::{self as sp, Options, Value, profile};
 
 #[profile("mylib.solve", tags = ["mylib"])]
@@ -217,10 +217,11 @@ fn opt_in_and_region_tag_filters_decide_per_session() {
 
 #[test]
 fn pause_resume_and_sampling_count_exactly() {
-    let _serial = start_in_memory();
+    let _serial = serial();
+    let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
     sp::region("a").run(|| ());
     sp::pause().unwrap();
-    assert!(sp::is_paused());
+    assert!(run.is_paused());
     for _ in 0..10 {
         sp::region("a").run(|| ());
         let _ = load(1);
@@ -251,12 +252,13 @@ fn pause_resume_and_sampling_count_exactly() {
     {
         let sampler = sp::sample_every(3, 1).unwrap();
         for t in 0..10 {
-            let step = sampler.step(t).unwrap();
-            assert_eq!(step.is_sampled(), t == 1 || t == 4 || t == 7);
+            let sampled = sampler.step(t).unwrap();
+            assert_eq!(sampled, t == 1 || t == 4 || t == 7);
+            assert_eq!(run.is_paused(), !sampled);
             sp::region("sampled").run(|| ());
         }
     }
-    assert!(sp::is_paused());
+    assert!(run.is_paused());
     sp::resume();
     let err = sp::sample_every(0, 0).unwrap_err();
     assert!(matches!(err, sp::Error::Usage(_)), "{err}");
@@ -266,7 +268,7 @@ fn pause_resume_and_sampling_count_exactly() {
     // Paused, `#[profile]` call sites do not even resolve their region.
     assert!(sp::get_region("io.load").is_none());
     sp::finalize().unwrap();
-    assert!(!sp::is_paused());
+    assert!(!run.is_paused());
     assert!(matches!(sp::pause(), Err(sp::Error::NotActive)));
 }
 
@@ -421,7 +423,7 @@ fn aggregation_keeps_totals_not_calls_and_python_reads_them() {
     );
     assert_eq!(sp::get_region("hot").unwrap().num_calls(), 2_000_000);
     // No calls are kept to attach metadata to.
-    sp::region("annotated").run(|| assert!(!sp::annotate([("k", 1)])));
+    sp::region("annotated").run(|| assert!(!sp::Guard::annotate([("k", 1)])));
     let results = sp::finalize().unwrap();
     let agg = |name: &str| {
         let i = results

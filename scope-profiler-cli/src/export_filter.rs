@@ -2,7 +2,7 @@
 //! `--to`, `--max-events`, turned into the library's `export::Filter`,
 //! and the note that says what `--max-events` cut.
 
-use scope_profiler::export::{Exported, Filter, LaneId};
+use scope_profiler::export::{Exported, Filter};
 
 /// The export filters as given on the command line.
 #[derive(clap::Args, Debug, Default)]
@@ -16,7 +16,7 @@ pub(crate) struct FilterArgs {
     /// `N` or `thread N` (thread index), `thread NAME` (thread name),
     /// `task N` (task index). Repeatable.
     #[arg(long, value_name = "LANE", value_parser = parse_lane)]
-    lane: Vec<LaneId>,
+    lane: Vec<String>,
     /// Only the calls that overlap the window starting TIME after the
     /// session's start (ms, or with a unit: 250us, 1.5s, 20ms, 300ns).
     /// Calls are kept whole, not cut at the window's edges.
@@ -52,7 +52,7 @@ impl FilterArgs {
             }
         }
         for l in &self.lane {
-            f = f.lane(l.clone());
+            f = f.lane(l).map_err(|e| format!("--lane {l:?}: {e}"))?;
         }
         if let Some(n) = self.max_events {
             f = f.max_events(n);
@@ -61,8 +61,13 @@ impl FilterArgs {
     }
 }
 
-fn parse_lane(s: &str) -> Result<LaneId, String> {
-    s.parse()
+/// `s` if the library's filter takes it as a lane (so that clap refuses a
+/// malformed `--lane` before anything is read).
+fn parse_lane(s: &str) -> Result<String, String> {
+    Filter::new()
+        .lane(s)
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// A time after the session's start, in ns: a number of milliseconds, or

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use scope_profiler::ProfileReader;
-use scope_profiler::export::{self, Grouping};
+use scope_profiler::export::Grouping;
 
 /// Inspect, export, diff and check scope-profiler profiles (HDF5 or JSON).
 #[derive(Parser, Debug)]
@@ -493,12 +493,12 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
     // and the JSON statistics too.
     let budget = reader.output_budget();
     let mut sink: Box<dyn Write> = if to_stdout {
-        let out = export::budgeted(std::io::stdout().lock(), budget);
+        let out = ProfileReader::limit_output(std::io::stdout().lock(), budget);
         Box::new(std::io::BufWriter::new(out))
     } else {
         let file = std::fs::File::create(&output)
             .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
-        let file = export::budgeted(file, budget);
+        let file = ProfileReader::limit_output(file, budget);
         Box::new(std::io::BufWriter::with_capacity(1 << 20, file))
     };
     let named = |e: scope_profiler::Error| match e {

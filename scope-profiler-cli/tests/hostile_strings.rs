@@ -161,7 +161,7 @@ fn huge_names_are_refused_and_exports_stay_within_their_budget() {
     assert!(written > limit as u64 && written <= budget, "{written}");
     // The budget itself: the write past it fails, and says why.
     let mut sink = Vec::new();
-    let mut small = sp::export::budgeted(&mut sink, 10);
+    let mut small = ProfileReader::limit_output(&mut sink, 10);
     use std::io::Write;
     small.write_all(b"0123456789").expect("within");
     let e = small.write_all(b"!").unwrap_err();

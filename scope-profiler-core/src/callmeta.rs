@@ -11,7 +11,7 @@ use std::sync::{Arc, LazyLock};
 use crate::active;
 use crate::clock::ticks;
 use crate::lane::MetaScope;
-use crate::thread;
+use crate::thread::{self, Guard};
 use crate::value::{CallMetadata, Value};
 
 /// Attaches `values` to every call that starts and ends inside the returned
@@ -50,46 +50,52 @@ where
     }
 }
 
-/// Attaches `values` to the call open innermost on this thread (the call
-/// of the function this runs in, under `#[profile]`), as the Python
-/// package's `profile(metadata=...)` does for a decorated function's call:
-/// metadata computed from the call's own arguments or results. `false` if
-/// nothing was attached: no session records, no call is open here, or an
-/// instrumented future is being polled (its calls are not reached yet).
-/// Several annotations of one call add up, the later winning a key both set.
-///
-/// ```
-/// use scope_profiler::{self as sp, profile, Options, Value};
-///
-/// #[profile]
-/// fn solve(n: u32) -> u32 {
-///     sp::annotate([("n", n)]);
-///     n * 2
-/// }
-///
-/// sp::setup(Options::new().in_memory().verbose(false))?;
-/// solve(7);
-/// assert!(!sp::annotate([("outside", 1)])); // no call is open
-/// let results = sp::finalize()?;
-/// let calls = &results.profile().unwrap().rows[0].event_metadata;
-/// assert_eq!(calls[0], [("n".to_owned(), Value::Int(7))]);
-/// # Ok::<(), sp::Error>(())
-/// ```
-pub fn annotate<I, K, V>(values: I) -> bool
-where
-    I: IntoIterator<Item = (K, V)>,
-    K: Into<String>,
-    V: Into<Value>,
-{
-    let Some((generation, values)) = recording(values) else {
-        return false;
-    };
-    let at = ticks();
-    thread::add_metadata(
-        generation,
-        |innermost| innermost.map(|depth| MetaScope::Call { depth, at }),
-        values,
-    )
+impl Guard {
+    /// Attaches `values` to the call open innermost on this thread (the
+    /// call of the function this runs in, under `#[profile]`, whose guard
+    /// the expansion holds), as the Python package's `profile(metadata=...)`
+    /// does for a decorated function's call: metadata computed from the
+    /// call's own arguments or results. `false` if nothing was attached: no
+    /// session records, no call is open here, or an instrumented future is
+    /// being polled (its calls are not reached yet). Several annotations of
+    /// one call add up, the later winning a key both set.
+    ///
+    /// An associated function, not a method: the call it annotates is the
+    /// innermost open one, which a `#[profile]` function cannot name.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, profile, Guard, Options, Value};
+    ///
+    /// #[profile]
+    /// fn solve(n: u32) -> u32 {
+    ///     Guard::annotate([("n", n)]);
+    ///     n * 2
+    /// }
+    ///
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// solve(7);
+    /// assert!(!Guard::annotate([("outside", 1)])); // no call is open
+    /// let results = sp::finalize()?;
+    /// let calls = &results.profile().unwrap().rows[0].event_metadata;
+    /// assert_eq!(calls[0], [("n".to_owned(), Value::Int(7))]);
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn annotate<I, K, V>(values: I) -> bool
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<Value>,
+    {
+        let Some((generation, values)) = recording(values) else {
+            return false;
+        };
+        let at = ticks();
+        thread::add_metadata(
+            generation,
+            |innermost| innermost.map(|depth| MetaScope::Call { depth, at }),
+            values,
+        )
+    }
 }
 
 /// The session recording now and `values` collected, if one is (the

@@ -422,7 +422,7 @@ where
             if let Some(span) = ctx.span(id)
                 && let Some(fields) = span.extensions().get::<SpanFields>()
             {
-                sp::annotate(fields.0.iter().map(|(k, v)| (k.as_str(), v.clone())));
+                sp::Guard::annotate(fields.0.iter().map(|(k, v)| (k.as_str(), v.clone())));
             }
         }
         // Ends the call (and any call entered inside it and still open, at

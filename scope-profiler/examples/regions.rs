@@ -211,7 +211,7 @@ fn main() -> Result<(), sp::Error> {
     // Timestep sampling: steps 0, 2 and 4 of 6 record, the others run paused.
     let sampler = sp::sample_every(2, 0)?;
     for t in 0..6 {
-        let _step = sampler.step(t)?;
+        sampler.step(t)?;
         sp::region("sampled_step").run(|| std::hint::black_box(t));
     }
     drop(sampler);

@@ -114,7 +114,7 @@ mod results;
 // 8. Lifecycle: setup, checkpoint, finalize.
 mod session;
 
-pub use callmeta::{CallMetadataScope, annotate, call_metadata};
+pub use callmeta::{CallMetadataScope, call_metadata};
 pub use calltree::{CallNode, CallTree};
 pub use counters::CountingAllocator;
 pub use error::Error;
@@ -128,7 +128,7 @@ pub use profile::{
 pub use reader::{EventChunk, ProfileReader, read_profile};
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
-pub use session::{Run, Sampler, SessionGuard, Step};
+pub use session::{Run, Sampler, SessionGuard};
 pub use thread::Guard;
 pub use value::Value;
 
@@ -338,27 +338,11 @@ pub fn resume() {
     session::resume()
 }
 
-/// Whether the active session is paused (see [`pause`]).
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// sp::setup(Options::new().in_memory().verbose(false))?;
-/// sp::pause()?;
-/// assert!(sp::is_paused());
-/// sp::resume();
-/// assert!(!sp::is_paused());
-/// sp::finalize()?;
-/// # Ok::<(), sp::Error>(())
-/// ```
-pub fn is_paused() -> bool {
-    active::is_paused()
-}
-
 /// Records selected timesteps of a loop: timestep `start` and every
 /// `every`-th one after it; the others run paused. Pass each timestep to
-/// [`Sampler::step`] at the top of the iteration and keep the returned
-/// [`Step`] for the iteration's work. When the sampler is dropped, the
-/// session's pause state from before is restored.
+/// [`Sampler::step`] at the top of the iteration: it says whether the
+/// iteration is recorded. When the sampler is dropped, the session's pause
+/// state from before is restored.
 ///
 /// An `Err` for `every == 0`.
 ///
@@ -367,8 +351,8 @@ pub fn is_paused() -> bool {
 /// sp::setup(Options::new().in_memory().verbose(false))?;
 /// let sampler = sp::sample_every(10, 0)?;
 /// for t in 0..100 {
-///     let step = sampler.step(t)?;
-///     assert_eq!(step.is_sampled(), t % 10 == 0);
+///     let sampled = sampler.step(t)?;
+///     assert_eq!(sampled, t % 10 == 0);
 ///     sp::region("advance").run(|| ());
 /// }
 /// drop(sampler);

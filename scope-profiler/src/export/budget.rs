@@ -3,7 +3,7 @@
 //! of a Chrome trace, a recursion thousands deep in folded stacks, whose
 //! lines grow with their depth). Every export writes through `Budgeted`,
 //! which fails the write that would pass [`ProfileReader::output_budget`]
-//! bytes; [`budgeted`] hands one to a writer of other output (the CLI's
+//! bytes; [`ProfileReader::limit_output`] hands one to a writer of other output (the CLI's
 //! flamegraph, statistics and report).
 
 use std::io::{self, Write};
@@ -37,26 +37,29 @@ impl ProfileReader {
             .saturating_mul(OUTPUT_PER_INPUT_BYTE)
             .saturating_add(OUTPUT_ALLOWANCE)
     }
+
+    /// `out`, written at most `budget` bytes, as every export writes its
+    /// output (its budget is [`ProfileReader::output_budget`]): the write
+    /// that would pass it fails, and every write after it, with an error of
+    /// kind `Other` saying so. For output made from a profile other than
+    /// the exports (a flame graph, statistics, a report page).
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use scope_profiler::ProfileReader;
+    /// let mut sink = Vec::new();
+    /// let mut out = ProfileReader::limit_output(&mut sink, 4);
+    /// out.write_all(b"abcd").unwrap();
+    /// assert!(out.write_all(b"e").unwrap_err().to_string().contains("output budget of 4 bytes"));
+    /// drop(out);
+    /// assert_eq!(sink, b"abcd");
+    /// ```
+    pub fn limit_output<W: Write>(out: W, budget: u64) -> impl Write {
+        Budgeted::new(out, budget)
+    }
 }
 
-/// `out`, written at most `budget` bytes (an export's is
-/// [`ProfileReader::output_budget`]): the write that would pass it fails,
-/// and every write after it, with an error of kind `Other` saying so.
-///
-/// ```
-/// use std::io::Write;
-/// let mut sink = Vec::new();
-/// let mut out = scope_profiler::export::budgeted(&mut sink, 4);
-/// out.write_all(b"abcd").unwrap();
-/// assert!(out.write_all(b"e").unwrap_err().to_string().contains("output budget of 4 bytes"));
-/// drop(out);
-/// assert_eq!(sink, b"abcd");
-/// ```
-pub fn budgeted<W: Write>(out: W, budget: u64) -> impl Write {
-    Budgeted::new(out, budget)
-}
-
-/// The writer of [`budgeted`].
+/// The writer of [`ProfileReader::limit_output`].
 #[derive(Debug)]
 pub(crate) struct Budgeted<W> {
     out: W,

@@ -14,19 +14,10 @@ use crate::error::Error;
 use crate::reader::ProfileReader;
 use crate::value::Value;
 
-/// A lane to keep, as `scope-prof inspect --threads` names it.
-///
-/// ```
-/// use scope_profiler::export::LaneId;
-/// assert_eq!("3".parse::<LaneId>(), Ok(LaneId::Thread(3)));
-/// assert_eq!("thread 3".parse::<LaneId>(), Ok(LaneId::Thread(3)));
-/// assert_eq!("task 7".parse::<LaneId>(), Ok(LaneId::Task(7)));
-/// assert_eq!("thread worker-a".parse::<LaneId>(), Ok(LaneId::ThreadName("worker-a".into())));
-/// assert_eq!(LaneId::Task(7).to_string(), "task 7");
-/// ```
+/// A lane to keep, as `scope-prof inspect --threads` names it (parsed from
+/// the text [`Filter::lane`] takes).
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LaneId {
+pub(crate) enum LaneId {
     /// A thread lane by its index in the file's thread table (on every
     /// rank).
     Thread(i64),
@@ -39,9 +30,7 @@ pub enum LaneId {
 impl FromStr for LaneId {
     type Err = String;
 
-    /// `N` or `thread N`: a thread index; `task N`: a task index;
-    /// `thread NAME` or `NAME`: a thread's name. `:` may stand for the
-    /// space (`task:7`).
+    /// The text [`Filter::lane`] takes.
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.trim();
         if s.is_empty() {
@@ -92,23 +81,24 @@ impl fmt::Display for LaneId {
 ///   export says how many it left out ([`Exported::left_out`]).
 ///
 /// ```
-/// use scope_profiler::export::{Filter, LaneId};
+/// use scope_profiler::export::Filter;
 /// let filter = Filter::new()
 ///     .region("solve")
-///     .lane(LaneId::Thread(0))
+///     .lane("thread 0")?
 ///     .window(Some(5_000_000), None)
 ///     .max_events(1000);
 /// assert_eq!(filter.regions, ["solve"]);
 /// assert!(!filter.is_empty());
 /// assert!(Filter::new().is_empty());
+/// # Ok::<(), scope_profiler::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Filter {
     /// Region names whose calls (with their subtrees) are kept.
     pub regions: Vec<String>,
-    /// Lanes whose calls are kept.
-    pub lanes: Vec<LaneId>,
+    /// Lanes whose calls are kept ([`Filter::lane`]).
+    lanes: Vec<LaneId>,
     /// Start of the window, ns after the session's start.
     pub from: Option<i64>,
     /// End of the window, ns after the session's start.
@@ -138,15 +128,26 @@ impl Filter {
         self
     }
 
-    /// Keeps the calls of `lane` (repeatable).
+    /// Keeps the calls of `lane` (repeatable), named as
+    /// `scope-prof inspect --threads` names it: `N` or `thread N` (a
+    /// thread's index in the file's thread table, on every rank),
+    /// `thread NAME` or `NAME` (a thread's name), `task N` (a task's
+    /// index); `:` may stand for the space (`task:7`). An
+    /// [`Error::Usage`] for an empty name or a task that is not `task N`;
+    /// a lane the file does not have is an error of the export, naming the
+    /// lanes it has.
     ///
     /// ```
-    /// use scope_profiler::export::{Filter, LaneId};
-    /// assert_eq!(Filter::new().lane(LaneId::Task(2)).lanes, [LaneId::Task(2)]);
+    /// use scope_profiler::export::Filter;
+    /// assert!(!Filter::new().lane("task 2")?.is_empty());
+    /// assert!(Filter::new().lane("worker-a").is_ok());
+    /// assert!(Filter::new().lane("task x").is_err());
+    /// assert!(Filter::new().lane(" ").is_err());
+    /// # Ok::<(), scope_profiler::Error>(())
     /// ```
-    pub fn lane(mut self, lane: LaneId) -> Filter {
-        self.lanes.push(lane);
-        self
+    pub fn lane(mut self, lane: &str) -> Result<Filter, Error> {
+        self.lanes.push(lane.parse().map_err(Error::Usage)?);
+        Ok(self)
     }
 
     /// Keeps the calls that overlap `from..=to`, ns after the session's
@@ -342,4 +343,29 @@ fn session_start(reader: &ProfileReader) -> Result<i64, Error> {
         first = chunk.events.start_ns.iter().fold(first, |a, &b| a.min(b));
     }
     Ok(if first == i64::MAX { 0 } else { first })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LaneId;
+
+    #[test]
+    fn lanes_are_named_as_inspect_names_them() {
+        assert_eq!("3".parse::<LaneId>(), Ok(LaneId::Thread(3)));
+        assert_eq!("thread 3".parse::<LaneId>(), Ok(LaneId::Thread(3)));
+        assert_eq!("task 7".parse::<LaneId>(), Ok(LaneId::Task(7)));
+        assert_eq!("task:7".parse::<LaneId>(), Ok(LaneId::Task(7)));
+        assert_eq!(
+            "thread worker-a".parse::<LaneId>(),
+            Ok(LaneId::ThreadName("worker-a".into()))
+        );
+        assert_eq!(
+            "worker-a".parse::<LaneId>(),
+            Ok(LaneId::ThreadName("worker-a".into()))
+        );
+        assert!("task x".parse::<LaneId>().is_err());
+        assert!("".parse::<LaneId>().is_err());
+        assert_eq!(LaneId::Task(7).to_string(), "task 7");
+        assert_eq!(LaneId::ThreadName("w".into()).to_string(), "thread w");
+    }
 }

@@ -49,10 +49,9 @@ mod visit;
 mod walk;
 
 use budget::Budgeted;
-pub use budget::budgeted;
 use budget::out_err;
 use filter::Resolved;
-pub use filter::{Exported, Filter, LaneId};
+pub use filter::{Exported, Filter};
 pub use lanes::Lane;
 
 use lanes::LaneMap;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{deactivated, finalize_generation};
-use crate::active::active_generation;
+use crate::active::{self, active_generation};
 use crate::error::Error;
 use crate::results::Results;
 
@@ -53,6 +53,23 @@ impl Run {
     /// ```
     pub fn is_active(&self) -> bool {
         active_generation() == self.generation || deactivated() == Some(self.generation)
+    }
+
+    /// Whether this run's session is active and paused (see
+    /// [`pause`](crate::pause)).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false))?;
+    /// sp::pause()?;
+    /// assert!(run.is_paused());
+    /// sp::resume();
+    /// assert!(!run.is_paused());
+    /// run.finalize()?;
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn is_paused(&self) -> bool {
+        active_generation() == self.generation && active::is_paused()
     }
 
     /// Finalizes this run's session (an `Err` if it already ended).

@@ -10,7 +10,7 @@ mod pause;
 
 use checks::{check_json_output, check_output_path, check_setup};
 pub use handles::{Run, SessionGuard};
-pub use pause::{Sampler, Step};
+pub use pause::Sampler;
 pub(crate) use pause::{pause, resume};
 
 use crate::options::read;

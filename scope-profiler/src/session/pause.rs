@@ -56,10 +56,10 @@ pub(crate) fn resume() {
 /// use scope_profiler::{self as sp, Options};
 /// sp::setup(Options::new().in_memory().verbose(false))?;
 /// let sampler = sp::sample_every(2, 1)?;
-/// assert!(!sampler.step(0)?.is_sampled()); // before start
-/// assert!(sampler.step(1)?.is_sampled());
-/// assert!(!sampler.step(2)?.is_sampled());
-/// assert!(sampler.step(3)?.is_sampled());
+/// assert!(!sampler.step(0)?); // before start
+/// assert!(sampler.step(1)?);
+/// assert!(!sampler.step(2)?);
+/// assert!(sampler.step(3)?);
 /// drop(sampler);
 /// sp::finalize()?;
 /// # Ok::<(), sp::Error>(())
@@ -100,9 +100,14 @@ impl Sampler {
 
     /// Starts timestep `timestep`: resumes recording if it is selected,
     /// pauses it otherwise (an `Err`, as from [`pause`](crate::pause), when
-    /// a region is open on this thread). The state holds until the next
-    /// step or until the sampler is dropped.
-    pub fn step(&self, timestep: i64) -> Result<Step, Error> {
+    /// a region is open on this thread), and says whether it is recorded.
+    /// The state holds until the next step or until the sampler is dropped.
+    ///
+    /// ```
+    /// let s = scope_profiler::sample_every(3, 0).unwrap();
+    /// assert!(s.step(3).unwrap()); // recorded (when a session is active)
+    /// ```
+    pub fn step(&self, timestep: i64) -> Result<bool, Error> {
         let sampled = self.selects(timestep);
         if active_generation() != 0 {
             if sampled {
@@ -111,7 +116,7 @@ impl Sampler {
                 pause()?;
             }
         }
-        Ok(Step { sampled })
+        Ok(sampled)
     }
 }
 
@@ -120,24 +125,5 @@ impl Drop for Sampler {
         if let Some((generation, paused)) = self.before {
             active::set_paused(generation, paused);
         }
-    }
-}
-
-/// One timestep of a [`Sampler`].
-///
-/// ```
-/// let s = scope_profiler::sample_every(3, 0).unwrap();
-/// assert!(s.step(3).unwrap().is_sampled());
-/// ```
-#[derive(Debug)]
-#[must_use = "keep the step for the iteration's work"]
-pub struct Step {
-    sampled: bool,
-}
-
-impl Step {
-    /// Whether this timestep is recorded.
-    pub fn is_sampled(&self) -> bool {
-        self.sampled
     }
 }
