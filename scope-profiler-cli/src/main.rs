@@ -11,6 +11,7 @@
 mod export_filter;
 mod isolate;
 mod markdown;
+mod merge;
 mod report;
 mod stats;
 mod text;
@@ -25,7 +26,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use scope_profiler::ProfileReader;
 use scope_profiler::export::Grouping;
 
-/// Inspect, export, diff and check scope-profiler profiles (HDF5 or JSON).
+/// Inspect, export, diff, check and merge scope-profiler profiles (HDF5 or JSON).
 #[derive(Parser, Debug)]
 #[command(
     name = "scope-prof",
@@ -60,6 +61,10 @@ enum Command {
     /// header, call tree, flame graph, timeline, duration histograms; with
     /// several files, what changed and scaling charts.
     Report(report::ReportArgs),
+    /// Merge profiles recorded in one process (a Python program's and its
+    /// Rust extensions') into one: lanes matched by OS thread id, each
+    /// call nested under the innermost call that encloses it on its thread.
+    Merge(merge::MergeArgs),
 }
 
 /// Ordering of the regions.
@@ -274,6 +279,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Report(args) => report::report(&args).map(|()| ExitCode::SUCCESS),
         Command::Diff(args) => diff_cmd(args).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => check_cmd(args),
+        Command::Merge(args) => merge::merge(&args).map(|()| ExitCode::SUCCESS),
     }
 }
 

@@ -77,7 +77,8 @@ fn every_command_has_help() {
         &["inspect", "--help"],
         &["export", "--help"],
         &["diff", "--help"],
-        &["check", "--help"],
+        &["report", "--help"],
+        &["merge", "--help"],
         &["report", "--help"],
     ] {
         let out = ok(args);

@@ -85,6 +85,8 @@ pub mod assemble;
 pub mod callmatch;
 #[path = "calltree/mod.rs"]
 pub mod calltree;
+#[path = "merge/mod.rs"]
+pub mod merge;
 #[path = "metadata.rs"]
 pub mod metadata;
 #[path = "placement.rs"]

@@ -33,6 +33,9 @@ pub fn run_metadata(
         ("num_nodes", 1i64.into()),
         ("start_time_ns", start.ns.into()),
         ("finalize_time_ns", end.ns.into()),
+        // The process, so that `Profile::merge` can tell profiles of one
+        // process (an extension's and its host's) from others'.
+        ("pid", i64::from(std::process::id()).into()),
         ("source", "rust".into()),
         ("source_language", "rust".into()),
         (
@@ -124,6 +127,7 @@ pub fn is_reserved_key(key: &str) -> bool {
         "num_nodes",
         "start_time_ns",
         "finalize_time_ns",
+        "pid",
         "source",
         "source_language",
         "scope_profiler_rust_version",

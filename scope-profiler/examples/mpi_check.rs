@@ -227,7 +227,9 @@ fn shape(p: &Profile) -> String {
         .iter()
         .map(|(k, v)| match k.as_str() {
             // The label is the file stem.
-            "label" | "timestamp" | "start_time_ns" | "finalize_time_ns" => (k.clone(), None),
+            "label" | "timestamp" | "start_time_ns" | "finalize_time_ns" | "pid" => {
+                (k.clone(), None)
+            }
             _ => (k.clone(), Some(v.clone())),
         })
         .collect();
