@@ -77,9 +77,9 @@ fn every_command_has_help() {
         &["inspect", "--help"],
         &["export", "--help"],
         &["diff", "--help"],
+        &["check", "--help"],
         &["report", "--help"],
         &["merge", "--help"],
-        &["report", "--help"],
     ] {
         let out = ok(args);
         assert!(out.contains("Usage"), "{args:?}: {out}");
