@@ -9,7 +9,8 @@
 # (check-no-c.sh), the 200M-call bounded-memory
 # test in release mode, the nesting of every profile the suites wrote
 # (every_file_nests), then a real async crate's suite instrumented (the
-# nesting of its profiles checked).
+# nesting of its profiles checked). Between them: two PyO3 extension modules
+# and a Python program, their profiles merged (examples/python-extension).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh
@@ -41,6 +42,13 @@ scripts/memcheck.sh
 scripts/real-crate-test.sh
 # Every published crate packaged and verified, and its docs built as docs.rs does.
 scripts/check-package.sh --allow-dirty
+# Python and Rust in one profile: two PyO3 extension modules built with
+# maturin, run from Python threads under the Python package, their profiles
+# merged and checked through its reader (examples/python-extension).
+cargo fmt --manifest-path examples/python-extension/Cargo.toml --all -- --check
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/python-extension/cargo" \
+    cargo clippy --manifest-path examples/python-extension/Cargo.toml -- -D warnings
+examples/python-extension/run.sh
 # The default builds have no C: no C build step or binding in their trees,
 # a build with nothing to find libhdf5 by, only the C runtime linked.
 scripts/check-no-c.sh

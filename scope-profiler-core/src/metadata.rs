@@ -36,6 +36,9 @@ pub fn run_metadata(
         // The process, so that `Profile::merge` can tell profiles of one
         // process (an extension's and its host's) from others'.
         ("pid", i64::from(std::process::id()).into()),
+        // The timeline of the timestamps: another profile lines up with
+        // them only on the same one (`Profile::merge` checks it).
+        ("clock", crate::platform::CLOCK.into()),
         ("source", "rust".into()),
         ("source_language", "rust".into()),
         (
@@ -128,6 +131,7 @@ pub fn is_reserved_key(key: &str) -> bool {
         "start_time_ns",
         "finalize_time_ns",
         "pid",
+        "clock",
         "source",
         "source_language",
         "scope_profiler_rust_version",

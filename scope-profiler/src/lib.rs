@@ -108,6 +108,7 @@ use scope_profiler_hdf5 as hdf5;
 #[cfg(feature = "hdf5")]
 pub use scope_profiler_hdf5::limits;
 mod jsonfile;
+mod python;
 mod reader;
 mod results;
 

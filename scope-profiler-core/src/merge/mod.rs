@@ -40,8 +40,11 @@ impl Profile {
     /// # Errors
     ///
     /// Inputs that cannot be one process's: different `hostname`s or `pid`s
-    /// where both record one, or a session that overlaps no other input's
-    /// in time (on one clock, sessions of one process overlap); see
+    /// where both record one, a session that overlaps no other input's in
+    /// time (on one clock, sessions of one process overlap), or a profile
+    /// of ours timed on another clock than CLOCK_MONOTONIC (the portable
+    /// build, macOS and Windows: its timestamps count from its process's
+    /// start, so nothing lines up with them); see
     /// [`Profile::merge_forced`]. An input whose rows or ids do not fit its
     /// columns is an error too, as is no input at all.
     ///
@@ -134,6 +137,21 @@ fn usage(message: String) -> Error {
 
 /// Refuses inputs that cannot be one process's.
 fn check_one_process(inputs: &[Profile], windows: &[Window]) -> Result<(), Error> {
+    // Our files name their timeline; the Python package's do not (on Linux
+    // its `perf_counter_ns` is CLOCK_MONOTONIC; elsewhere no build of ours
+    // is on its timeline, and ours says so).
+    for (i, p) in inputs.iter().enumerate() {
+        if let Some(clock) = text(p, "clock")
+            && clock != "CLOCK_MONOTONIC"
+            && inputs.len() > 1
+        {
+            return Err(usage(format!(
+                "input {i} was timed on the clock {clock:?} (a portable build: its timestamps \
+                 count from its own process's start, its thread ids are not the OS's), which \
+                 no other profile's timestamps line up with"
+            )));
+        }
+    }
     for key in ["hostname", "pid"] {
         let mut seen: Option<(usize, String)> = None;
         for (i, p) in inputs.iter().enumerate() {

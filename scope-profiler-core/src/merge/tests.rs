@@ -360,3 +360,28 @@ fn inputs_that_do_not_fit_their_columns_are_errors() {
     assert!(Profile::merge(&[bad]).is_err());
     assert!(Profile::merge(&[]).is_err());
 }
+
+#[test]
+fn a_profile_on_another_clock_is_refused() {
+    let clock = |c: &str| ("clock", Value::Str(c.to_owned()));
+    let err = Profile::merge(&[
+        made(&[c("py", 0, 0, 100, None)], &[3], &[]),
+        made(&[c("rs", 0, 10, 20, None)], &[3], &[clock("process")]),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("\"process\"") && err.contains("input 1"),
+        "{err}"
+    );
+    let merged = Profile::merge(&[
+        made(&[c("py", 0, 0, 100, None)], &[3], &[]),
+        made(
+            &[c("rs", 0, 10, 20, None)],
+            &[3],
+            &[clock("CLOCK_MONOTONIC")],
+        ),
+    ])
+    .unwrap();
+    assert_eq!(tree(&merged), [t("py", "", 3), t("rs", "py", 3)]);
+}

@@ -7,6 +7,8 @@ use super::HUGE_PAGE;
 
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) const NAME: &str = "linux";
+/// The timeline of `monotonic_ns`.
+pub(super) const CLOCK: &str = "CLOCK_MONOTONIC";
 
 pub(super) fn monotonic_ns() -> i64 {
     clock_ns(libc::CLOCK_MONOTONIC).unwrap_or(0)

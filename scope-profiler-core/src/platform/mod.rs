@@ -49,6 +49,13 @@ pub(crate) const IMPLEMENTATION: &str = os::NAME;
 /// (and, on Linux, offered to transparent huge pages).
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
+/// The timeline of [`monotonic_ns`], as the file's `clock` metadata names
+/// it: `"CLOCK_MONOTONIC"` on Linux (Python's `perf_counter_ns` there, so
+/// profiles of one process line up), `"process"` in the portable build
+/// (nanoseconds since the process first read the clock: another runtime's
+/// timestamps do not line up with them).
+pub(crate) const CLOCK: &str = os::CLOCK;
+
 /// The monotonic clock now, in nanoseconds (on Linux CLOCK_MONOTONIC, the
 /// timeline of Python's `perf_counter_ns`).
 pub(crate) fn monotonic_ns() -> i64 {

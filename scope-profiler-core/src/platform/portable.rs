@@ -13,6 +13,9 @@ use super::HUGE_PAGE;
 
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) const NAME: &str = "portable";
+/// The timeline of `monotonic_ns`: nanoseconds since the process first
+/// read the clock.
+pub(super) const CLOCK: &str = "process";
 
 pub(super) fn monotonic_ns() -> i64 {
     static ORIGIN: OnceLock<Instant> = OnceLock::new();
