@@ -3,7 +3,7 @@
 # package scope-profiler 0.7.5 recording the program and each extension its
 # own session, merges the three files with `scope-prof merge` and checks the
 # merged profile through the Python package's reader (check.py), its CLI's
-# inspect, report and speedscope export. Everything lives under
+# inspect, report, speedscope export and flame chart. Everything lives under
 # target/python-extension (the venv with maturin and the Python package from
 # PyPI, the build, the run's files). CI runs it (scripts/run-tests.sh).
 set -euo pipefail
@@ -14,9 +14,11 @@ out="$target/python-extension"
 venv="$out/venv"
 py="$venv/bin/python"
 mkdir -p "$out"
-if ! "$py" -c 'import scope_profiler, maturin' 2>/dev/null; then
+# (matplotlib and maxplotlibx: what its `plot flame_chart` needs.)
+if ! "$py" -c 'import scope_profiler, maturin, matplotlib, maxplotlibx' 2>/dev/null; then
     python3 -m venv --clear "$venv"
-    "$py" -m pip install -q --disable-pip-version-check 'scope-profiler==0.7.5' 'maturin>=1.5,<2'
+    "$py" -m pip install -q --disable-pip-version-check 'scope-profiler==0.7.5' \
+        'maturin>=1.5,<2' matplotlib 'maxplotlibx>=0.1.9'
 fi
 # The extensions, each with its own copy of the runtime, built against this
 # venv's Python and installed into it.
@@ -40,6 +42,8 @@ cd "$run"
 "$venv/bin/scope-profiler" inspect merged.h5 > inspect.txt
 "$venv/bin/scope-profiler" report merged.h5 -o report.html > /dev/null
 "$venv/bin/scope-profiler" export speedscope merged.h5 -o speedscope > /dev/null
+MPLBACKEND=Agg "$venv/bin/scope-profiler" plot flame_chart merged.h5 -o plots > /dev/null
+test -s plots/flame_chart_plot.png
 grep -q "ext_a.kernel" inspect.txt
 # The Python package's own path, finalize(native_traces=...), takes an
 # extension's file as it is (keeping only each region's start and end times).

@@ -385,3 +385,31 @@ fn a_profile_on_another_clock_is_refused() {
     .unwrap();
     assert_eq!(tree(&merged), [t("py", "", 3), t("rs", "py", 3)]);
 }
+
+#[test]
+fn a_region_named_on_both_sides_is_one_region() {
+    // "solve" on both sides: the Python wrapper and the Rust function it
+    // calls; one region, its calls nested in each other.
+    let python = made(&[c("solve", 0, 0, 100, None)], &[3], &[PID]);
+    let rust = made(
+        &[c("solve", 0, 10, 90, None), c("inner", 0, 20, 30, Some(0))],
+        &[3],
+        &[PID],
+    );
+    let merged = Profile::merge(&[python, rust]).unwrap();
+    assert_eq!(merged.region_names, ["solve", "inner"]);
+    assert_eq!(merged.rows.len(), 2);
+    let solve = &merged.rows[0];
+    assert_eq!((solve.region_id, solve.event_count), (0, 2));
+    assert_eq!(
+        tree(&merged),
+        [
+            t("solve", "", 3),
+            t("solve", "solve", 3),
+            t("inner", "solve", 3)
+        ]
+    );
+    // Exclusive: 100 - 80 (the inner solve) + 80 - 10 (inner).
+    assert_eq!(solve.exclusive, 20 + 70);
+    assert_eq!(solve.stats.total, 180);
+}
