@@ -21,11 +21,18 @@ ext_b.scope_profiler_start("ext_b.h5")
 stamps = []
 
 
+def callback():
+    with sp.region("python.callback"):
+        ext_b.solve(10)
+
+
 def work(worker):
     for step in range(3):
         with sp.region("python.step"):
             ext_a.kernel(2000 + worker)
             ext_b.solve(500)
+            # Rust calling back into Python, which calls Rust again.
+            ext_a.map(callback, 2)
 
 
 threads = [threading.Thread(target=work, args=(w,), name=f"worker-{w}") for w in range(2)]

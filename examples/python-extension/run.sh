@@ -54,7 +54,7 @@ with sp.region("python.outer"):
     pass
 sp.finalize(native_traces="ext_b.h5")
 calls = {r.name: len(r.regions[0].start_times_ns) for r in sp.read_h5("native.h5").get_regions()}
-assert calls == {"python.outer": 1, "ext_b.solve": 6}, calls
+assert calls == {"python.outer": 1, "ext_b.solve": 18}, calls
 PY
 "$scope_prof" inspect merged.h5 --threads
 echo "python-extension: ok ($run)"

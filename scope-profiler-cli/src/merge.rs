@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scope_profiler::{self as sp, Compression, Profile};
+use scope_profiler::{self as sp, Compression, Profile, Value};
 
 use crate::{Failure, isolate};
 
@@ -52,6 +52,15 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<(), Failure> {
         threads.saturating_sub(merged.threads.len()),
         args.output.display()
     );
+    if let (Some(Value::Int(moved)), Some(Value::Int(max))) = (
+        merged.metadata_value("merge_moved_ends"),
+        merged.metadata_value("merge_moved_ns_max"),
+    ) {
+        eprintln!(
+            "scope-prof: {moved} call ends moved by at most {max} ns so that calls of different \
+             files nest exactly (their clocks disagree by that much)"
+        );
+    }
     Ok(())
 }
 

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use crate::clock::Anchor;
+use crate::clock::{Anchor, TickConverter};
 use crate::lane::{Lane, bump};
 use crate::options::Options;
 use crate::registry::RegionTable;
@@ -82,6 +82,9 @@ pub struct Session {
     pub start: Anchor,
     pub wall_start: SystemTime,
     pub regions: RegionTable,
+    /// The anchors the session's writes converted through: its start, then
+    /// those of checkpoints kept (see [`Session::converter`]).
+    anchors: Mutex<Vec<Anchor>>,
     /// The lanes of the threads that recorded, and the memory bound.
     pub store: Arc<Store>,
     /// Per-region call counts, set when the session is finalized (its lanes
@@ -107,10 +110,24 @@ impl Session {
             start,
             wall_start,
             regions,
+            anchors: Mutex::new(vec![start]),
             store,
             final_counts: OnceLock::new(),
             epoch: fork_epoch(),
         }
+    }
+
+    /// The tick converter of a write (or a read of durations) at `end`:
+    /// linear between the anchors of earlier writes and `end`, so the calls a
+    /// checkpoint wrote keep their values in every later write. With
+    /// `keep` (a write), `end` becomes one of those anchors.
+    pub fn converter(&self, end: Anchor, keep: bool) -> TickConverter {
+        let mut anchors = lock(&self.anchors);
+        let conv = TickConverter::through(&[anchors.as_slice(), &[end]].concat());
+        if keep && TickConverter::keeps(&anchors, end) {
+            anchors.push(end);
+        }
+        conv
     }
 
     /// Completed calls of region `id` so far.

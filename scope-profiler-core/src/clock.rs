@@ -6,8 +6,14 @@
 //! clock. Ticks become nanoseconds on the CLOCK_MONOTONIC timeline, the clock
 //! of Python's `perf_counter_ns` and of the package's C API, through a linear
 //! map between two anchors: (ticks, monotonic ns) pairs taken at `setup` and
-//! at `finalize`. Sessions too short for a precise slope use quanta's
-//! calibrated rate from the first anchor instead.
+//! at `finalize`. Between the anchors the map is off by no more than the
+//! anchors themselves (each the midpoint of the tightest of a few
+//! `rdtsc`/`clock_gettime`/`rdtsc` brackets: tens of ns), whatever the
+//! session's length, so profiles of one process taken by different copies of
+//! the runtime (two extension modules) or by Python's `perf_counter_ns` line
+//! up (`Profile::merge`). A checkpoint's anchor stays one of the session's,
+//! so the values it wrote are those of every later write. Pieces under 10 us
+//! use quanta's calibrated rate from their first anchor instead.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -16,8 +22,14 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 static USE_TSC: AtomicBool = AtomicBool::new(false);
 static QUANTA: OnceLock<quanta::Clock> = OnceLock::new();
 
-/// Sessions at least this long convert with the two-anchor slope.
-const MIN_SLOPE_SPAN_NS: i64 = 1_000_000_000;
+/// Pieces at least this long convert with the slope between their two
+/// anchors: 10 us. Between its anchors, a slope is off by no more than they
+/// are (tens of ns), however short the piece; shorter ones take quanta's
+/// rate, whose error (up to about 1e-4) is then under 1 ns at their end. (It
+/// was 1 s: a session of 10 ms converted with quanta's rate put two
+/// extension modules' calls of one thread 100 ns apart, enough to make
+/// sequential calls overlap.)
+const MIN_SLOPE_SPAN_NS: i64 = 10_000;
 
 /// The current raw tick count. Cheap: one `rdtsc` on x86_64.
 #[inline(always)]
@@ -103,12 +115,24 @@ impl Anchor {
     }
 }
 
-/// Maps ticks of one session to CLOCK_MONOTONIC nanoseconds.
+/// Maps ticks of one session to CLOCK_MONOTONIC nanoseconds: linear between
+/// consecutive anchors (the session's start, the checkpoints' kept anchors,
+/// the instant of the conversion), so that a value a checkpoint wrote is the
+/// value every later write gives the same call.
+#[derive(Clone, Debug)]
+pub struct TickConverter {
+    /// In the order of their anchors' ticks; each maps the ticks from its
+    /// anchor to the next segment's (the first also those before it, the
+    /// last those after it).
+    segments: Vec<Segment>,
+}
+
+/// One piece of a [`TickConverter`].
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct TickConverter {
-    start: Anchor,
-    /// The slope between the two anchors, for sessions of at least
-    /// `MIN_SLOPE_SPAN_NS`.
+struct Segment {
+    from: Anchor,
+    /// The slope to the next anchor, for pieces of at least
+    /// `MIN_SLOPE_SPAN_NS`; quanta's rate from `from` otherwise.
     slope: Option<Slope>,
 }
 
@@ -161,30 +185,76 @@ impl Slope {
 
 impl TickConverter {
     /// A converter anchored at the session's start and at `end`.
+    #[cfg(test)]
     pub(crate) fn new(start: Anchor, end: Anchor) -> Self {
-        let span_ns = end.ns - start.ns;
-        let span_ticks = end.ticks.wrapping_sub(start.ticks);
-        let slope = (span_ns >= MIN_SLOPE_SPAN_NS && span_ticks > 0)
-            .then(|| Slope::new(span_ns as u64, span_ticks));
-        TickConverter { start, slope }
+        TickConverter::through(&[start, end])
+    }
+
+    /// A converter through `anchors` (at least one; in the order they were
+    /// taken, so their ticks and ns grow).
+    pub(crate) fn through(anchors: &[Anchor]) -> Self {
+        let segments = match anchors {
+            [] => vec![Segment {
+                from: Anchor { ticks: 0, ns: 0 },
+                slope: None,
+            }],
+            [only] => vec![Segment {
+                from: *only,
+                slope: None,
+            }],
+            _ => anchors
+                .windows(2)
+                .map(|pair| {
+                    let (from, to) = (pair[0], pair[1]);
+                    let span_ns = to.ns - from.ns;
+                    let span_ticks = to.ticks.wrapping_sub(from.ticks);
+                    let slope = (span_ns >= MIN_SLOPE_SPAN_NS && span_ticks > 0)
+                        .then(|| Slope::new(span_ns as u64, span_ticks));
+                    Segment { from, slope }
+                })
+                .collect(),
+        };
+        TickConverter { segments }
+    }
+
+    /// Whether an anchor taken at `next` after the last one of `kept` is
+    /// kept: when both its clocks moved on (a write at the same tick as the
+    /// last adds nothing).
+    pub(crate) fn keeps(kept: &[Anchor], next: Anchor) -> bool {
+        kept.last()
+            .is_none_or(|last| next.ns > last.ns && next.ticks > last.ticks)
     }
 
     /// Monotonic nanoseconds of a tick value. Monotone in `t`.
     #[inline]
     pub(crate) fn ns(&self, t: u64) -> i64 {
-        let dt = t as i128 - self.start.ticks as i128;
+        let segment = match self.segments.as_slice() {
+            [one] => one,
+            all => {
+                let after = all.partition_point(|s| s.from.ticks <= t);
+                &all[after.saturating_sub(1)]
+            }
+        };
+        segment.ns(t)
+    }
+}
+
+impl Segment {
+    #[inline]
+    fn ns(&self, t: u64) -> i64 {
+        let dt = t as i128 - self.from.ticks as i128;
         if let Some(slope) = &self.slope {
             // As `dt * span_ns / span_ticks` in i128 (rounded toward zero).
             let q = slope.apply(dt.unsigned_abs() as u64) as i64;
             if dt >= 0 {
-                self.start.ns + q
+                self.from.ns + q
             } else {
-                self.start.ns - q
+                self.from.ns - q
             }
         } else if dt >= 0 {
-            self.start.ns + quanta_delta(self.start.ticks, t) as i64
+            self.from.ns + quanta_delta(self.from.ticks, t) as i64
         } else {
-            self.start.ns - quanta_delta(t, self.start.ticks) as i64
+            self.from.ns - quanta_delta(t, self.from.ticks) as i64
         }
     }
 }
@@ -213,8 +283,8 @@ mod tests {
             .unwrap();
         let b = Anchor::now();
         let conv = TickConverter::new(a, b);
-        // Short session: quanta's rate from the start anchor; within 0.1 ms
-        // of the bracket. Under valgrind (scripts/memcheck.sh sets
+        // 20 ms: the two-anchor slope; within 0.1 ms of the bracket (the
+        // anchors' error, tens of ns, on a quiet machine). Under valgrind (scripts/memcheck.sh sets
         // SP_MEMCHECK), which runs one thread at a time and slows each,
         // quanta's calibration is off by up to about 1%: there, within 2% of
         // the time since the start anchor (a CI run's memcheck saw 145 us
@@ -230,6 +300,39 @@ mod tests {
             conv.ns(t),
         );
         assert!(conv.ns(a.ticks) == a.ns);
+    }
+
+    #[test]
+    fn a_checkpoints_values_stay_in_later_writes() {
+        // Anchors 2 ms apart at a rate of 3 ticks per ns (the start, a
+        // checkpoint), then a later write whose anchor says the rate changed.
+        let a = Anchor {
+            ticks: 1_000,
+            ns: 10_000,
+        };
+        let b = Anchor {
+            ticks: 1_000 + 6_000_000,
+            ns: 10_000 + 2_000_000,
+        };
+        let c = Anchor {
+            ticks: b.ticks + 9_000_000,
+            ns: b.ns + 2_500_000,
+        };
+        let at_checkpoint = TickConverter::through(&[a, b]);
+        let later = TickConverter::through(&[a, b, c]);
+        for t in [0, 1_000, 2_500_000, 4_000_000, b.ticks] {
+            assert_eq!(later.ns(t), at_checkpoint.ns(t), "tick {t}");
+        }
+        assert_eq!(later.ns(b.ticks), b.ns);
+        assert_eq!(later.ns(c.ticks), c.ns);
+        // After the checkpoint, the second piece's rate (3.6 ticks a ns).
+        assert_eq!(later.ns(b.ticks + 3_600), b.ns + 1_000);
+        // Monotone across the pieces.
+        let values: Vec<i64> = (0..40).map(|k| later.ns(k * 500_000)).collect();
+        assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+        // An anchor where neither clock moved on is not kept.
+        assert!(!TickConverter::keeps(&[a, b], b));
+        assert!(TickConverter::keeps(&[a, b], c));
     }
 
     #[test]

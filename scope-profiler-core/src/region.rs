@@ -1,7 +1,7 @@
 //! The `Region` handle and the by-name API.
 
 use crate::active::{self, Session};
-use crate::clock::{Anchor, TickConverter, ticks};
+use crate::clock::{Anchor, ticks};
 use crate::registry::{self, Entry};
 use crate::thread::{self, Guard, TaskState};
 use std::sync::Arc;
@@ -293,7 +293,7 @@ impl Region {
         let Some(session) = self.session().filter(|s| !s.is_finished()) else {
             return Vec::new();
         };
-        let conv = TickConverter::new(session.start, Anchor::now());
+        let conv = session.converter(Anchor::now(), false);
         let mut calls = Vec::new();
         for lane in crate::sync::lock(&session.store.lanes).iter() {
             lane.for_each_in_memory(|records| {

@@ -9,7 +9,6 @@ use std::sync::atomic::Ordering;
 use super::Span;
 use super::tables::complete_regions;
 use crate::calltree::{CallTree, TreeBuilder};
-use crate::clock::TickConverter;
 use crate::lane::{AggTable, CounterTable};
 use crate::profile::{AggregateRow, RegionCounters, RegionStatistics};
 use crate::registry::RegionTable;
@@ -62,7 +61,7 @@ pub fn plan_aggregate(
     span: Span,
     metadata: Vec<(String, Value)>,
 ) -> AggregatePlan {
-    let conv = TickConverter::new(span.start, span.end);
+    let conv = span.conv.clone();
     let ns = |ticks: u64| conv.ns(span.start.ticks.wrapping_add(ticks)) - span.start.ns;
     // Tables first, then regions: every region a table counts is registered.
     let tables: Vec<Arc<AggTable>> = lock(&store.lanes)

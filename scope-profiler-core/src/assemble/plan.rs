@@ -142,11 +142,13 @@ impl Plan {
     }
 }
 
-/// The session's start and the instant of the cut.
-#[derive(Clone, Copy)]
+/// The session's start, the instant of the cut, and the conversion of its
+/// ticks (`Session::converter`).
+#[derive(Clone)]
 pub struct Span {
     pub start: Anchor,
     pub end: Anchor,
+    pub conv: TickConverter,
 }
 
 /// Plans the file of everything `store` holds now: a cut of every lane and
@@ -162,7 +164,7 @@ pub fn plan(
     dir: PathBuf,
     capture_source: bool,
 ) -> Result<Plan, Error> {
-    let conv = TickConverter::new(span.start, span.end);
+    let conv = span.conv.clone();
     // Lanes first, then regions: every region a cut record uses is
     // registered (its id was published with Release and read with Acquire
     // before the record was made).

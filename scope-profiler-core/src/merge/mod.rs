@@ -34,12 +34,23 @@ impl Profile {
     ///
     /// The metadata is the first input's, its `start_time_ns` and
     /// `finalize_time_ns` widened to every input's, with `merged_profiles`
-    /// (the number of inputs). Counters are each input's own measurement
+    /// (the number of inputs).
+    ///
+    /// Two calls of different inputs that overlap on one thread by at most
+    /// 1 us without one
+    /// holding the other (two clocks disagreeing by a few ns) are made to
+    /// nest or to follow one another by the shorter move of one end, so
+    /// that every reader (the Python package's too, which refuses such
+    /// overlaps) finds exact nesting; the metadata then says how many ends
+    /// moved and by how much at most (`merge_moved_ends`,
+    /// `merge_moved_ns_max`). Counters are each input's own measurement
     /// (their exclusive values exclude only that input's callees).
     ///
     /// # Errors
     ///
-    /// Inputs that cannot be one process's: different `hostname`s or `pid`s
+    /// Calls of different inputs on one thread that overlap by more than
+    /// the tolerance without one holding the other. Inputs that cannot be
+    /// one process's: different `hostname`s or `pid`s
     /// where both record one, a session that overlaps no other input's in
     /// time (on one clock, sessions of one process overlap), or a profile
     /// of ours timed on another clock than CLOCK_MONOTONIC (the portable
@@ -88,6 +99,29 @@ impl Profile {
     /// ```
     pub fn merge_forced(inputs: &[Profile]) -> Result<Profile, Error> {
         merge(inputs, false)
+    }
+}
+
+/// How far two inputs' calls may overlap without one holding the other and
+/// still be made to nest or follow one another (their ends moved): 1 us,
+/// far above what two runtimes' clocks disagree by (tens of ns, the error
+/// of their anchors), far below any call a user would see.
+const TOLERANCE_NS: i64 = 1_000;
+
+/// The ends a merge moved (see [`TOLERANCE_NS`]), and what it could not
+/// make nest.
+#[derive(Default)]
+struct Adjusted {
+    calls: u64,
+    max_ns: i64,
+    conflicts: u64,
+    example: Option<(usize, usize)>,
+}
+
+impl Adjusted {
+    fn note(&mut self, ns: i64) {
+        self.calls += 1;
+        self.max_ns = self.max_ns.max(ns);
     }
 }
 
@@ -420,26 +454,77 @@ fn merge(inputs: &[Profile], check: bool) -> Result<Profile, Error> {
     });
     let mut next_id: HashMap<u32, i64> = HashMap::new();
     let mut stacks: HashMap<(u32, i64, i64), Vec<usize>> = HashMap::new();
+    let mut adjusted = Adjusted::default();
     for &c in &order {
-        let call = calls[c];
-        let id = next_id.entry(call.rank).or_insert(0);
+        let id = next_id.entry(calls[c].rank).or_insert(0);
         calls[c].id = *id;
         *id += 1;
+        let call = calls[c];
         let stack = stacks
             .entry((call.rank, call.thread, call.task))
             .or_default();
         while let Some(&top) = stack.last() {
-            if calls[top].start <= call.start && call.end <= calls[top].end {
+            let (ts, te) = (calls[top].start, calls[top].end);
+            let (cs, ce) = (calls[c].start, calls[c].end);
+            // Its recorded parent holds it (also when a move below has
+            // shortened the parent: it is clamped into it then).
+            if (ts <= cs && ce <= te) || Some(top) == call.own_parent {
                 break;
+            }
+            // Two inputs' calls that overlap without one holding the other:
+            // the clocks of two runtimes (or of Python and Rust) disagree by
+            // a few ns. Within TOLERANCE_NS, the shorter move makes them
+            // nest (the later call ends where the other ends) or follow one
+            // another (the earlier call ends where the later starts).
+            if calls[top].input != call.input && ts <= cs && cs < te && te < ce {
+                let (overhang, overlap) = (ce - te, te - cs);
+                if overhang <= overlap && overhang <= TOLERANCE_NS {
+                    calls[c].end = te;
+                    adjusted.note(overhang);
+                    break;
+                }
+                if overlap <= TOLERANCE_NS {
+                    calls[top].end = cs;
+                    adjusted.note(overlap);
+                } else {
+                    adjusted.conflicts += 1;
+                    adjusted.example.get_or_insert((top, c));
+                }
             }
             stack.pop();
         }
-        calls[c].parent = stack
+        let parent = stack
             .iter()
             .rev()
             .copied()
             .find(|&q| calls[q].input != call.input || Some(q) == call.own_parent);
+        // Inside the parent, also when a move above shortened it.
+        if let Some(p) = parent {
+            let (ps, pe) = (calls[p].start, calls[p].end);
+            let d = &mut calls[c];
+            (d.start, d.end) = (d.start.clamp(ps, pe), d.end.clamp(ps, pe));
+        }
+        calls[c].parent = parent;
         stack.push(c);
+    }
+    if check && adjusted.conflicts > 0 {
+        let (a, b) = adjusted.example.unwrap_or_default();
+        let name = |q: usize| {
+            let call = &calls[q];
+            format!(
+                "{} of input {} ({} to {} ns)",
+                region_names[call.region as usize], call.input, call.start, call.end
+            )
+        };
+        return Err(usage(format!(
+            "{} pairs of calls of different inputs overlap on one thread by more than {} ns \
+             without one holding the other, as {} and {}: not one clock \
+             (merge_forced, `scope-prof merge --force`, keeps them as they are)",
+            adjusted.conflicts,
+            TOLERANCE_NS,
+            name(a),
+            name(b)
+        )));
     }
 
     // Children's time, for the exclusive totals.
@@ -516,6 +601,18 @@ fn merge(inputs: &[Profile], check: bool) -> Result<Profile, Error> {
         "merged_profiles",
         Value::Int(inputs.len() as i64),
     );
+    if adjusted.calls > 0 {
+        set(
+            &mut metadata,
+            "merge_moved_ends",
+            Value::Int(adjusted.calls as i64),
+        );
+        set(
+            &mut metadata,
+            "merge_moved_ns_max",
+            Value::Int(adjusted.max_ns),
+        );
+    }
     Ok(Profile {
         metadata,
         region_names,

@@ -413,3 +413,93 @@ fn a_region_named_on_both_sides_is_one_region() {
     assert_eq!(solve.exclusive, 20 + 70);
     assert_eq!(solve.stats.total, 180);
 }
+
+/// (start, end) of each call of `p` by region name, by start.
+fn spans(p: &Profile) -> Vec<(String, i64, i64)> {
+    let mut out = Vec::new();
+    for row in &p.rows {
+        for pos in row.events() {
+            let (s, d) = (p.events.start_ns[pos], p.events.durations[pos]);
+            out.push((p.region_names[row.region_id as usize].clone(), s, s + d));
+        }
+    }
+    out.sort_by_key(|(_, s, e)| (*s, -*e));
+    out
+}
+
+#[test]
+fn clocks_a_few_ns_apart_are_made_to_nest_exactly() {
+    // The Rust call ends 3 ns after the Python call that ran it (their
+    // clocks disagree by that much), and its child 1 ns after that.
+    let python = made(&[c("py", 0, 0, 100, None)], &[3], &[PID]);
+    let rust = made(
+        &[
+            c("rs", 0, 50, 103, None),
+            c("rs.child", 0, 101, 102, Some(0)),
+        ],
+        &[3],
+        &[PID],
+    );
+    let merged = Profile::merge(&[python, rust]).unwrap();
+    assert_eq!(
+        tree(&merged),
+        [t("py", "", 3), t("rs", "py", 3), t("rs.child", "rs", 3)]
+    );
+    assert_eq!(
+        spans(&merged),
+        [
+            ("py".to_owned(), 0, 100),
+            ("rs".to_owned(), 50, 100),
+            ("rs.child".to_owned(), 100, 100),
+        ]
+    );
+    assert_eq!(
+        merged.metadata_value("merge_moved_ends"),
+        Some(&Value::Int(1))
+    );
+    assert_eq!(
+        merged.metadata_value("merge_moved_ns_max"),
+        Some(&Value::Int(3))
+    );
+    // The Rust call starts 2 ns before the Python call before it ended:
+    // they follow one another, the earlier one ending where the later starts.
+    let python = made(
+        &[c("py", 0, 0, 100, None), c("py.child", 0, 90, 100, Some(0))],
+        &[3],
+        &[PID],
+    );
+    let rust = made(&[c("rs", 0, 98, 300, None)], &[3], &[PID]);
+    let merged = Profile::merge(&[python, rust]).unwrap();
+    assert_eq!(
+        tree(&merged),
+        [t("py", "", 3), t("py.child", "py", 3), t("rs", "", 3)]
+    );
+    assert_eq!(
+        spans(&merged),
+        [
+            ("py".to_owned(), 0, 98),
+            ("py.child".to_owned(), 90, 98),
+            ("rs".to_owned(), 98, 300),
+        ]
+    );
+    assert_eq!(
+        merged.metadata_value("merge_moved_ends"),
+        Some(&Value::Int(2))
+    );
+}
+
+#[test]
+fn calls_overlapping_by_more_than_a_microsecond_are_refused_unless_forced() {
+    let inputs = [
+        made(&[c("py", 0, 0, 10_000, None)], &[3], &[PID]),
+        made(&[c("rs", 0, 5_000, 20_000, None)], &[3], &[PID]),
+    ];
+    let err = Profile::merge(&inputs).unwrap_err().to_string();
+    assert!(
+        err.contains("1 pairs") && err.contains("py of input 0") && err.contains("rs of input 1"),
+        "{err}"
+    );
+    let merged = Profile::merge_forced(&inputs).unwrap();
+    assert_eq!(tree(&merged), [t("py", "", 3), t("rs", "", 3)]);
+    assert_eq!(merged.metadata_value("merge_moved_ends"), None);
+}

@@ -92,6 +92,7 @@ fn write(
         let span = assemble::Span {
             start: session.start,
             end,
+            conv: session.converter(end, true),
         };
         let plan = assemble::plan_aggregate(&session.store, &session.regions, span, metadata);
         let counts = plan.counts.clone();
@@ -120,6 +121,7 @@ fn plan(session: &Session, dir: PathBuf) -> Result<assemble::Plan, Error> {
     let span = assemble::Span {
         start: session.start,
         end,
+        conv: session.converter(end, true),
     };
     let mut plan = assemble::plan(
         &session.store,
