@@ -390,10 +390,19 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode, Failure> {
 
 /// Opens a profile; the error names the file and what is wrong.
 pub(crate) fn open(path: &Path) -> Result<ProfileReader, Failure> {
+    opened(path, |p| ProfileReader::open(p))
+}
+
+/// `read(path)` in the watched child ([`isolate::opening`]); the error names
+/// the file and what is wrong.
+pub(crate) fn opened<T>(
+    path: &Path,
+    read: impl FnOnce(&Path) -> Result<T, scope_profiler::Error>,
+) -> Result<T, Failure> {
     if let Err(e) = std::fs::metadata(path) {
         return Err(Failure(format!("cannot read {}: {e}", path.display())));
     }
-    isolate::opening(path, || ProfileReader::open(path)).map_err(|e| {
+    isolate::opening(path, || read(path)).map_err(|e| {
         Failure(format!(
             "{} is not a readable scope-profiler profile ({e})",
             path.display()

@@ -2,11 +2,11 @@
 //! and its Rust extensions') as one file, each call nested under the call
 //! that ran it on its thread (`Profile::merge`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use scope_profiler::{self as sp, Compression, Profile, Value};
 
-use crate::{Failure, isolate};
+use crate::Failure;
 
 /// Arguments of `scope-prof merge`.
 #[derive(clap::Args, Debug)]
@@ -32,7 +32,7 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<(), Failure> {
     let inputs = args
         .inputs
         .iter()
-        .map(|path| read(path))
+        .map(|path| crate::opened(path, |p| sp::read_profile(p)))
         .collect::<Result<Vec<Profile>, Failure>>()?;
     let merged = if args.force {
         Profile::merge_forced(&inputs)
@@ -62,18 +62,6 @@ pub(crate) fn merge(args: &MergeArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
-}
-
-fn read(path: &Path) -> Result<Profile, Failure> {
-    if let Err(e) = std::fs::metadata(path) {
-        return Err(Failure(format!("cannot read {}: {e}", path.display())));
-    }
-    isolate::opening(path, || sp::read_profile(path)).map_err(|e| {
-        Failure(format!(
-            "{} is not a readable scope-profiler profile with calls ({e})",
-            path.display()
-        ))
-    })
 }
 
 fn names(paths: &[PathBuf]) -> String {

@@ -154,13 +154,13 @@ fn rust_calls_nest_under_the_host_calls_that_ran_them() {
         return;
     };
     let py_dir = dir.join("py");
-    let run = |args: &[&str], file: &Path| {
+    let run = |args: &[&str], file: &Path, output: &Path| {
         let out = Command::new(&python)
             .args(["-m", "scope_profiler"])
             .args(args)
             .arg(file)
             .arg("-o")
-            .arg(&py_dir)
+            .arg(output)
             .output()
             .unwrap();
         assert!(
@@ -169,7 +169,7 @@ fn rust_calls_nest_under_the_host_calls_that_ran_them() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    run(&["export", "speedscope"], &merged_path);
+    run(&["export", "speedscope"], &merged_path, &py_dir);
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(py_dir.join("profile.speedscope.json")).unwrap())
             .unwrap();
@@ -197,18 +197,7 @@ fn rust_calls_nest_under_the_host_calls_that_ran_them() {
     }
     assert_eq!(kernels_inside, 6);
     let report = dir.join("report.html");
-    let out = Command::new(&python)
-        .args(["-m", "scope_profiler", "report"])
-        .arg(&merged_path)
-        .arg("-o")
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run(&["report"], &merged_path, &report);
     assert!(report.exists());
 }
 
