@@ -605,10 +605,11 @@ pub fn run_one(slug: &str, calls: u64) {
         .into_iter()
         .find(|v| v.slug() == slug)
         .unwrap_or_else(|| panic!("unknown variant {slug:?}"));
-    assert!(
-        !v.is_peer() || matches!(v, Variant::TracingTracy | Variant::TracingChrome),
-        "`one` runs our variants, the floors, tracing-tracy and tracing-chrome only"
-    );
+    // The other peers as the full run has them (for instruction counts
+    // per call of every row: `instructions.sh`); tracing-tracy and
+    // tracing-chrome set up their own.
+    let peers = (v.is_peer() && !matches!(v, Variant::TracingTracy | Variant::TracingChrome))
+        .then(|| Peers::start(&std::env::temp_dir()));
     let clock = quanta::Clock::new();
     sp::register_opt_in_tag(ours::OPT_IN_TAG);
     let options = Options::new()
@@ -634,6 +635,9 @@ pub fn run_one(slug: &str, calls: u64) {
     let done = (calls / crate::common::BATCH).max(1) * crate::common::BATCH;
     if let Some(s) = session {
         s.finalize().expect("finalize");
+    }
+    if let Some(peers) = peers {
+        peers.finish();
     }
     println!(
         "ns={ns:.4} faults_per_call={:.6} thread_faults_per_call={:.6} cpu_ns_per_call={:.4} \

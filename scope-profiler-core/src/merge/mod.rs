@@ -477,7 +477,7 @@ fn merge(inputs: &[Profile], check: bool) -> Result<Profile, Error> {
             // nest (the later call ends where the other ends) or follow one
             // another (the earlier call ends where the later starts).
             if calls[top].input != call.input && ts <= cs && cs < te && te < ce {
-                let (overhang, overlap) = (ce - te, te - cs);
+                let (overhang, overlap) = (ce.saturating_sub(te), te.saturating_sub(cs));
                 if overhang <= overlap && overhang <= TOLERANCE_NS {
                     calls[c].end = te;
                     adjusted.note(overhang);
@@ -531,7 +531,7 @@ fn merge(inputs: &[Profile], check: bool) -> Result<Profile, Error> {
     let mut children = vec![0i64; calls.len()];
     for c in &calls {
         if let Some(p) = c.parent {
-            children[p] = children[p].saturating_add(c.end - c.start);
+            children[p] = children[p].saturating_add(c.end.saturating_sub(c.start));
         }
     }
 
@@ -559,7 +559,7 @@ fn merge(inputs: &[Profile], check: bool) -> Result<Profile, Error> {
         let mut spans = Vec::with_capacity(members.len());
         for &c in &members {
             let call = &calls[c];
-            let duration = call.end - call.start;
+            let duration = call.end.saturating_sub(call.start);
             events.start_ns.push(call.start);
             events.durations.push(duration);
             events.call_ids.push(call.id);

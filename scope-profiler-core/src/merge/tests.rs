@@ -70,7 +70,7 @@ fn made(calls: &[C], os: &[i64], meta: &[(&str, Value)]) -> Profile {
                 continue;
             }
             events.start_ns.push(call.start);
-            events.durations.push(call.end - call.start);
+            events.durations.push(call.end.wrapping_sub(call.start));
             events.call_ids.push(k as i64);
             events.parent_ids.push(call.parent.map_or(-1, |q| q as i64));
             events.thread_ids.push(call.thread);
@@ -502,4 +502,36 @@ fn calls_overlapping_by_more_than_a_microsecond_are_refused_unless_forced() {
     let merged = Profile::merge_forced(&inputs).unwrap();
     assert_eq!(tree(&merged), [t("py", "", 3), t("rs", "", 3)]);
     assert_eq!(merged.metadata_value("merge_moved_ends"), None);
+}
+
+#[test]
+fn extreme_times_and_ids_are_merged_without_overflow() {
+    // Values a hostile or broken file may hold: the extremes of i64, a
+    // parent id naming no call, a call its own parent, negative durations.
+    let mut a = made(
+        &[
+            c("a", 0, i64::MIN, i64::MAX, None),
+            c("b", 0, i64::MIN + 1, 0, Some(0)),
+        ],
+        &[3],
+        &[],
+    );
+    a.events.parent_ids[1] = 99;
+    let mut b = made(
+        &[
+            c("x", 0, i64::MAX - 5, i64::MAX, None),
+            c("y", 0, 5, 1, None),
+        ],
+        &[3],
+        &[],
+    );
+    b.events.parent_ids[1] = b.events.call_ids[1];
+    for merged in [
+        Profile::merge_forced(&[a.clone(), b.clone()]),
+        Profile::merge_forced(&[b, a]),
+    ] {
+        let merged = merged.unwrap();
+        assert_eq!(merged.events.len(), 4);
+        assert!(merged.events.durations.iter().all(|&d| d >= 0));
+    }
 }
