@@ -280,6 +280,11 @@ impl Region {
     /// Durations in ns of this region's calls held in memory and not yet
     /// written out by `finalize`, in the order the calls started.
     ///
+    /// They are converted from clock ticks with the calibration known now;
+    /// `finalize` calibrates again over the whole session, so the file's
+    /// durations of the same calls may differ from these by a few parts per
+    /// million (a few ns in a millisecond).
+    ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
     /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
