@@ -808,6 +808,52 @@ fn diverging_record_outcome_fns_record_their_panics() {
     assert_eq!(statuses(profile, "outcome_opaque_panics"), ["panic"]);
 }
 
+#[profile(record_outcome)]
+fn outcome_every_seventh(i: u32) -> Result<u32, std::num::TryFromIntError> {
+    if i % 7 == 3 {
+        u8::try_from(300 + i).map(u32::from)
+    } else {
+        Ok(i)
+    }
+}
+
+/// An ok outcome is a flag of the call's record (nothing else is stored),
+/// an error the call's metadata: both reach the file, in memory and when
+/// the records spill (the flag in the spilled depth's low bit), and at the
+/// chunk boundaries, where the record goes the slow way.
+#[test]
+fn ok_outcomes_ride_in_the_records_and_reach_the_file_spilled_or_not() {
+    const N: u32 = 200_000;
+    let expected: Vec<&str> = (0..N)
+        .map(|i| if i % 7 == 3 { "error" } else { "ok" })
+        .collect();
+    for limit in [None, Some(1 << 20)] {
+        let _s = integration_tests::serial();
+        let mut options = Options::new().in_memory().verbose(false);
+        if let Some(bytes) = limit {
+            options = options.memory_limit(bytes);
+        }
+        sp::setup(options).unwrap();
+        let mut sum = 0u64;
+        for i in 0..N {
+            sum += u64::from(outcome_every_seventh(i).unwrap_or(0));
+        }
+        assert!(sum > 0);
+        let results = sp::finalize().unwrap();
+        assert_eq!(
+            results.health().spilled_bytes > 0,
+            limit.is_some(),
+            "spilled under {limit:?}"
+        );
+        let profile = results.profile().unwrap();
+        assert_eq!(
+            statuses(profile, "outcome_every_seventh"),
+            expected,
+            "{limit:?}"
+        );
+    }
+}
+
 pub struct Counter(u32);
 
 impl Counter {

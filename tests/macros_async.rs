@@ -854,3 +854,52 @@ fn async_record_outcome_records_ok_error_and_panics_while_polled() {
         assert!(row.event_metadata.is_empty(), "{plain}");
     }
 }
+
+/// A sync `record_outcome` function: its calls inside an async call land
+/// on the task's lane, where an ok outcome rides in the record and an
+/// error is matched by the call's region and start.
+#[profile(record_outcome)]
+fn parse_in_task(text: &str) -> Result<u32, ParseIntError> {
+    text.parse()
+}
+
+#[profile]
+async fn parses_in_task(texts: &'static [&'static str]) -> usize {
+    let mut good = 0;
+    for text in texts {
+        good += usize::from(parse_in_task(text).is_ok());
+        yield_now().await;
+    }
+    good
+}
+
+#[test]
+fn sync_record_outcome_calls_inside_tasks_keep_their_outcomes() {
+    let _s = start_in_memory();
+    block_on(async {
+        assert_eq!(
+            tokio::spawn(parses_in_task(&["1", "x", "2"]))
+                .await
+                .unwrap(),
+            2
+        );
+        assert_eq!(parses_in_task(&["y", "3"]).await, 1);
+    });
+    assert_eq!(parse_in_task("4"), Ok(4)); // on the thread's lane
+    let results = sp::finalize().unwrap();
+    let profile = results.profile().unwrap();
+    let ok = r#"status=Str("ok")"#;
+    let error = r#"status=Str("error") exception=Str("core::num::error::ParseIntError")"#;
+    assert_eq!(
+        outcomes(profile, "parse_in_task"),
+        [error, error, ok, ok, ok, ok]
+    );
+    assert!(
+        profile
+            .events
+            .task_ids
+            .as_ref()
+            .is_some_and(|t| t.iter().filter(|&&t| t >= 0).count() >= 7),
+        "the calls inside the async calls are on task lanes"
+    );
+}

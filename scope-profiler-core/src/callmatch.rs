@@ -83,11 +83,11 @@ impl LaneMeta {
         out[first..].reverse();
         let i = self
             .outcomes
-            .partition_point(|o| (o.0, o.1) < (r.depth, r.start));
+            .partition_point(|o| (o.0, o.1) < (r.depth(), r.start));
         // Every entry of this call (annotations, then its outcome), in time.
         for (_, _, values) in self.outcomes[i..]
             .iter()
-            .take_while(|(depth, when, _)| *depth == r.depth && *when <= r.end)
+            .take_while(|(depth, when, _)| *depth == r.depth() && *when <= r.end)
         {
             out.push(Arc::clone(values));
         }
@@ -154,12 +154,7 @@ mod tests {
     }
 
     fn call(start: u64, end: u64, depth: u32) -> Record {
-        Record {
-            start,
-            end,
-            region: 0,
-            depth,
-        }
+        Record::new(start, end, 0, depth)
     }
 
     fn keys(meta: &LaneMeta, r: Record) -> CallMetadata {
@@ -215,12 +210,7 @@ mod tests {
         .unwrap();
         let of = |region, start, depth| {
             let mut out = Vec::new();
-            let r = Record {
-                start,
-                end: start + 100,
-                region,
-                depth,
-            };
+            let r = Record::new(start, start + 100, region, depth);
             meta.matches(&r, &mut out);
             merge(out.iter().map(|e| &**e))
                 .into_iter()

@@ -1,16 +1,18 @@
 //! Per-call metadata and outcomes: [`call_metadata`](crate::callmeta::call_metadata) scopes and
 //! the outcome of `#[profile(record_outcome)]` functions. Each is kept beside
-//! the thread's records (a `MetaEntry` of its lane; an async call's outcome
-//! a `KeyedEntry` of the session, its record moving between recorders) and
-//! matched to its calls when the file is assembled (`callmatch`); calls that
-//! use neither cost nothing more.
+//! the thread's records (a `MetaEntry` of its lane; an async call's outcome,
+//! or a call's on a task's recorder, a `KeyedEntry` of the session, its
+//! record moving between recorders) and matched to its calls when the file
+//! is assembled (`callmatch`); calls that use neither cost nothing more. An
+//! ok outcome, the common one, is no entry but a flag of the call's record
+//! (`Record::ok`), set as its guard ends it: no more than a plain call.
 
 use std::marker::PhantomData;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use crate::active;
 use crate::clock::ticks;
-use crate::lane::MetaScope;
+use crate::lane::{MetaScope, ok_outcome};
 use crate::thread::{self, Guard};
 use crate::value::{CallMetadata, Value};
 
@@ -155,89 +157,120 @@ impl Drop for CallMetadataScope {
 /// (with `exception`: the error type's name) or "panic".
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Status {
-    status: &'static str,
-    exception: Option<&'static str>,
+pub struct Status(Ended);
+
+/// The ways a call ends, told apart without comparing strings (a call's
+/// `Ok` is decided where the value is classified, at no cost).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    Ok,
+    /// A `Result::Err`: the error type's name.
+    Error(&'static str),
+    Panic,
 }
 
 impl Status {
-    const OK: Status = Status {
-        status: "ok",
-        exception: None,
-    };
+    const OK: Status = Status(Ended::Ok);
+
+    /// Whether the call returned ok.
+    #[inline(always)]
+    fn is_ok(self) -> bool {
+        matches!(self.0, Ended::Ok)
+    }
+}
+
+/// A `record_outcome` call's guard, which [`Outcome::finish`] ends: an ok
+/// call by [`Guard::end_ok`] (the outcome in its record), any other as a
+/// drop. Not a public API.
+#[doc(hidden)]
+pub trait OutcomeGuard {
+    /// The number of its call on its thread (0: not recording).
+    fn call_seq(&self) -> u64;
+    /// Ends the call, which returned ok.
+    fn end_ok(self);
+}
+
+impl OutcomeGuard for Guard {
+    #[inline(always)]
+    fn call_seq(&self) -> u64 {
+        self.seq()
+    }
+
+    #[inline(always)]
+    fn end_ok(self) {
+        Guard::end_ok(self)
+    }
 }
 
 /// The outcome of one call of a `record_outcome` function; see the
 /// attribute. Not a public API.
+///
+/// An ok call costs what a plain call does: the outcome is a flag of its
+/// record, set as the guard ends it. An error or a panic (rare) is added
+/// as the call's metadata while it is open.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct Outcome {
-    /// The session, 0 when the call is not recorded (or already finished).
-    generation: u32,
+    /// The call's number on its thread, 0 when it is not recorded (or
+    /// already finished).
+    seq: u64,
     _not_send: PhantomData<*const ()>,
 }
 
 impl Outcome {
-    /// For the call just entered, if it records.
-    #[inline]
-    pub fn begin(recording: bool) -> Outcome {
-        let generation = if recording {
-            active::active_generation()
-        } else {
-            0
-        };
+    /// For the call `guard` just entered.
+    #[inline(always)]
+    pub fn begin(guard: &impl OutcomeGuard) -> Outcome {
         Outcome {
-            generation,
+            seq: guard.call_seq(),
             _not_send: PhantomData,
         }
     }
 
     /// The call returned: its status, by the returned value's type (see
-    /// [`OutcomeProbe`]).
-    #[inline]
-    pub fn finish(mut self, status: Status) {
-        let generation = std::mem::take(&mut self.generation);
-        if generation != 0 {
-            record(generation, status);
+    /// [`OutcomeProbe`]), then `guard` ends it.
+    #[inline(always)]
+    pub fn finish<G: OutcomeGuard>(mut self, status: Status, guard: G) {
+        let seq = std::mem::take(&mut self.seq);
+        if status.is_ok() {
+            guard.end_ok();
+        } else {
+            if seq != 0 {
+                record(seq, status);
+            }
+            drop(guard);
         }
     }
 }
 
 impl Drop for Outcome {
     fn drop(&mut self) {
-        if self.generation != 0 && std::thread::panicking() {
-            record(self.generation, PANIC);
+        if self.seq != 0 && std::thread::panicking() {
+            record(self.seq, PANIC);
         }
     }
 }
-
-/// The metadata of an "ok" call, shared by every such call.
-static OK_VALUES: LazyLock<Arc<CallMetadata>> =
-    LazyLock::new(|| Arc::new(vec![("status".to_owned(), Value::from("ok"))]));
 
 /// The metadata of a call that ended with `status`.
 fn status_values(status: Status) -> Arc<CallMetadata> {
-    if status == Status::OK {
-        Arc::clone(&OK_VALUES)
-    } else {
-        let mut values = vec![("status".to_owned(), Value::from(status.status))];
-        if let Some(exception) = status.exception {
-            values.push(("exception".to_owned(), Value::from(exception)));
-        }
-        Arc::new(values)
+    let (word, exception) = match status.0 {
+        Ended::Ok => return ok_outcome(),
+        Ended::Error(exception) => ("error", Some(exception)),
+        Ended::Panic => ("panic", None),
+    };
+    let mut values = vec![("status".to_owned(), Value::from(word))];
+    if let Some(exception) = exception {
+        values.push(("exception".to_owned(), Value::from(exception)));
     }
+    Arc::new(values)
 }
 
+/// Adds `status` as the metadata of call `seq`, open on this thread's
+/// recorder (see `thread::add_call_metadata`).
 #[cold]
 #[inline(never)]
-fn record(generation: u32, status: Status) {
-    let values = status_values(status);
-    let at = ticks();
-    thread::add_metadata(
-        generation,
-        |innermost| innermost.map(|depth| MetaScope::Call { depth, at }),
-        values,
-    );
+fn record(seq: u64, status: Status) {
+    thread::add_call_metadata(seq, ticks(), status_values(status));
 }
 
 /// Records `status` as the outcome of an instrumented future's own call,
@@ -249,10 +282,7 @@ pub(crate) fn record_future_outcome(seq: u64, status: Status) {
 }
 
 /// A call panicked: its status.
-pub(crate) const PANIC: Status = Status {
-    status: "panic",
-    exception: None,
-};
+pub(crate) const PANIC: Status = Status(Ended::Panic);
 
 /// How an instrumented future classifies its output, if it records its
 /// outcome: see `CallSite::instrument_outcome`.
@@ -319,10 +349,7 @@ impl<T, E> OutcomeOfResult for &OutcomeProbe<'_, Result<T, E>> {
     fn outcome(&self) -> Status {
         match self.0 {
             Ok(_) => Status::OK,
-            Err(_) => Status {
-                status: "error",
-                exception: Some(std::any::type_name::<E>()),
-            },
+            Err(_) => Status(Ended::Error(std::any::type_name::<E>())),
         }
     }
 }
@@ -350,8 +377,7 @@ mod tests {
         let err: Result<u8, std::fmt::Error> = Err(std::fmt::Error);
         assert_eq!((&&OutcomeProbe(&ok)).outcome(), Status::OK);
         let status = (&&OutcomeProbe(&err)).outcome();
-        assert_eq!(status.status, "error");
-        assert_eq!(status.exception, Some("core::fmt::Error"));
+        assert_eq!(status, Status(Ended::Error("core::fmt::Error")));
         assert_eq!((&&OutcomeProbe(&5)).outcome(), Status::OK);
         assert_eq!((&&OutcomeProbe(&())).outcome(), Status::OK);
     }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use crate::active;
-use crate::callmeta::{Classify, NoOutcome, Status};
+use crate::callmeta::{Classify, NoOutcome, OutcomeGuard, Status};
 use crate::registry::{self, Details};
 use crate::task::{Instrumented, Mode, RegionSite};
 use crate::thread::{self, Guard};
@@ -278,6 +278,20 @@ fn end_traced(guard: Guard) {
     drop(guard);
 }
 
+impl OutcomeGuard for TracedGuard {
+    fn call_seq(&self) -> u64 {
+        self.0.call_seq()
+    }
+
+    fn end_ok(self) {
+        // Its own drop is not run: the call is taken out (an inert guard,
+        // which holds nothing, left in its place) and ended here.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        let guard = std::mem::replace(&mut *this.0, Guard::inert());
+        guard.end_ok();
+    }
+}
+
 /// The guard of a recursive entrypoint: its own call plus the trace scope.
 ///
 /// ```
@@ -306,5 +320,18 @@ impl EntrypointGuard {
     /// Whether the entrypoint's own call is being recorded.
     pub fn is_recording(&self) -> bool {
         self.guard.is_recording()
+    }
+}
+
+impl OutcomeGuard for EntrypointGuard {
+    fn call_seq(&self) -> u64 {
+        self.guard.call_seq()
+    }
+
+    fn end_ok(self) {
+        // As its drop: the call ends before the trace scope closes.
+        let EntrypointGuard { guard, _trace } = self;
+        guard.end_ok();
+        drop(_trace);
     }
 }

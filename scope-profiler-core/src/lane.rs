@@ -3,12 +3,12 @@
 //! counts them (for `num_calls` and for the cut `finalize` writes).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::clock::ticks;
 use crate::record::{Chunk, Record};
 use crate::sync::lock;
-use crate::value::CallMetadata;
+use crate::value::{CallMetadata, Value};
 
 /// A run of a lane's records, in memory or in the scratch file.
 #[derive(Clone)]
@@ -190,6 +190,15 @@ fn add_single_writer(a: &AtomicU64, v: u64) {
 pub struct MetaEntry {
     pub scope: MetaScope,
     pub values: Arc<CallMetadata>,
+}
+
+/// The metadata of a call whose `record_outcome` function returned ok
+/// (`status` "ok"), one allocation shared by every such call: flagged in
+/// its record ([`Record::ok`]) while recording, or a [`MetaEntry`] of it.
+pub fn ok_outcome() -> Arc<CallMetadata> {
+    static OK: LazyLock<Arc<CallMetadata>> =
+        LazyLock::new(|| Arc::new(vec![("status".to_owned(), Value::from("ok"))]));
+    Arc::clone(&OK)
 }
 
 /// Which calls a [`MetaEntry`] is for.

@@ -23,16 +23,76 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// One completed call: 24 bytes.
 ///
-/// Records are stored in the order calls *end* (post-order); `depth` is the
-/// number of calls open on the thread when this one started, which together
-/// with that order gives the exact nesting without timestamps.
+/// Records are stored in the order calls *end* (post-order); the depth is
+/// the number of calls open on the thread when this one started, which
+/// together with that order gives the exact nesting without timestamps.
+///
+/// The depth's word also holds one flag, [`Record::ok`]: the call was of a
+/// `#[profile(record_outcome)]` function that returned ok, so that the
+/// common outcome costs no more than a plain call (other outcomes are call
+/// metadata of the lane). The word is private so that no reader takes the
+/// flag for depth: [`Record::depth`] masks it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Record {
     pub start: u64,
     pub end: u64,
     pub region: u32,
-    pub depth: u32,
+    depth_ok: u32,
+}
+
+impl Record {
+    /// The flag of an ok outcome in the depth's word.
+    const OK: u32 = 1 << 31;
+
+    /// The deepest depth a record holds (the flag takes the top bit).
+    pub const MAX_DEPTH: u32 = Self::OK - 1;
+
+    /// A call of `region` from `start` to `end` (ticks) at `depth`, which
+    /// is at most [`MAX_DEPTH`](Record::MAX_DEPTH): 2^31 open calls would
+    /// take 48 GiB of stack entries, past any session's memory limit.
+    #[inline(always)]
+    pub const fn new(start: u64, end: u64, region: u32, depth: u32) -> Record {
+        debug_assert!(depth <= Self::MAX_DEPTH);
+        Record {
+            start,
+            end,
+            region,
+            depth_ok: depth,
+        }
+    }
+
+    /// The number of calls open on its lane when it started.
+    #[inline(always)]
+    pub const fn depth(&self) -> u32 {
+        self.depth_ok & Self::MAX_DEPTH
+    }
+
+    /// Whether the call's `record_outcome` function returned ok.
+    #[inline(always)]
+    pub const fn ok(&self) -> bool {
+        self.depth_ok & Self::OK != 0
+    }
+
+    /// This record marked as an ok outcome.
+    #[inline(always)]
+    pub const fn with_ok(self, ok: bool) -> Record {
+        Record {
+            depth_ok: if ok {
+                self.depth_ok | Self::OK
+            } else {
+                self.depth_ok & Self::MAX_DEPTH
+            },
+            ..self
+        }
+    }
+
+    /// This record at `depth` instead (placed inside a lane or a frame
+    /// below others), its flag kept.
+    #[inline(always)]
+    pub const fn at_depth(self, depth: u32) -> Record {
+        Record::new(self.start, self.end, self.region, depth).with_ok(self.ok())
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<Record>() == 24);
@@ -291,12 +351,7 @@ mod tests {
     fn publishes_in_order() {
         let chunk = Chunk::new(4);
         assert!(chunk.records().is_empty());
-        let r = Record {
-            start: 1,
-            end: 2,
-            region: 3,
-            depth: 0,
-        };
+        let r = Record::new(1, 2, 3, 0);
         // SAFETY: this thread is the only writer; indices are in order.
         unsafe {
             chunk.push(0, r);
@@ -313,12 +368,7 @@ mod tests {
         let large = Chunk::new(64 * 1024);
         assert!(!small.slots.mapped);
         assert!(large.slots.mapped, "a 1.5 MiB chunk comes from mmap");
-        let r = Record {
-            start: 7,
-            end: 9,
-            region: 1,
-            depth: 2,
-        };
+        let r = Record::new(7, 9, 1, 2);
         for i in 0..large.capacity() {
             // SAFETY: this thread is the only writer; indices are in order
             // and below the capacity.
@@ -378,12 +428,7 @@ mod tests {
         assert_eq!(addr % HUGE_PAGE, 0, "not aligned to a huge page");
         assert_eq!(chunk.slots.mapped_bytes(), HUGE_PAGE);
         assert_eq!(mapping_bytes(64 * 1024 * RECORD), 64 * 1024 * RECORD);
-        let r = Record {
-            start: 1,
-            end: 2,
-            region: 3,
-            depth: 0,
-        };
+        let r = Record::new(1, 2, 3, 0);
         for i in 0..records {
             // SAFETY: this thread is the only writer; indices are in order.
             unsafe { chunk.push(i, r) };
@@ -411,12 +456,7 @@ mod tests {
     #[test]
     fn a_discarded_chunk_gives_its_pages_back_and_stays_writable() {
         let chunk = Chunk::new(64 * 1024);
-        let r = Record {
-            start: 1,
-            end: 2,
-            region: 3,
-            depth: 0,
-        };
+        let r = Record::new(1, 2, 3, 0);
         for i in 0..chunk.capacity() {
             // SAFETY: this thread is the only writer; indices are in order.
             unsafe { chunk.push(i, r) };

@@ -52,7 +52,8 @@ impl Encoder {
             push_varint(raw, u64::from(r.region));
         }
         for r in records {
-            push_varint(raw, u64::from(r.depth));
+            // The flag in the low bit: an ok outcome costs no byte more.
+            push_varint(raw, u64::from(r.depth()) << 1 | u64::from(r.ok()));
         }
         let bound = lz4_flex::block::get_maximum_output_size(raw.len());
         self.block.clear();
@@ -123,8 +124,12 @@ pub fn decode(
             .map_err(|_| corrupt("a spilled record's region out of range"))?;
     }
     for r in out.iter_mut() {
-        r.depth = u32::try_from(read_varint(raw, &mut at)?)
-            .map_err(|_| corrupt("a spilled record's depth out of range"))?;
+        let word = read_varint(raw, &mut at)?;
+        let depth = u32::try_from(word >> 1)
+            .ok()
+            .filter(|&d| d <= Record::MAX_DEPTH)
+            .ok_or_else(|| corrupt("a spilled record's depth out of range"))?;
+        *r = r.at_depth(depth).with_ok(word & 1 == 1);
     }
     if at != raw.len() {
         return Err(corrupt("a spilled block longer than its records"));
@@ -203,12 +208,7 @@ mod tests {
             t += 40 + (i * 7919) % 23;
             let depth = (i % 3 == 2) as u32;
             let duration = if depth == 0 { 90 + i % 17 } else { 31 + i % 5 };
-            out.push(Record {
-                start: t - duration,
-                end: t,
-                region: (i % 3) as u32,
-                depth: 1 - depth,
-            });
+            out.push(Record::new(t - duration, t, (i % 3) as u32, 1 - depth));
         }
         out
     }
@@ -218,24 +218,10 @@ mod tests {
         let mut encoder = Encoder::default();
         let (mut raw, mut out) = (Vec::new(), Vec::new());
         let extremes = vec![
-            Record {
-                start: u64::MAX,
-                end: 0,
-                region: u32::MAX,
-                depth: u32::MAX,
-            },
-            Record {
-                start: 0,
-                end: u64::MAX,
-                region: 0,
-                depth: 0,
-            },
-            Record {
-                start: 5,
-                end: 3,
-                region: 1,
-                depth: 7,
-            },
+            Record::new(u64::MAX, 0, u32::MAX, Record::MAX_DEPTH).with_ok(true),
+            Record::new(9, 10, 2, 0).with_ok(true),
+            Record::new(0, u64::MAX, 0, 0),
+            Record::new(5, 3, 1, 7),
         ];
         for case in [records(0), records(1), records(100_000), extremes] {
             let block = encoder.encode(&case).to_vec();

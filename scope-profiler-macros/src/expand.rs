@@ -282,7 +282,7 @@ fn sync_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
     let runtime = &region.runtime;
     let outcome = Ident::new("__sp_outcome", Span::mixed_site());
     let begin: Stmt = syn::parse_quote! {
-        let #outcome = #runtime::__private::Outcome::begin(#guard.is_recording());
+        let #outcome = #runtime::__private::Outcome::begin(&#guard);
     };
     if returns_never(&sig.output) {
         // A `-> !` function never returns a value: its statements stay as
@@ -316,8 +316,10 @@ fn sync_body(sig: &Signature, stmts: Vec<Stmt>, region: &Region) -> Vec<Stmt> {
             )]
             let #value #annotation = (move || { #(#stmts)* })();
         },
+        // The guard ends the call here: an ok one with the outcome in its
+        // record (no more than a plain exit), any other after its outcome.
         syn::parse_quote! {
-            #outcome.finish(#status);
+            #outcome.finish(#status, #guard);
         },
         Stmt::Expr(syn::parse_quote!(#value), None),
     ]

@@ -140,8 +140,8 @@ pub use scope_profiler_macros::*;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::callmeta::{
-        Classify, NoOutcome, Outcome, OutcomeOf, OutcomeOfAny, OutcomeOfResult, OutcomeProbe,
-        Status, opaque_outcome,
+        Classify, NoOutcome, Outcome, OutcomeGuard, OutcomeOf, OutcomeOfAny, OutcomeOfResult,
+        OutcomeProbe, Status, opaque_outcome,
     };
     pub use crate::callsite::{CallSite, EntrypointGuard, TracedGuard};
     pub use crate::registry::Details;

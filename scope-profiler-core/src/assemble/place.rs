@@ -13,7 +13,7 @@ use super::spilled::Spilled;
 use super::walk::{Met, Visitor, WalkInput, walk_lane};
 use crate::callmatch::{KeyedMeta, LaneMeta};
 use crate::calltree::{CallPaths, CallTree, TreeBuilder};
-use crate::lane::{LaneCut, LaneKind};
+use crate::lane::{LaneCut, LaneKind, ok_outcome};
 use crate::placement::{PlacedCall, Placer};
 use crate::value::CallMetadata;
 
@@ -183,13 +183,17 @@ impl<P: Placer> Visitor for Placing<'_, P> {
         }
         self.cursor[region as usize] -= 1;
         let slot = self.cursor[region as usize];
-        if self.meta.is_some() || self.keyed.is_some() {
+        if self.meta.is_some() || self.keyed.is_some() || c.record.ok() {
             self.matched.clear();
             if let Some(meta) = &self.meta {
                 meta.matches(c.record, &mut self.matched);
             }
             if let Some(keyed) = self.keyed {
                 keyed.matches(c.record, &mut self.matched);
+            }
+            // An ok outcome rides in the record: the call's last entry.
+            if c.record.ok() {
+                self.matched.push(ok_outcome());
             }
             self.call_meta
                 .extend(self.matched.drain(..).map(|m| (slot, m)));

@@ -30,12 +30,7 @@ impl Visitor for Log {
 
 /// A call of `region` from `start` to `end` at `depth`.
 fn r(region: u32, start: u64, end: u64, depth: u32) -> Record {
-    Record {
-        start,
-        end,
-        region,
-        depth,
-    }
+    Record::new(start, end, region, depth)
 }
 
 fn chunk(records: &[Record]) -> SegmentCut {

@@ -81,13 +81,10 @@ pub(super) fn walk_lane<V: Visitor>(
             let r = if below == 0 {
                 r
             } else {
-                placed = Record {
-                    depth: r.depth + below,
-                    ..*r
-                };
+                placed = r.at_depth(r.depth() + below);
                 &placed
             };
-            let depth = r.depth as usize;
+            let depth = r.depth() as usize;
             if tasks_lane && depth == 0 && block > 0 {
                 block -= 1;
                 let t = &lane.tasks[block];

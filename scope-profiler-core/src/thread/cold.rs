@@ -176,7 +176,7 @@ impl Cold {
             }
             self.agg = Some(grown);
         }
-        let depth = record.depth as usize;
+        let depth = record.depth() as usize;
         if depth + 1 >= self.kids.len() {
             self.kids.resize((depth + 2).next_power_of_two().max(64), 0);
         }
@@ -298,12 +298,7 @@ impl Cold {
         if self.counting.is_some() {
             self.count_exit(hot, depth - 1, open.region);
         }
-        let record = Record {
-            start: open.start,
-            end,
-            region: open.region,
-            depth: (depth - 1) as u32,
-        };
+        let record = Record::new(open.start, end, open.region, (depth - 1) as u32);
         self.push_record(hot, record);
         if open.seq & DEFERS != 0 {
             self.place_deferred(hot, open.seq & !DEFERS);

@@ -166,7 +166,9 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     // depth 0 (a tasks lane is read block by block at depth 0). Without it
     // (the recorder was busy, re-entered, when the task started: as for any
     // call made then) nothing is kept.
-    let kept = chunk.records()[..len].last().is_some_and(|r| r.depth == 0);
+    let kept = chunk.records()[..len]
+        .last()
+        .is_some_and(|r| r.depth() == 0);
     // One visit of the recorder: the calls placed (a frame's nested, a
     // task's block appended), then the state kept as the thread's spare
     // for the next task (no allocation then). What is left in the slots

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{Cold, Hot};
 use crate::lane::Lane;
-use crate::record::{Chunk, Record};
+use crate::record::Chunk;
 
 /// Set in an open call's sequence number on the stack while finished
 /// frames wait for that call's end to be placed after it ([`Deferred`]):
@@ -101,11 +101,7 @@ impl Cold {
         match calls {
             FrameCalls::Records(chunk, len) => {
                 for r in &chunk.records()[..*len] {
-                    let record = Record {
-                        depth: r.depth + depth,
-                        ..*r
-                    };
-                    self.push_record(hot, record);
+                    self.push_record(hot, r.at_depth(r.depth() + depth));
                 }
             }
             FrameCalls::Lane(nested) => {

@@ -8,8 +8,10 @@ use std::marker::PhantomData;
 
 use super::frames::DEFERS;
 use super::hot::{enter_counted, exit_counted};
+use super::meta::add_call_metadata;
 use super::{Cold, HOT, Open};
 use crate::clock::ticks;
+use crate::lane::ok_outcome;
 use crate::record::Record;
 
 /// Starts a call of region `region` of session `generation` on this thread.
@@ -76,12 +78,7 @@ fn exit(seq: u64) {
     HOT.with(|hot| match hot.top() {
         Some(top) if top.seq == seq => {
             let depth = hot.depth.get() - 1;
-            let record = Record {
-                start: top.start,
-                end,
-                region: top.region,
-                depth: depth as u32,
-            };
+            let record = Record::new(top.start, end, top.region, depth as u32);
             hot.depth.set(depth);
             if !hot.push_record(record) {
                 hot.depth.set(depth + 1);
@@ -90,6 +87,43 @@ fn exit(seq: u64) {
         }
         _ => exit_slow(seq, end),
     });
+}
+
+/// The exit of a call whose `record_outcome` function returned ok: as
+/// [`exit`], the record flagged ([`Record::ok`]), so that the outcome costs
+/// nothing more. Where the record cannot be pushed here (the call is not
+/// the innermost, the chunk is full, the session counts or aggregates), the
+/// outcome is added as the call's metadata and the exit goes on as any
+/// other's.
+#[inline(always)]
+fn exit_ok(seq: u64) {
+    let end = ticks();
+    let pushed = HOT.with(|hot| match hot.top() {
+        Some(top) if top.seq == seq => {
+            let depth = hot.depth.get() - 1;
+            let record = Record::new(top.start, end, top.region, depth as u32).with_ok(true);
+            hot.depth.set(depth);
+            let pushed = hot.push_record(record);
+            if !pushed {
+                hot.depth.set(depth + 1);
+            }
+            pushed
+        }
+        _ => false,
+    });
+    if !pushed {
+        exit_ok_unpushed(seq, end);
+    }
+}
+
+/// [`exit_ok`]'s slow path: the outcome as metadata of the call (still
+/// open), then the exit of a call whose record was not pushed.
+#[cold]
+#[inline(never)]
+fn exit_ok_unpushed(seq: u64, end: u64) {
+    // Before `end`: a call at its depth starting at `end` is another.
+    add_call_metadata(seq, end.saturating_sub(1), ok_outcome());
+    exit_unpushed(seq, end);
 }
 
 /// The exit of the innermost call whose record did not fit the chunk:
@@ -104,12 +138,7 @@ fn exit_unpushed(seq: u64, end: u64) {
     let aggregated = HOT.with(|hot| match hot.top() {
         Some(top) if top.seq == seq => {
             let depth = hot.depth.get() - 1;
-            let record = Record {
-                start: top.start,
-                end,
-                region: top.region,
-                depth: depth as u32,
-            };
+            let record = Record::new(top.start, end, top.region, depth as u32);
             let done = hot.aggregate(record);
             if done {
                 hot.depth.set(depth);
@@ -228,6 +257,24 @@ impl Guard {
     /// ```
     pub fn is_recording(&self) -> bool {
         self.seq != 0
+    }
+
+    /// The number of its call on its thread (0: not recording).
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Ends the call as one of a `record_outcome` function that returned
+    /// ok: the outcome rides in the call's record, at the cost of a plain
+    /// exit. Not a public API (the attribute's expansion calls it).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn end_ok(self) {
+        let seq = self.seq;
+        std::mem::forget(self);
+        if seq != 0 {
+            exit_ok(seq);
+        }
     }
 }
 

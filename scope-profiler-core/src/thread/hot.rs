@@ -87,7 +87,7 @@ impl Hot {
         self.agg.add_call(
             &self.kids,
             record.region as usize,
-            record.depth as usize,
+            record.depth() as usize,
             duration,
         )
     }
@@ -211,12 +211,7 @@ impl Hot {
         {
             return false;
         }
-        let record = Record {
-            start: top.start,
-            end,
-            region: top.region,
-            depth: d as u32,
-        };
+        let record = Record::new(top.start, end, top.region, d as u32);
         // SAFETY: `len < cap`, checked above, and since then only the
         // counter table's atomics were written, none of this `Hot`'s cells:
         // while `cap > 0`, `chunk` is the live chunk `Cold` holds, of `cap`

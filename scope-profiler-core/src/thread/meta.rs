@@ -36,6 +36,46 @@ pub(crate) fn add_metadata(
     .unwrap_or(false)
 }
 
+/// Adds `values` for the call `seq`, open on this thread's current recorder,
+/// at `at` (ticks, taken as its start if earlier) while it is open: an
+/// outcome. On a thread's recorder, an
+/// entry of its lane for the one call at that call's depth open at `at`
+/// (exact, also when calls it encloses are still open); on a task's, a
+/// keyed entry ([`add_keyed_metadata`]). `false` if nothing was added: the
+/// call is not open here, or the session keeps no calls (aggregation).
+pub(crate) fn add_call_metadata(seq: u64, at: u64, values: Arc<CallMetadata>) -> bool {
+    if seq == 0 {
+        return false;
+    }
+    let added = Cold::with(|cold, hot| {
+        if cold.task.is_some() {
+            return None; // a keyed entry, below
+        }
+        if cold.agg.is_some() {
+            return Some(false);
+        }
+        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
+        let (Some(depth), Some(lane)) = (
+            open.iter().rposition(|o| o.seq & !DEFERS == seq),
+            &cold.lane,
+        ) else {
+            return Some(false);
+        };
+        let scope = MetaScope::Call {
+            depth: depth as u32,
+            at: at.max(open[depth].start),
+        };
+        let values = Arc::clone(&values);
+        lock(&lane.metadata).push(MetaEntry { scope, values });
+        Some(true)
+    });
+    match added {
+        Some(Some(added)) => added,
+        Some(None) => add_keyed_metadata(seq, values),
+        None => false, // the recorder is busy (re-entered)
+    }
+}
+
 /// Adds metadata for the call `seq` (from [`open`](super::open)), open on this
 /// thread's current recorder (a task's while one is polled), to its
 /// session's keyed entries: it reaches that call's record by its region

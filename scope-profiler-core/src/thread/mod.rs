@@ -35,7 +35,7 @@ use hot::Hot;
 pub(crate) use finish::finish_task;
 pub use guard::{Guard, open_calls};
 pub(crate) use guard::{close, enter, open};
-pub(crate) use meta::{add_keyed_metadata, add_metadata};
+pub(crate) use meta::{add_call_metadata, add_keyed_metadata, add_metadata};
 pub(crate) use tasks::{Start, TaskState, poll_in_task, start_frame, start_task, start_task_here};
 
 const FIRST_CHUNK: usize = 1024;

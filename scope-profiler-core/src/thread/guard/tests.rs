@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::*;
 use crate::active::{self, Session};
 use crate::clock::Anchor;
-use crate::lane::{Lane, SegmentCut};
+use crate::lane::{Lane, MetaEntry, MetaScope, SegmentCut};
 use crate::options::Options;
 use crate::registry::{RegionTable, TagFilter};
 use crate::store::{Limits, Store};
@@ -16,6 +16,11 @@ use crate::sync::lock;
 /// Runs `f` with a session active (one test at a time), then ends it;
 /// the records this thread left, in the order stored.
 fn recorded(f: impl FnOnce(u32)) -> Vec<Record> {
+    recorded_with_metadata(f).0
+}
+
+/// As [`recorded`], with the metadata entries of this thread's lane.
+fn recorded_with_metadata(f: impl FnOnce(u32)) -> (Vec<Record>, Vec<MetaEntry>) {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _serial = lock(&SERIAL);
     let generation = active::new_generation();
@@ -54,12 +59,13 @@ fn recorded(f: impl FnOnce(u32)) -> Vec<Record> {
             out.extend_from_slice(&chunk.records()[..n]);
         }
     }
+    let metadata = lock(&lane.metadata).clone();
     active::deactivate(Arc::clone(&session), Vec::new());
-    out
+    (out, metadata)
 }
 
 fn shape(records: &[Record]) -> Vec<(u32, u32)> {
-    records.iter().map(|r| (r.region, r.depth)).collect()
+    records.iter().map(|r| (r.region, r.depth())).collect()
 }
 
 #[test]
@@ -102,4 +108,44 @@ fn a_guard_of_another_session_records_nothing_here() {
         drop(stale);
     });
     assert_eq!(shape(&records), [(0, 0)]);
+}
+
+#[test]
+fn an_ok_outcome_is_a_flag_of_the_record_or_else_an_entry_at_its_depth() {
+    let (records, entries) = recorded_with_metadata(|g| {
+        // The thread's first record has no chunk yet (the slow path): an
+        // entry, as for a call that is not the innermost.
+        enter(0, g).end_ok();
+        let outer = enter(1, g);
+        enter(2, g).end_ok(); // the innermost: the flag, nothing else
+        let a = enter(3, g);
+        let b = enter(4, g);
+        a.end_ok(); // b still open: both end, a's outcome an entry
+        drop(b); // already ended
+        Guard::inert().end_ok(); // records nothing
+        drop(outer);
+    });
+    assert_eq!(shape(&records), [(0, 0), (2, 1), (4, 2), (3, 1), (1, 0)]);
+    let ok: Vec<bool> = records.iter().map(Record::ok).collect();
+    assert_eq!(ok, [false, true, false, false, false]);
+    let (first, a) = (records[0], records[3]);
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert!(
+        matches!(entries[0].scope, MetaScope::Call { depth: 0, at } if first.start <= at && at <= first.end),
+        "{entries:?}"
+    );
+    match entries[1].scope {
+        // a's own depth (not b's, the innermost), inside a, before its end
+        MetaScope::Call { depth, at } => {
+            assert_eq!(depth, 1);
+            assert!(
+                a.start <= at && at < a.end.max(a.start + 1),
+                "{at} in {a:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    for e in &entries {
+        assert_eq!(e.values.as_slice(), crate::lane::ok_outcome().as_slice());
+    }
 }
