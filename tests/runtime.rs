@@ -970,3 +970,68 @@ fn tracking_allocations_without_the_counting_allocator_is_refused() {
     assert!(sp::setup(Options::new().in_memory().verbose(false)).is_ok());
     sp::finalize().unwrap();
 }
+
+/// A scope of one key and a fixed-width value is a row of its thread's
+/// block (no lock, no allocation), any other an entry of its lane: both
+/// reach exactly their calls, nested in either order, across blocks (4096
+/// rows each) and past the interned keys' limit (where rows give way to
+/// entries).
+#[test]
+fn one_value_metadata_scopes_reach_their_calls_as_entries_do() {
+    let _s = serial();
+    sp::setup(in_memory()).unwrap();
+    const N: u64 = 10_000;
+    for i in 0..N {
+        let _step = sp::call_metadata([("step", i)]);
+        if i.is_multiple_of(3) {
+            let _phase = sp::call_metadata([("phase", "predictor")]); // a string
+            let _ratio = sp::call_metadata([("ratio", i as f64 / 2.0)]);
+            let _both = sp::call_metadata([
+                ("odd", sp::Value::from(i % 2 == 1)),
+                ("u", sp::Value::from(u64::MAX)),
+            ]);
+            sp::region("advance").run(|| ());
+        } else {
+            sp::region("advance").run(|| ());
+        }
+    }
+    // Fresh keys past the limit of interned keys: entries from then on.
+    let many = scope_profiler_core_keys_limit();
+    for k in 0..many {
+        let _m = sp::call_metadata([(format!("key{k}"), k as i64)]);
+        sp::region("fresh").run(|| ());
+    }
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    let row = |name: &str| {
+        p.rows
+            .iter()
+            .find(|r| p.region_names[r.region_id as usize] == name)
+            .unwrap()
+    };
+    let advance = &row("advance").event_metadata;
+    assert_eq!(advance.len(), N as usize);
+    for (i, call) in advance.iter().enumerate() {
+        let i = i as u64;
+        let mut expected = vec![("step".to_owned(), sp::Value::from(i))];
+        if i.is_multiple_of(3) {
+            expected.extend([
+                ("phase".to_owned(), sp::Value::from("predictor")),
+                ("ratio".to_owned(), sp::Value::from(i as f64 / 2.0)),
+                ("odd".to_owned(), sp::Value::from(i % 2 == 1)),
+                ("u".to_owned(), sp::Value::from(u64::MAX)),
+            ]);
+        }
+        assert_eq!(call, &expected, "call {i}");
+    }
+    let fresh = &row("fresh").event_metadata;
+    assert_eq!(fresh.len(), many);
+    for (k, call) in fresh.iter().enumerate() {
+        assert_eq!(call, &[(format!("key{k}"), sp::Value::from(k as i64))]);
+    }
+}
+
+/// More fresh keys than the runtime interns (`lanemeta::MAX_KEYS`).
+fn scope_profiler_core_keys_limit() -> usize {
+    4096 + 100
+}

@@ -13,7 +13,8 @@
 
 use std::sync::Arc;
 
-use crate::lane::{KeyedEntry, MetaEntry, MetaScope};
+use crate::lane::KeyedEntry;
+use crate::lanemeta::{MetaEntry, MetaScope};
 use crate::record::Record;
 use crate::value::{CallMetadata, Value};
 

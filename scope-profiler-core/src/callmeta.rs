@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::active;
 use crate::clock::ticks;
-use crate::lane::{MetaScope, ok_outcome};
+use crate::lanemeta::{MetaScope, encode, ok_outcome};
 use crate::thread::{self, Guard};
 use crate::value::{CallMetadata, Value};
 
@@ -21,9 +21,13 @@ use crate::value::{CallMetadata, Value};
 /// the Python reader). Scopes nest: an inner scope's values add to the outer
 /// one's, and win for a key both set.
 ///
-/// Costs two timestamps and one allocation per scope, and nothing per call
-/// inside it; nothing at all when no session records. Calls of instrumented
-/// futures (async tasks) are not reached by a scope.
+/// Costs nothing per call inside it, and nothing at all when no session
+/// records. A scope of one key with an integer, float or bool value (the
+/// common `[("step", i)]`) costs two timestamps and a store: a row of the
+/// thread's own block, no lock and no allocation (the key is interned once,
+/// up to 4096 keys of at most 256 bytes). Any other scope costs its
+/// values' allocation and a lock. Calls of instrumented futures (async
+/// tasks) are not reached by a scope.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options, Value};
@@ -43,13 +47,69 @@ use crate::value::{CallMetadata, Value};
 pub fn call_metadata<I, K, V>(values: I) -> CallMetadataScope
 where
     I: IntoIterator<Item = (K, V)>,
-    K: Into<String>,
+    K: AsRef<str>,
     V: Into<Value>,
 {
+    let generation = active::recording_generation();
+    if !cfg!(feature = "enabled") || generation == 0 {
+        return CallMetadataScope {
+            open: None,
+            _not_send: PhantomData,
+        };
+    }
+    let mut values = values.into_iter();
+    let open = match (values.next(), values.next()) {
+        (Some((key, value)), None) => {
+            let value = value.into();
+            match (encode(&value), thread::meta_key(key.as_ref())) {
+                (Some((kind, bits)), Some(key)) => Open::Row {
+                    generation,
+                    start: ticks(),
+                    key_kind: u64::from(key) << 8 | u64::from(kind),
+                    bits,
+                },
+                _ => Open::Entry {
+                    generation,
+                    start: ticks(),
+                    values: Arc::new(vec![(key.as_ref().to_owned(), value)]),
+                },
+            }
+        }
+        (first, second) => {
+            let all = first.into_iter().chain(second).chain(values);
+            Open::Entry {
+                generation,
+                values: Arc::new(
+                    all.map(|(k, v)| (k.as_ref().to_owned(), v.into()))
+                        .collect(),
+                ),
+                start: ticks(),
+            }
+        }
+    };
     CallMetadataScope {
-        open: recording(values).map(|(generation, values)| (generation, ticks(), values)),
+        open: Some(open),
         _not_send: PhantomData,
     }
+}
+
+/// A [`CallMetadataScope`] in progress: its start and values.
+#[derive(Debug)]
+enum Open {
+    /// One key and a fixed-width value: a row of the thread's block
+    /// (`lanemeta::MetaBlock`) when the scope ends.
+    Row {
+        generation: u32,
+        start: u64,
+        key_kind: u64,
+        bits: u64,
+    },
+    /// Anything else: an entry of the thread's lane.
+    Entry {
+        generation: u32,
+        start: u64,
+        values: Arc<CallMetadata>,
+    },
 }
 
 impl Guard {
@@ -85,7 +145,7 @@ impl Guard {
     pub fn annotate<I, K, V>(values: I) -> bool
     where
         I: IntoIterator<Item = (K, V)>,
-        K: Into<String>,
+        K: AsRef<str>,
         V: Into<Value>,
     {
         let Some((generation, values)) = recording(values) else {
@@ -105,7 +165,7 @@ impl Guard {
 fn recording<I, K, V>(values: I) -> Option<(u32, Arc<CallMetadata>)>
 where
     I: IntoIterator<Item = (K, V)>,
-    K: Into<String>,
+    K: AsRef<str>,
     V: Into<Value>,
 {
     let generation = active::recording_generation();
@@ -114,7 +174,7 @@ where
     }
     let values = values
         .into_iter()
-        .map(|(k, v)| (k.into(), v.into()))
+        .map(|(k, v)| (k.as_ref().to_owned(), v.into()))
         .collect();
     Some((generation, Arc::new(values)))
 }
@@ -129,7 +189,7 @@ where
 #[derive(Debug)]
 #[must_use = "the metadata applies to calls made while the scope lives"]
 pub struct CallMetadataScope {
-    open: Option<(u32, u64, Arc<CallMetadata>)>,
+    open: Option<Open>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -142,13 +202,28 @@ impl CallMetadataScope {
 
 impl Drop for CallMetadataScope {
     fn drop(&mut self) {
-        if let Some((generation, start, values)) = self.open.take() {
-            let end = ticks();
-            thread::add_metadata(
+        match self.open.take() {
+            Some(Open::Row {
                 generation,
-                |_| Some(MetaScope::Interval { start, end }),
+                start,
+                key_kind,
+                bits,
+            }) => {
+                thread::add_meta_row(generation, [start, ticks(), key_kind, bits]);
+            }
+            Some(Open::Entry {
+                generation,
+                start,
                 values,
-            );
+            }) => {
+                let end = ticks();
+                thread::add_metadata(
+                    generation,
+                    |_| Some(MetaScope::Interval { start, end }),
+                    values,
+                );
+            }
+            None => {}
         }
     }
 }
@@ -369,6 +444,7 @@ impl<T> OutcomeOfAny for OutcomeProbe<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::thread::test_support::recorded_with_metadata;
 
     #[test]
     #[allow(clippy::needless_borrow)] // the expansion's form, as written there
@@ -380,5 +456,22 @@ mod tests {
         assert_eq!(status, Status(Ended::Error("core::fmt::Error")));
         assert_eq!((&&OutcomeProbe(&5)).outcome(), Status::OK);
         assert_eq!((&&OutcomeProbe(&())).outcome(), Status::OK);
+    }
+
+    #[test]
+    fn a_one_value_metadata_scope_is_a_row_of_the_threads_block() {
+        let (records, entries, rows) = recorded_with_metadata(|g| {
+            for i in 0..5_000u32 {
+                // More than a block: the second is made on the slow path.
+                let _m = call_metadata([("guard-tests-step", i)]);
+                drop(thread::enter(0, g));
+            }
+            let _text = call_metadata([("guard-tests-text", "a")]);
+            let _two = call_metadata([("a", 1), ("b", 2)]);
+            drop(thread::enter(1, g));
+        });
+        assert_eq!(records.len(), 5_001);
+        assert_eq!(rows, 5_000, "every one-value scope a row");
+        assert_eq!(entries.len(), 2, "the others entries: {entries:?}");
     }
 }

@@ -49,6 +49,8 @@ pub mod value;
 // 2. Records, lanes and memory.
 #[path = "lane.rs"]
 pub mod lane;
+#[path = "lanemeta.rs"]
+pub mod lanemeta;
 #[path = "record.rs"]
 pub mod record;
 #[path = "spill.rs"]

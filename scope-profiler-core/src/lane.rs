@@ -3,12 +3,13 @@
 //! counts them (for `num_calls` and for the cut `finalize` writes).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use crate::clock::ticks;
+use crate::lanemeta::{MetaBlock, MetaEntry};
 use crate::record::{Chunk, Record};
 use crate::sync::lock;
-use crate::value::{CallMetadata, Value};
+use crate::value::CallMetadata;
 
 /// A run of a lane's records, in memory or in the scratch file.
 #[derive(Clone)]
@@ -184,33 +185,6 @@ fn add_single_writer(a: &AtomicU64, v: u64) {
     a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed)
 }
 
-/// Metadata for calls of a thread lane (see `crate::metadata`), kept
-/// beside its records and matched to them when the file is assembled.
-#[derive(Clone, Debug)]
-pub struct MetaEntry {
-    pub scope: MetaScope,
-    pub values: Arc<CallMetadata>,
-}
-
-/// The metadata of a call whose `record_outcome` function returned ok
-/// (`status` "ok"), one allocation shared by every such call: flagged in
-/// its record ([`Record::ok`]) while recording, or a [`MetaEntry`] of it.
-pub fn ok_outcome() -> Arc<CallMetadata> {
-    static OK: LazyLock<Arc<CallMetadata>> =
-        LazyLock::new(|| Arc::new(vec![("status".to_owned(), Value::from("ok"))]));
-    Arc::clone(&OK)
-}
-
-/// Which calls a [`MetaEntry`] is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MetaScope {
-    /// Every call that starts at or after `start` and ends at or before
-    /// `end` (ticks).
-    Interval { start: u64, end: u64 },
-    /// The one call at `depth` open at `at` (ticks): a function's outcome.
-    Call { depth: u32, at: u64 },
-}
-
 /// What a lane's records are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LaneKind {
@@ -259,6 +233,9 @@ pub struct Lane {
     pub dropped: Mutex<Vec<Dropped>>,
     /// Metadata for this thread's calls, in the order the scopes ended.
     pub metadata: Mutex<Vec<MetaEntry>>,
+    /// The thread's one-value metadata scopes, written without this lock
+    /// (see `lanemeta`): the blocks in order, the last one being filled.
+    pub meta_blocks: Mutex<Vec<Arc<MetaBlock>>>,
     /// The thread's per-region totals in aggregation mode (replaced by a
     /// larger table as regions appear).
     pub aggregates: Mutex<Option<Arc<AggTable>>>,
@@ -346,6 +323,7 @@ impl Lane {
             tasks: Mutex::new(Vec::new()),
             dropped: Mutex::new(Vec::new()),
             metadata: Mutex::new(Vec::new()),
+            meta_blocks: Mutex::new(Vec::new()),
             aggregates: Mutex::new(None),
             spliced: AtomicBool::new(false),
         }
@@ -429,8 +407,18 @@ impl Lane {
             counts,
             dropped,
             len,
-            metadata: lock(&self.metadata).clone(),
+            metadata: self.metadata_now(),
         }
+    }
+
+    /// The lane's call metadata now: its entries, and its blocks' scopes
+    /// published so far.
+    fn metadata_now(&self) -> Vec<MetaEntry> {
+        let mut out = lock(&self.metadata).clone();
+        for block in lock(&self.meta_blocks).iter() {
+            block.entries(&mut out);
+        }
+        out
     }
 
     /// Appends the lane's segments as they are now to `out`, at `depth`,
@@ -494,6 +482,7 @@ impl Lane {
         *lock(&self.spilled_counts) = Vec::new();
         *lock(&self.tasks) = Vec::new();
         *lock(&self.metadata) = Vec::new();
+        *lock(&self.meta_blocks) = Vec::new();
     }
 
     /// CPU time of the thread: at its exit, or now from /proc while it runs.

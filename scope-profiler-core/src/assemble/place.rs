@@ -13,7 +13,8 @@ use super::spilled::Spilled;
 use super::walk::{Met, Visitor, WalkInput, walk_lane};
 use crate::callmatch::{KeyedMeta, LaneMeta};
 use crate::calltree::{CallPaths, CallTree, TreeBuilder};
-use crate::lane::{LaneCut, LaneKind, ok_outcome};
+use crate::lane::{LaneCut, LaneKind};
+use crate::lanemeta::ok_outcome;
 use crate::placement::{PlacedCall, Placer};
 use crate::value::CallMetadata;
 

@@ -15,6 +15,7 @@ use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
 use crate::counters;
 use crate::lane::{AggTable, Lane, Segment};
+use crate::lanemeta::MetaBlock;
 use crate::record::{Chunk, Record};
 use crate::store::Store;
 use crate::sync::lock;
@@ -53,6 +54,9 @@ pub(super) struct Cold {
     /// The session this thread attached to and its own lane's index (kept
     /// while a task's recorder takes the thread's place).
     pub(super) own: Option<(u32, u32)>,
+    /// The thread's block of one-value metadata scopes being filled (also
+    /// in its own lane), lent to `Hot` while no task is polled.
+    pub(super) meta: Option<Arc<MetaBlock>>,
 }
 
 impl Cold {
@@ -103,6 +107,15 @@ impl Cold {
                 hot.cap.set(chunk.capacity());
             }
             None => hot.cap.set(0),
+        }
+        match (&self.meta, self.task) {
+            (Some(block), None) => {
+                let rows = block.rows();
+                // SAFETY: the rows of the block `Cold` holds (an `Arc`,
+                // kept until the next disarm), atomics.
+                unsafe { hot.meta.lend(rows.as_ptr().cast_mut(), rows.len()) };
+            }
+            _ => hot.meta.withdraw(),
         }
         match &self.agg {
             Some(table) => {
@@ -217,8 +230,30 @@ impl Cold {
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;
+        self.meta = None;
         self.ensure_counting(generation);
         true
+    }
+
+    /// Appends a one-value metadata scope to the thread's block, a new one
+    /// if it is full (or there is none); `false` if the thread cannot
+    /// record in session `generation`, a task is being polled (scopes do
+    /// not reach its calls) or the session aggregates.
+    pub(super) fn push_meta(&mut self, hot: &Hot, generation: u32, row: [u64; 4]) -> bool {
+        if self.task.is_some() || !self.attach(hot, generation) || self.agg.is_some() {
+            return false;
+        }
+        if self.meta.as_ref().is_some_and(|block| block.push(row)) {
+            return true;
+        }
+        let Some(lane) = &self.lane else {
+            return false;
+        };
+        let block = Arc::new(MetaBlock::new());
+        let pushed = block.push(row);
+        lock(&lane.meta_blocks).push(Arc::clone(&block));
+        self.meta = Some(block);
+        pushed
     }
 
     /// Makes room for one more open call.

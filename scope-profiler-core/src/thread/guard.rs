@@ -11,7 +11,7 @@ use super::hot::{enter_counted, exit_counted};
 use super::meta::add_call_metadata;
 use super::{Cold, HOT, Open};
 use crate::clock::ticks;
-use crate::lane::ok_outcome;
+use crate::lanemeta::ok_outcome;
 use crate::record::Record;
 
 /// Starts a call of region `region` of session `generation` on this thread.

@@ -52,6 +52,13 @@ pub(super) struct Hot {
     pub(super) count_fast: Cell<bool>,
     pub(super) snaps: RawSlice<[u64; 4]>,
     pub(super) table: RawSlice<[AtomicU64; 9]>,
+    /// The rows of the thread's current `lanemeta::MetaBlock` (one-value
+    /// metadata scopes), header row first; withdrawn while a task is polled
+    /// (its calls are not reached by scopes).
+    pub(super) meta: RawSlice<[AtomicU64; 4]>,
+    /// Metadata keys interned (`lanemeta::intern`) by this thread: 16
+    /// slots, by a hash of the key's length and ends (see `meta_key`).
+    pub(super) keys: [Cell<(&'static str, u32)>; 16],
     /// Aggregation mode: the thread's per-region totals.
     pub(super) agg: RawSlice<AggEntry>,
     /// Aggregation mode: per depth, the summed durations of the calls ended
@@ -73,6 +80,8 @@ impl Hot {
             count_fast: Cell::new(false),
             snaps: RawSlice::new(),
             table: RawSlice::new(),
+            meta: RawSlice::new(),
+            keys: [const { Cell::new(("", u32::MAX)) }; 16],
             agg: RawSlice::new(),
             kids: RawSlice::new(),
         }
@@ -231,6 +240,7 @@ impl Hot {
         self.cap.set(0);
         self.snaps.withdraw();
         self.table.withdraw();
+        self.meta.withdraw();
         self.agg.withdraw();
         self.kids.withdraw();
     }

@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
-use super::Cold;
 use super::frames::DEFERS;
-use crate::lane::{KeyedEntry, MetaEntry, MetaScope};
+use super::{Cold, HOT};
+use crate::lane::KeyedEntry;
+use crate::lanemeta::{MetaEntry, MetaScope};
 use crate::sync::lock;
 use crate::value::CallMetadata;
 
@@ -34,6 +35,48 @@ pub(crate) fn add_metadata(
         true
     })
     .unwrap_or(false)
+}
+
+/// The number of metadata key `key` (`lanemeta::intern`), from this
+/// thread's cache of keys (no lock, no allocation); `None` if it cannot be
+/// interned (see `lanemeta::MAX_KEYS`).
+#[inline(always)]
+pub(crate) fn meta_key(key: &str) -> Option<u32> {
+    let b = key.as_bytes();
+    let hash = b.len()
+        ^ usize::from(b.first().copied().unwrap_or(0))
+        ^ usize::from(b.last().copied().unwrap_or(0)) << 2;
+    let slot = hash & 15;
+    let cached = HOT.with(|hot| {
+        let (name, id) = hot.keys[slot].get();
+        (id != u32::MAX && name == key).then_some(id)
+    });
+    cached.or_else(|| meta_key_cold(key, slot))
+}
+
+#[cold]
+#[inline(never)]
+fn meta_key_cold(key: &str, slot: usize) -> Option<u32> {
+    let (id, name) = crate::lanemeta::intern(key)?;
+    HOT.with(|hot| hot.keys[slot].set((name, id)));
+    Some(id)
+}
+
+/// Adds a one-value metadata scope (a `lanemeta::MetaBlock` row: start,
+/// end, key and kind, value bits) to this thread's lane in session
+/// `generation`: into the block's rows lent to the fast path, or through
+/// `Cold` (the thread's first scope, a full block). `false` if nothing was
+/// added (as [`add_metadata`]).
+#[inline(always)]
+pub(crate) fn add_meta_row(generation: u32, row: [u64; 4]) -> bool {
+    let pushed = HOT.with(|hot| hot.generation.get() == generation && hot.meta.push_row(row));
+    pushed || add_meta_row_cold(generation, row)
+}
+
+#[cold]
+#[inline(never)]
+fn add_meta_row_cold(generation: u32, row: [u64; 4]) -> bool {
+    Cold::with(|cold, hot| cold.push_meta(hot, generation, row)).unwrap_or(false)
 }
 
 /// Adds `values` for the call `seq`, open on this thread's current recorder,

@@ -27,6 +27,8 @@ mod hot;
 mod meta;
 mod raw;
 mod tasks;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 use cold::Cold;
 use counting::RecCounts;
@@ -35,7 +37,9 @@ use hot::Hot;
 pub(crate) use finish::finish_task;
 pub use guard::{Guard, open_calls};
 pub(crate) use guard::{close, enter, open};
-pub(crate) use meta::{add_call_metadata, add_keyed_metadata, add_metadata};
+pub(crate) use meta::{
+    add_call_metadata, add_keyed_metadata, add_meta_row, add_metadata, meta_key,
+};
 pub(crate) use tasks::{Start, TaskState, poll_in_task, start_frame, start_task, start_task_here};
 
 const FIRST_CHUNK: usize = 1024;
@@ -74,6 +78,7 @@ thread_local! {
             counting: None,
             deferred: Vec::new(),
             own: None,
+            meta: None,
         })
     };
 }

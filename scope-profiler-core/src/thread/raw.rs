@@ -114,6 +114,35 @@ impl RawSlice<AggEntry> {
 }
 
 impl<const N: usize> RawSlice<[AtomicU64; N]> {
+    /// Appends `row` to lent rows laid out as a `lanemeta::MetaBlock`'s
+    /// (row 0 holds the number of rows after it): the row's words, then the
+    /// count with `Release` for the block's readers. `false` if they are
+    /// full or not lent.
+    #[inline(always)]
+    pub(super) fn push_row(&self, row: [u64; N]) -> bool {
+        let len = self.len.get();
+        if len == 0 {
+            return false;
+        }
+        // SAFETY: `0 < len`, checked above with nothing run since: row 0
+        // is allocated and initialized (`lend`), shared only as atomics.
+        let head = unsafe { &*self.ptr.get() };
+        let n = head[0].load(Ordering::Relaxed) as usize; // only we write it
+        let at = n.wrapping_add(1);
+        if at >= len {
+            return false;
+        }
+        // SAFETY: `at < len`, checked above with nothing run since but an
+        // atomic load: the row is allocated and initialized (`lend`),
+        // shared only as atomics.
+        let slot = unsafe { &*self.ptr.get().add(at) };
+        for (word, v) in slot.iter().zip(row) {
+            word.store(v, Ordering::Relaxed);
+        }
+        head[0].store(at as u64, Ordering::Release);
+        true
+    }
+
     /// Adds to rows of atomics (single writer: relaxed load and store,
     /// read by other threads' cuts): to row `a.0` from column `a.1` on the
     /// values `a.2`, and likewise with `b`; `false` (nothing added) if a

@@ -2,67 +2,9 @@
 //! making (no `setup`): nesting depths, out-of-order closes, a guard
 //! of another session (issue 29, item 5).
 
-use std::sync::Arc;
-
 use super::*;
-use crate::active::{self, Session};
-use crate::clock::Anchor;
-use crate::lane::{Lane, MetaEntry, MetaScope, SegmentCut};
-use crate::options::Options;
-use crate::registry::{RegionTable, TagFilter};
-use crate::store::{Limits, Store};
-use crate::sync::lock;
-
-/// Runs `f` with a session active (one test at a time), then ends it;
-/// the records this thread left, in the order stored.
-fn recorded(f: impl FnOnce(u32)) -> Vec<Record> {
-    recorded_with_metadata(f).0
-}
-
-/// As [`recorded`], with the metadata entries of this thread's lane.
-fn recorded_with_metadata(f: impl FnOnce(u32)) -> (Vec<Record>, Vec<MetaEntry>) {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _serial = lock(&SERIAL);
-    let generation = active::new_generation();
-    let options = Options::new().in_memory();
-    let limits = Limits {
-        memory: 1 << 20,
-        disk: 0,
-        on_failure: crate::options::OnSpillFailure::KeepInMemory,
-        aggregate: false,
-        counters: None,
-    };
-    let filter = TagFilter::new(&options);
-    let session = Arc::new(Session::new(
-        generation,
-        options,
-        Anchor::now(),
-        std::time::SystemTime::now(),
-        RegionTable::new(generation, filter),
-        Store::new(limits, std::env::temp_dir()),
-    ));
-    assert!(
-        active::activate(Arc::clone(&session)),
-        "another session is active"
-    );
-    f(generation);
-    let native = crate::platform::native_thread_id();
-    let lanes: Vec<Arc<Lane>> = lock(&session.store.lanes).clone();
-    let lane = lanes
-        .iter()
-        .find(|l| l.native_id == native)
-        .expect("this thread's lane");
-    let mut out = Vec::new();
-    // The cut before the session ends (its end lets go of the records).
-    for segment in lane.cut().segments {
-        if let SegmentCut::Memory(chunk, n, _) = segment {
-            out.extend_from_slice(&chunk.records()[..n]);
-        }
-    }
-    let metadata = lock(&lane.metadata).clone();
-    active::deactivate(Arc::clone(&session), Vec::new());
-    (out, metadata)
-}
+use crate::lanemeta::MetaScope;
+use crate::thread::test_support::{recorded, recorded_with_metadata};
 
 fn shape(records: &[Record]) -> Vec<(u32, u32)> {
     records.iter().map(|r| (r.region, r.depth())).collect()
@@ -112,7 +54,7 @@ fn a_guard_of_another_session_records_nothing_here() {
 
 #[test]
 fn an_ok_outcome_is_a_flag_of_the_record_or_else_an_entry_at_its_depth() {
-    let (records, entries) = recorded_with_metadata(|g| {
+    let (records, entries, _) = recorded_with_metadata(|g| {
         // The thread's first record has no chunk yet (the slow path): an
         // entry, as for a call that is not the innermost.
         enter(0, g).end_ok();
@@ -146,6 +88,9 @@ fn an_ok_outcome_is_a_flag_of_the_record_or_else_an_entry_at_its_depth() {
         other => panic!("{other:?}"),
     }
     for e in &entries {
-        assert_eq!(e.values.as_slice(), crate::lane::ok_outcome().as_slice());
+        assert_eq!(
+            e.values.as_slice(),
+            crate::lanemeta::ok_outcome().as_slice()
+        );
     }
 }

@@ -1,0 +1,67 @@
+//! A session of the recorder's own making (no `setup`), for the unit
+//! tests of this layer: the records and the metadata one thread leaves.
+
+use std::sync::Arc;
+
+use crate::active::{self, Session};
+use crate::clock::Anchor;
+use crate::lane::{Lane, SegmentCut};
+use crate::lanemeta::MetaEntry;
+use crate::options::Options;
+use crate::record::Record;
+use crate::registry::{RegionTable, TagFilter};
+use crate::store::{Limits, Store};
+use crate::sync::lock;
+
+/// Runs `f` with a session active (one test at a time), then ends it;
+/// the records this thread left, in the order stored.
+pub(crate) fn recorded(f: impl FnOnce(u32)) -> Vec<Record> {
+    recorded_with_metadata(f).0
+}
+
+/// As [`recorded`], with the metadata entries of this thread's lane and
+/// the number of rows of its blocks.
+pub(crate) fn recorded_with_metadata(f: impl FnOnce(u32)) -> (Vec<Record>, Vec<MetaEntry>, usize) {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = lock(&SERIAL);
+    let generation = active::new_generation();
+    let options = Options::new().in_memory();
+    let limits = Limits {
+        memory: 1 << 20,
+        disk: 0,
+        on_failure: crate::options::OnSpillFailure::KeepInMemory,
+        aggregate: false,
+        counters: None,
+    };
+    let filter = TagFilter::new(&options);
+    let session = Arc::new(Session::new(
+        generation,
+        options,
+        Anchor::now(),
+        std::time::SystemTime::now(),
+        RegionTable::new(generation, filter),
+        Store::new(limits, std::env::temp_dir()),
+    ));
+    assert!(
+        active::activate(Arc::clone(&session)),
+        "another session is active"
+    );
+    f(generation);
+    let native = crate::platform::native_thread_id();
+    let lanes: Vec<Arc<Lane>> = lock(&session.store.lanes).clone();
+    let lane = lanes
+        .iter()
+        .find(|l| l.native_id == native)
+        .expect("this thread's lane");
+    let mut out = Vec::new();
+    // The cut before the session ends (its end lets go of the records).
+    for segment in lane.cut().segments {
+        if let SegmentCut::Memory(chunk, n, _) = segment {
+            out.extend_from_slice(&chunk.records()[..n]);
+        }
+    }
+    let metadata = lock(&lane.metadata).clone();
+    let rows = lock(&lane.meta_blocks).iter().map(|b| b.published()).sum();
+    active::deactivate(Arc::clone(&session), Vec::new());
+    (out, metadata, rows)
+}
