@@ -20,7 +20,7 @@ n=100000
 slugs=("$@")
 if [ ${#slugs[@]} -eq 0 ]; then
     slugs=(floor-rdtsc profile cached async-task in-task async-nested outcome in-metadata
-        metadata-per-call fastrace hotpath puffin tracing)
+        metadata-per-call fastrace hotpath puffin tracing fastrace-async hotpath-async tracing-async)
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -22,6 +22,19 @@ pub fn work(x: u64) -> u64 {
     x.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)
 }
 
+/// Polls `future` once; it must complete (the async variants never wait:
+/// ours and the peers' alike, a task each call, polled once to completion).
+#[allow(dead_code)] // `compare` only
+#[inline(always)]
+pub fn poll_once<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => unreachable!("the async variants complete in one poll"),
+    }
+}
+
 /// The uninstrumented function every variant is compared with.
 #[inline(never)]
 pub fn bare(x: u64) -> u64 {

@@ -39,6 +39,9 @@ pub enum Variant {
     Puffin,
     Fastrace,
     Tracing,
+    HotpathAsync,
+    FastraceAsync,
+    TracingAsync,
     TracingScoped,
     TracingIdentity,
     TracingOurLayer,
@@ -81,7 +84,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 34] = [
+    pub const ALL: [Variant; 37] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -108,6 +111,9 @@ impl Variant {
         Variant::Puffin,
         Variant::Fastrace,
         Variant::Tracing,
+        Variant::HotpathAsync,
+        Variant::FastraceAsync,
+        Variant::TracingAsync,
         Variant::TracingScoped,
         Variant::TracingIdentity,
         Variant::TracingOurLayer,
@@ -162,6 +168,13 @@ impl Variant {
             Variant::Puffin => "puffin `profile_function!` (frame per 10k)",
             Variant::Fastrace => "fastrace `#[trace]` (root per 10k)",
             Variant::Tracing => "tracing `#[instrument]` + `Registry`",
+            Variant::HotpathAsync => "hotpath `#[measure]` `async fn`, a task polled once",
+            Variant::FastraceAsync => {
+                "fastrace `#[trace]` `async fn`, a task polled once (root per 10k)"
+            }
+            Variant::TracingAsync => {
+                "tracing `#[instrument]` `async fn` + `Registry`, a task polled once"
+            }
             Variant::TracingScoped => "tracing `#[instrument]` + `Registry` (scoped default)",
             Variant::TracingOurLayer => {
                 "tracing `#[instrument]` + `Registry` + our layer (scope-profiler-tracing)"
@@ -210,6 +223,9 @@ impl Variant {
             Variant::Puffin => "puffin",
             Variant::Fastrace => "fastrace",
             Variant::Tracing => "tracing",
+            Variant::HotpathAsync => "hotpath-async",
+            Variant::FastraceAsync => "fastrace-async",
+            Variant::TracingAsync => "tracing-async",
             Variant::TracingScoped => "tracing-scoped",
             Variant::TracingOurLayer => "tracing-our-layer",
             Variant::TracingChrome => "tracing-chrome",
@@ -232,6 +248,9 @@ impl Variant {
                 | Variant::Puffin
                 | Variant::Fastrace
                 | Variant::Tracing
+                | Variant::HotpathAsync
+                | Variant::FastraceAsync
+                | Variant::TracingAsync
                 | Variant::TracingScoped
                 | Variant::TracingIdentity
                 | Variant::TracingOurLayer
@@ -305,6 +324,11 @@ impl Variant {
             Variant::Puffin => time_batched(calls, PuffinFrame::open, peers::puffin_fn),
             Variant::Fastrace => time_batched(calls, FastraceRoot::open, peers::fastrace_fn),
             Variant::Tracing => time(calls, peers::tracing_fn),
+            Variant::HotpathAsync => time(calls, peers::hotpath_async_fn),
+            Variant::FastraceAsync => {
+                time_batched(calls, FastraceRoot::open, peers::fastrace_async_fn)
+            }
+            Variant::TracingAsync => time(calls, peers::tracing_async_fn),
             Variant::TracingScoped => {
                 peers::with_layered(|l| &l.scoped, || time(calls, peers::tracing_fn))
             }

@@ -5,7 +5,7 @@
 
 use scope_profiler as sp;
 
-use crate::common::work;
+use crate::common::{poll_once, work};
 
 /// `#[profile]` on a function.
 #[cfg(feature = "macros")]
@@ -72,16 +72,6 @@ pub fn profiled(x: u64) -> u64 {
 
 /// Whether `profiled` is the attribute (true) or its hand-written expansion.
 pub const PROFILE_IS_ATTRIBUTE: bool = cfg!(feature = "macros");
-
-/// Polls `future` once; it must complete (the async variants never wait).
-fn poll_once<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(out) => out,
-        std::task::Poll::Pending => unreachable!("the async variants complete in one poll"),
-    }
-}
 
 /// `#[profile] async fn` polled once to completion outside any other: a
 /// task each call (the expansion written out, so that it builds without

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::common::work;
+use crate::common::{poll_once, work};
 
 /// `#[hotpath::measure]` on the workload.
 #[hotpath::measure]
@@ -52,6 +52,43 @@ pub fn fastrace_fn(x: u64) -> u64 {
 #[inline(never)]
 pub fn tracing_fn(x: u64) -> u64 {
     work(x)
+}
+
+/// `#[hotpath::measure]` on an `async fn` of the workload.
+#[hotpath::measure]
+async fn hotpath_async(x: u64) -> u64 {
+    work(x)
+}
+
+/// [`hotpath_async`] polled once to completion (a task each call, as our
+/// `async-task` row).
+#[inline(never)]
+pub fn hotpath_async_fn(x: u64) -> u64 {
+    poll_once(hotpath_async(x))
+}
+
+/// `#[fastrace::trace]` on an `async fn` of the workload.
+#[fastrace::trace]
+async fn fastrace_async(x: u64) -> u64 {
+    work(x)
+}
+
+/// [`fastrace_async`] polled once to completion.
+#[inline(never)]
+pub fn fastrace_async_fn(x: u64) -> u64 {
+    poll_once(fastrace_async(x))
+}
+
+/// `#[tracing::instrument]` on an `async fn` of the workload.
+#[tracing::instrument]
+async fn tracing_async(x: u64) -> u64 {
+    work(x)
+}
+
+/// [`tracing_async`] polled once to completion.
+#[inline(never)]
+pub fn tracing_async_fn(x: u64) -> u64 {
+    poll_once(tracing_async(x))
 }
 
 /// Whether an `#[instrument]`ed function runs inside a real span (one the
@@ -151,6 +188,8 @@ pub struct Peers {
 #[derive(Debug, Default)]
 pub struct Recorded {
     pub hotpath_calls: Option<u64>,
+    /// Calls of the `async fn` in hotpath's report.
+    pub hotpath_async_calls: Option<u64>,
     pub puffin_scopes: u64,
     pub fastrace_spans: u64,
     pub tracing_real_spans: bool,
@@ -204,11 +243,15 @@ impl Peers {
     pub fn finish(mut self) -> Recorded {
         fastrace::flush();
         drop(self.hotpath.take());
-        let hotpath_calls = std::fs::read_to_string(&self.hotpath_report)
-            .ok()
-            .and_then(|json| json_calls(&json, "hotpath_fn"));
+        let report = std::fs::read_to_string(&self.hotpath_report).ok();
+        let calls = |function| {
+            report
+                .as_deref()
+                .and_then(|json| json_calls(json, function))
+        };
         Recorded {
-            hotpath_calls,
+            hotpath_calls: calls("hotpath_fn"),
+            hotpath_async_calls: calls("hotpath_async"),
             puffin_scopes: PUFFIN_SCOPES.load(Relaxed),
             fastrace_spans: self.fastrace_spans.load(Relaxed),
             tracing_real_spans: tracing_probe(),

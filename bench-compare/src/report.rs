@@ -326,15 +326,18 @@ impl Report {
             "\nChecked after the run (each peer made {made} calls, warm-up included, in batches \
              of {} calls, {batches_per_round} batches per round):\n\n\
              - ours: {}\n\
-             - hotpath: {} calls in its report\n\
+             - hotpath: {} calls in its report, {} of its `async fn`\n\
              - puffin: {} scopes in its frames (calls plus one frame scope per batch)\n\
-             - fastrace: {} spans reported (calls plus one root per batch)\n\
+             - fastrace: {} spans reported (the calls of its two rows, sync and async, plus \
+             one root per batch)\n\
              - tracing: spans are real registry spans: {}\n\
              - tracing-chrome: {} span begins in its trace file (every call of its row)\n",
             crate::common::BATCH,
             m.ours_count_note,
             r.hotpath_calls
                 .map_or_else(|| "no report read".to_owned(), |n| n.to_string()),
+            r.hotpath_async_calls
+                .map_or_else(|| "none read".to_owned(), |n| n.to_string()),
             r.puffin_scopes,
             r.fastrace_spans,
             r.tracing_real_spans,
