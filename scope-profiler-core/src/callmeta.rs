@@ -50,13 +50,12 @@ where
     K: AsRef<str>,
     V: Into<Value>,
 {
-    let generation = active::recording_generation();
-    if !cfg!(feature = "enabled") || generation == 0 {
+    let Some(generation) = recording() else {
         return CallMetadataScope {
             open: None,
             _not_send: PhantomData,
         };
-    }
+    };
     let mut values = values.into_iter();
     let open = match (values.next(), values.next()) {
         (Some((key, value)), None) => {
@@ -76,13 +75,10 @@ where
             }
         }
         (first, second) => {
-            let all = first.into_iter().chain(second).chain(values);
+            let values = collect(first.into_iter().chain(second).chain(values));
             Open::Entry {
                 generation,
-                values: Arc::new(
-                    all.map(|(k, v)| (k.as_ref().to_owned(), v.into()))
-                        .collect(),
-                ),
+                values,
                 start: ticks(),
             }
         }
@@ -148,9 +144,10 @@ impl Guard {
         K: AsRef<str>,
         V: Into<Value>,
     {
-        let Some((generation, values)) = recording(values) else {
+        let Some(generation) = recording() else {
             return false;
         };
+        let values = collect(values);
         let at = ticks();
         thread::add_metadata(
             generation,
@@ -160,23 +157,27 @@ impl Guard {
     }
 }
 
-/// The session recording now and `values` collected, if one is (the
-/// values are not even looked at otherwise).
-fn recording<I, K, V>(values: I) -> Option<(u32, Arc<CallMetadata>)>
+/// The session recording now, if one is (and the feature `enabled` is
+/// on): until then the values are not even looked at.
+#[inline(always)]
+fn recording() -> Option<u32> {
+    let generation = active::recording_generation();
+    (cfg!(feature = "enabled") && generation != 0).then_some(generation)
+}
+
+/// `values` as one call's metadata.
+fn collect<I, K, V>(values: I) -> Arc<CallMetadata>
 where
     I: IntoIterator<Item = (K, V)>,
     K: AsRef<str>,
     V: Into<Value>,
 {
-    let generation = active::recording_generation();
-    if !cfg!(feature = "enabled") || generation == 0 {
-        return None;
-    }
-    let values = values
-        .into_iter()
-        .map(|(k, v)| (k.as_ref().to_owned(), v.into()))
-        .collect();
-    Some((generation, Arc::new(values)))
+    Arc::new(
+        values
+            .into_iter()
+            .map(|(k, v)| (k.as_ref().to_owned(), v.into()))
+            .collect(),
+    )
 }
 
 /// The scope of [`call_metadata`]: the values apply to calls that complete

@@ -96,15 +96,7 @@ impl MetaBlock {
     /// Appends a scope; `false` when the block is full. Only the block's
     /// own thread calls it (or writes through the lent rows).
     pub fn push(&self, row: [u64; 4]) -> bool {
-        let n = self.rows[0][0].load(Ordering::Relaxed) as usize;
-        let Some(slot) = self.rows.get(n + 1) else {
-            return false;
-        };
-        for (word, v) in slot.iter().zip(row) {
-            word.store(v, Ordering::Relaxed);
-        }
-        self.rows[0][0].store(n as u64 + 1, Ordering::Release);
-        true
+        push_row(&self.rows, row)
     }
 
     /// The published scopes as the lane's entries, appended to `out`.
@@ -123,6 +115,26 @@ impl MetaBlock {
             });
         }
     }
+}
+
+/// Appends `row` to `rows`, a block's rows (its own, or lent to the
+/// recorder's fast path): the row's words, then the count in row 0 with
+/// `Release` for the block's readers. `false` when they are full. Only the
+/// block's own thread writes.
+#[inline(always)]
+pub fn push_row(rows: &[Row], row: [u64; 4]) -> bool {
+    let Some(head) = rows.first() else {
+        return false;
+    };
+    let n = head[0].load(Ordering::Relaxed) as usize; // only this thread writes it
+    let Some(slot) = rows.get(n.wrapping_add(1)) else {
+        return false;
+    };
+    for (word, v) in slot.iter().zip(row) {
+        word.store(v, Ordering::Relaxed);
+    }
+    head[0].store(n as u64 + 1, Ordering::Release);
+    true
 }
 
 impl Default for MetaBlock {

@@ -235,6 +235,14 @@ impl Cold {
         true
     }
 
+    /// The depth of the call `seq` among the calls open on the current
+    /// recorder, if it is open. From the top: a task's stack holds calls of
+    /// several threads, whose numbers are not in order.
+    pub(super) fn open_depth(&self, hot: &Hot, seq: u64) -> Option<usize> {
+        let open = &self.stack[..hot.depth.get().min(self.stack.len())];
+        open.iter().rposition(|o| o.seq & !DEFERS == seq)
+    }
+
     /// Appends a one-value metadata scope to the thread's block, a new one
     /// if it is full (or there is none); `false` if the thread cannot
     /// record in session `generation`, a task is being polled (scopes do

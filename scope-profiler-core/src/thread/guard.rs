@@ -6,7 +6,6 @@
 
 use std::marker::PhantomData;
 
-use super::frames::DEFERS;
 use super::hot::{enter_counted, exit_counted};
 use super::meta::add_call_metadata;
 use super::{Cold, HOT, Open};
@@ -72,52 +71,38 @@ fn enter_cold(region: u32, generation: u32) -> u64 {
     .unwrap_or(0)
 }
 
+/// Ends the innermost call `seq` at the fast path's cost: its record,
+/// flagged as an ok outcome if `OK` ([`Record::ok`]: a `record_outcome`
+/// function that returned ok, so that the outcome costs nothing more; a
+/// constant, so the plain exit has no trace of it). Where the record
+/// cannot be pushed here (the call is not the innermost, the chunk is full,
+/// the session counts or aggregates), the slow paths; an ok outcome is
+/// then added as the call's metadata first.
 #[inline(always)]
-fn exit(seq: u64) {
+fn exit<const OK: bool>(seq: u64) {
     let end = ticks();
     HOT.with(|hot| match hot.top() {
         Some(top) if top.seq == seq => {
             let depth = hot.depth.get() - 1;
             let record = Record::new(top.start, end, top.region, depth as u32);
+            let record = if OK { record.with_ok(true) } else { record };
             hot.depth.set(depth);
             if !hot.push_record(record) {
                 hot.depth.set(depth + 1);
-                exit_unpushed(seq, end);
+                if OK {
+                    exit_ok_unpushed(seq, end);
+                } else {
+                    exit_unpushed(seq, end);
+                }
             }
         }
+        _ if OK => exit_ok_unpushed(seq, end),
         _ => exit_slow(seq, end),
     });
 }
 
-/// The exit of a call whose `record_outcome` function returned ok: as
-/// [`exit`], the record flagged ([`Record::ok`]), so that the outcome costs
-/// nothing more. Where the record cannot be pushed here (the call is not
-/// the innermost, the chunk is full, the session counts or aggregates), the
-/// outcome is added as the call's metadata and the exit goes on as any
-/// other's.
-#[inline(always)]
-fn exit_ok(seq: u64) {
-    let end = ticks();
-    let pushed = HOT.with(|hot| match hot.top() {
-        Some(top) if top.seq == seq => {
-            let depth = hot.depth.get() - 1;
-            let record = Record::new(top.start, end, top.region, depth as u32).with_ok(true);
-            hot.depth.set(depth);
-            let pushed = hot.push_record(record);
-            if !pushed {
-                hot.depth.set(depth + 1);
-            }
-            pushed
-        }
-        _ => false,
-    });
-    if !pushed {
-        exit_ok_unpushed(seq, end);
-    }
-}
-
-/// [`exit_ok`]'s slow path: the outcome as metadata of the call (still
-/// open), then the exit of a call whose record was not pushed.
+/// The slow path of an ok call's exit: the outcome as metadata of the
+/// call (still open), then the exit of a call whose record was not pushed.
 #[cold]
 #[inline(never)]
 fn exit_ok_unpushed(seq: u64, end: u64) {
@@ -169,10 +154,7 @@ fn exit_slow(seq: u64, end: u64) {
 #[inline(never)]
 fn exit_cold(seq: u64, end: u64) {
     Cold::with(|cold, hot| {
-        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
-        // From the top: a task's stack holds calls of several threads,
-        // whose numbers are not in order.
-        let Some(pos) = open.iter().rposition(|o| o.seq & !DEFERS == seq) else {
+        let Some(pos) = cold.open_depth(hot, seq) else {
             return;
         };
         while hot.depth.get() > pos {
@@ -193,7 +175,7 @@ pub(crate) fn open(region: u32, generation: u32) -> u64 {
 /// Closes the call `open` returned, and any opened after it.
 pub(crate) fn close(seq: u64) {
     if seq != 0 {
-        exit(seq);
+        exit::<false>(seq);
     }
 }
 
@@ -273,7 +255,7 @@ impl Guard {
         let seq = self.seq;
         std::mem::forget(self);
         if seq != 0 {
-            exit_ok(seq);
+            exit::<true>(seq);
         }
     }
 }
@@ -282,7 +264,7 @@ impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
         if self.seq != 0 {
-            exit(self.seq);
+            exit::<false>(self.seq);
         }
     }
 }

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use super::frames::DEFERS;
 use super::{Cold, HOT};
 use crate::lane::KeyedEntry;
 use crate::lanemeta::{MetaEntry, MetaScope};
@@ -97,16 +96,12 @@ pub(crate) fn add_call_metadata(seq: u64, at: u64, values: Arc<CallMetadata>) ->
         if cold.agg.is_some() {
             return Some(false);
         }
-        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
-        let (Some(depth), Some(lane)) = (
-            open.iter().rposition(|o| o.seq & !DEFERS == seq),
-            &cold.lane,
-        ) else {
+        let (Some(depth), Some(lane)) = (cold.open_depth(hot, seq), &cold.lane) else {
             return Some(false);
         };
         let scope = MetaScope::Call {
             depth: depth as u32,
-            at: at.max(open[depth].start),
+            at: at.max(cold.stack[depth].start),
         };
         let values = Arc::clone(&values);
         lock(&lane.metadata).push(MetaEntry { scope, values });
@@ -130,12 +125,10 @@ pub(crate) fn add_keyed_metadata(seq: u64, values: Arc<CallMetadata>) -> bool {
         return false;
     }
     Cold::with(|cold, hot| {
-        let open = &cold.stack[..hot.depth.get().min(cold.stack.len())];
-        let (Some(call), Some(store)) =
-            (open.iter().rfind(|o| o.seq & !DEFERS == seq), &cold.store)
-        else {
+        let (Some(depth), Some(store)) = (cold.open_depth(hot, seq), &cold.store) else {
             return false;
         };
+        let call = cold.stack[depth];
         if cold.agg.is_some() {
             return false;
         }

@@ -6,6 +6,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::lane::AggEntry;
+use crate::lanemeta::{self, Row};
 
 /// A pointer and a length, both in cells, lent by [`RawSlice::lend`] and
 /// taken back by [`RawSlice::withdraw`] (length 0). Every access checks its
@@ -114,35 +115,6 @@ impl RawSlice<AggEntry> {
 }
 
 impl<const N: usize> RawSlice<[AtomicU64; N]> {
-    /// Appends `row` to lent rows laid out as a `lanemeta::MetaBlock`'s
-    /// (row 0 holds the number of rows after it): the row's words, then the
-    /// count with `Release` for the block's readers. `false` if they are
-    /// full or not lent.
-    #[inline(always)]
-    pub(super) fn push_row(&self, row: [u64; N]) -> bool {
-        let len = self.len.get();
-        if len == 0 {
-            return false;
-        }
-        // SAFETY: `0 < len`, checked above with nothing run since: row 0
-        // is allocated and initialized (`lend`), shared only as atomics.
-        let head = unsafe { &*self.ptr.get() };
-        let n = head[0].load(Ordering::Relaxed) as usize; // only we write it
-        let at = n.wrapping_add(1);
-        if at >= len {
-            return false;
-        }
-        // SAFETY: `at < len`, checked above with nothing run since but an
-        // atomic load: the row is allocated and initialized (`lend`),
-        // shared only as atomics.
-        let slot = unsafe { &*self.ptr.get().add(at) };
-        for (word, v) in slot.iter().zip(row) {
-            word.store(v, Ordering::Relaxed);
-        }
-        head[0].store(at as u64, Ordering::Release);
-        true
-    }
-
     /// Adds to rows of atomics (single writer: relaxed load and store,
     /// read by other threads' cuts): to row `a.0` from column `a.1` on the
     /// values `a.2`, and likewise with `b`; `false` (nothing added) if a
@@ -174,5 +146,23 @@ impl<const N: usize> RawSlice<[AtomicU64; N]> {
             add(b);
         }
         true
+    }
+}
+
+impl RawSlice<Row> {
+    /// Appends `row` to the lent rows of a `lanemeta::MetaBlock` (see
+    /// [`lanemeta::push_row`]); `false` if they are full or not lent.
+    #[inline(always)]
+    pub(super) fn push_row(&self, row: [u64; 4]) -> bool {
+        let len = self.len.get();
+        if len == 0 {
+            return false;
+        }
+        // SAFETY: `len` rows, lent (`lend`) and not withdrawn since the
+        // length was read, with no other code run: allocated, initialized,
+        // and shared only as atomics (`AtomicU64` is `Sync`). The slice
+        // lives only for the call below, which runs no code that withdraws.
+        let rows = unsafe { std::slice::from_raw_parts(self.ptr.get(), len) };
+        lanemeta::push_row(rows, row)
     }
 }
