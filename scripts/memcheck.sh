@@ -27,10 +27,11 @@ memcheck() {
 
 reliability=$(executable -p integration-tests --test reliability)
 # The runtime's unit tests, crate by crate: the core (recording, assembly),
-# the HDF5 file, and the facade (sessions, readers, exports).
+# the HDF5 file, the reader (readers, exports, the JSON profile) and the
+# facade (sessions).
 # SP_MEMCHECK: tests that record millions of calls on several threads
 # record fewer (valgrind runs one thread at a time, 20-50x slower).
-for crate in scope-profiler-core scope-profiler-hdf5 scope-profiler; do
+for crate in scope-profiler-core scope-profiler-hdf5 scope-profiler-reader scope-profiler; do
     unit=$(executable -p "$crate" --lib)
     echo "memcheck: $crate unit tests ($unit)"
     SP_MEMCHECK=1 memcheck "$unit" --test-threads=2

@@ -10,7 +10,14 @@ signatures. `scripts/check-public-api.sh` builds the JSON and compares the
 listing with `api/scope-profiler.txt`, so that a change to the surface is a
 visible diff; `--counts` prints the totals issue 38 bounds.
 
-Usage: public_api.py DOC_DIR [--counts]
+The reader's crate, `scope_profiler_reader`, has a snapshot of its own
+(`--root scope_profiler_reader`, compared with
+`scope-profiler-reader/public-api.txt`).
+
+`--missing-examples` lists the items (types, functions, methods, macros,
+constants) whose docs hold no example.
+
+Usage: public_api.py DOC_DIR [--counts | --missing-examples] [--root CRATE]
 """
 
 import json
@@ -55,6 +62,13 @@ class Api:
         self.counts = {"types": 0, "functions": 0, "methods": 0, "fields": 0,
                        "modules": 0, "macros": 0, "constants": 0}
         self.seen = set()
+        # Items (types, functions, methods, macros, constants) whose docs
+        # hold no example (no ``` block): issue 38 wants one for each.
+        self.no_example = set()
+
+    def example(self, item, path):
+        if "```" not in (item.get("docs") or ""):
+            self.no_example.add(path)
 
     # -- resolving ids across crates --------------------------------------
     def resolve(self, crate, id_):
@@ -227,6 +241,7 @@ class Api:
             self.walk_module(crate, item, path)
         elif kind in ("struct", "enum", "union", "trait", "type_alias"):
             self.counts["types"] += 1
+            self.example(item, path)
             g = self.generics(inner.get("generics", {}))
             if kind == "type_alias":
                 self.lines.add("pub type " + path + g + " = " + self.ty(inner["type"]))
@@ -274,20 +289,25 @@ class Api:
                     mk, mi = next(iter(m["inner"].items()))
                     if mk == "function":
                         self.counts["methods"] += 1
+                        self.example(m, path + "::" + m["name"])
                         pre, s = self.sig(mi)
                         self.lines.add("pub " + pre + "fn " + path + "::" + m["name"] + s)
                     elif mk in ("assoc_const", "constant"):
                         self.counts["constants"] += 1
+                        self.example(m, path + "::" + m["name"])
                         self.lines.add("pub const " + path + "::" + m["name"])
         elif kind == "function":
             self.counts["functions"] += 1
+            self.example(item, path)
             pre, s = self.sig(inner)
             self.lines.add("pub " + pre + "fn " + path + s)
         elif kind in ("macro", "proc_macro"):
             self.counts["macros"] += 1
+            self.example(item, path)
             self.lines.add("macro " + path)
         elif kind in ("constant", "static"):
             self.counts["constants"] += 1
+            self.example(item, path)
             t = inner.get("type")
             self.lines.add("pub " + ("const " if kind == "constant" else "static ") + path +
                            (": " + self.ty(t) if t else ""))
@@ -298,13 +318,20 @@ class Api:
 def main():
     doc_dir = sys.argv[1]
     crates = {}
+    root_name = "scope_profiler"
+    if "--root" in sys.argv:
+        root_name = sys.argv[sys.argv.index("--root") + 1]
     for name in ("scope_profiler", "scope_profiler_core", "scope_profiler_hdf5",
-                 "scope_profiler_macros"):
+                 "scope_profiler_reader", "scope_profiler_macros"):
         if os.path.exists(os.path.join(doc_dir, name + ".json")):
             crates[name] = Crate(load(doc_dir, name))
-    api = Api(crates, "scope_profiler")
+    api = Api(crates, root_name)
     root = api.root.item(api.root.data["root"])
-    api.walk_module(api.root, root, "scope_profiler")
+    api.walk_module(api.root, root, root_name)
+    if "--missing-examples" in sys.argv:
+        for path in sorted(api.no_example):
+            print(path)
+        return
     if "--counts" in sys.argv:
         for k, v in api.counts.items():
             print(f"{k}: {v}")

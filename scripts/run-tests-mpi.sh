@@ -76,7 +76,8 @@ if ldd "$work/serial/mpi_check" | grep -q libhdf5; then
 fi
 echo "run-tests-mpi: built in $((SECONDS - start)) s"
 # The runtime's unit tests with the feature (configuration, message encoding).
-cargo test -q -p scope-profiler -p scope-profiler-core --features scope-profiler/mpio,scope-profiler-core/mpio --lib
+cargo test -q -p scope-profiler -p scope-profiler-core -p scope-profiler-reader \
+    --features scope-profiler/mpio,scope-profiler-core/mpio,scope-profiler-reader/mpio --lib
 
 # The Python package 0.7.5 with its plotting extras, in a venv of its own.
 # A venv's scripts name its python by the path it was made at: one moved with

@@ -19,6 +19,7 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The lean build (no `hdf5`) has code of its own (cfg): lint it too.
 cargo clippy -p scope-profiler -p scope-profiler-core --all-targets --no-default-features --features enabled -- -D warnings
+cargo clippy -p scope-profiler-reader --all-targets --no-default-features -- -D warnings
 # The public API against its snapshot (scope-profiler/public-api.txt), and its size.
 scripts/check-public-api.sh
 # The suites write their files under a temporary directory of their own,
@@ -35,7 +36,7 @@ scripts/lean-test.sh
 # The std-only platform code (what macOS and Windows compile), here on Linux:
 # the runtime's and the integration tests, in a target directory of their own.
 RUSTFLAGS="--cfg scope_profiler_portable" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/portable" \
-    cargo test -p scope-profiler-core -p scope-profiler -p integration-tests
+    cargo test -p scope-profiler-core -p scope-profiler-reader -p scope-profiler -p integration-tests
 # The runtime's unit tests and a multi-threaded spilling test under valgrind memcheck.
 scripts/memcheck.sh
 # A real crate's own test suite (semver 1.0.28), every module file instrumented.

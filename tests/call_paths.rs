@@ -8,8 +8,9 @@ use std::path::Path;
 
 use integration_tests::{serial, temp_dir};
 use scope_profiler::CallTree;
-use scope_profiler::export::Grouping;
-use scope_profiler::{self as sp, Compression, Options, ProfileReader, WritePath};
+use scope_profiler::{self as sp, Compression, Options, WritePath};
+use scope_profiler_reader::ProfileReader;
+use scope_profiler_reader::export::Grouping;
 
 /// Per group label, per call path (names from the root), the node's
 /// figures: the tree with its children's order left out.

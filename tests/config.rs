@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use integration_tests::{describe_options, made_reader_python, output_ok, serial, temp_dir};
-use scope_profiler::{self as sp, Compression, Error, MetadataDetail, Options, Value, WritePath};
+use scope_profiler::{self as sp, Compression, Error, Options, Value, WritePath};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -674,13 +674,14 @@ fn hostname() -> String {
     text(&out.stdout).trim().to_owned()
 }
 
-/// A file session at `detail` with a region defined at an absolute path.
-fn run_at(detail: MetadataDetail, file: &Path) -> sp::Profile {
+/// A file session (with `full` metadata or the minimal) with a region
+/// defined at an absolute path.
+fn run_at(full: bool, file: &Path) -> sp::Profile {
     let run = sp::setup(
         Options::new()
             .file_path(file)
             .verbose(false)
-            .metadata_detail(detail)
+            .full_metadata(full)
             .metadata("experiment", "mesh-7")
             .metadata("cells", 4096),
     )
@@ -698,7 +699,7 @@ fn minimal_metadata_names_no_host_user_or_directory_and_full_does() {
     assert!(!host.is_empty());
 
     let minimal_file = dir.join("minimal.h5");
-    let minimal = run_at(MetadataDetail::Minimal, &minimal_file);
+    let minimal = run_at(false, &minimal_file);
     for key in [
         "hostname",
         "uname",
@@ -736,7 +737,7 @@ fn minimal_metadata_names_no_host_user_or_directory_and_full_does() {
         );
     }
 
-    let full = run_at(MetadataDetail::Full, &dir.join("full.h5"));
+    let full = run_at(true, &dir.join("full.h5"));
     assert_eq!(meta(&full, "hostname"), Some(&Value::Str(host.clone())));
     let Some(Value::Str(rustc)) = meta(&full, "rustc_version") else {
         panic!("full has rustc_version: {:?}", full.metadata);

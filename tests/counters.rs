@@ -256,7 +256,7 @@ fn counters_go_to_the_file_in_the_python_packages_layout_and_back() {
     let results = sp::finalize().unwrap();
     let read = sp::read_profile(&path).unwrap();
     assert_eq!(read.counters, results.counters());
-    let reader = sp::ProfileReader::open(&path).unwrap();
+    let reader = scope_profiler_reader::ProfileReader::open(&path).unwrap();
     assert_eq!(reader.counters(), results.counters());
     drop(reader); // the file is written below
     let inner = read
@@ -577,7 +577,7 @@ fn aggregation_mode_counts_and_writes_them() {
     let results = sp::finalize().unwrap();
     let c = results.counters_of("three_vectors").unwrap();
     assert_eq!((c.num_calls, incl(c)), (10, [30, 30_000, 30, 30_000]));
-    let reader = sp::ProfileReader::open(&path).unwrap();
+    let reader = scope_profiler_reader::ProfileReader::open(&path).unwrap();
     assert!(reader.is_aggregate());
     assert_eq!(reader.counters(), results.counters());
     drop(reader);

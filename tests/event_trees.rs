@@ -14,10 +14,9 @@ use std::task::{Context, Poll};
 
 use integration_tests::{hand_built_dir, serial, temp_dir};
 use scope_profiler::CallTree;
-use scope_profiler::export::Grouping;
-use scope_profiler::{
-    self as sp, Compression, Options, Profile, ProfileReader, RegionRow, SummaryStatistics,
-};
+use scope_profiler::{self as sp, Compression, Options, Profile, RegionRow, SummaryStatistics};
+use scope_profiler_reader::ProfileReader;
+use scope_profiler_reader::export::Grouping;
 
 /// One hand-made call.
 #[derive(Clone, Copy)]

@@ -1,9 +1,10 @@
 //! The runtime's modules form layers that only point down: a module uses
 //! modules of its own layer or of the layers below it, and no two modules
-//! use each other, directly or through others. The runtime is three crates
+//! use each other, directly or through others. The runtime is four crates
 //! (ARCHITECTURE.md): `scope-profiler-core` (layers 1 to 6, its `pub mod`
-//! lines), `scope-profiler-hdf5` (the module `hdf5` of layer 7, as a whole)
-//! and `scope-profiler` (layers 7 and 8, its `mod` lines); the layers are
+//! lines), `scope-profiler-hdf5` (the module `hdf5` of layer 7, as a whole),
+//! `scope-profiler-reader` (the module `reader` of layer 7, as a whole) and
+//! `scope-profiler` (layers 7 and 8, its `mod` lines); the layers are
 //! the groups of those lines in the core's `internal.rs` and the facade's
 //! `lib.rs` (bottom first, each group headed by a `// N. name` comment).
 //! Uses are read from the `crate::` paths of each module's code (comments
@@ -33,13 +34,19 @@ fn hdf5_src() -> PathBuf {
     root().join("scope-profiler-hdf5/src")
 }
 
+/// The reader's crate's sources (the module `reader`).
+fn reader_src() -> PathBuf {
+    root().join("scope-profiler-reader/src")
+}
+
 /// Every source directory of the runtime.
-fn runtime_srcs() -> [PathBuf; 3] {
-    [core_src(), hdf5_src(), src()]
+fn runtime_srcs() -> [PathBuf; 4] {
+    [core_src(), hdf5_src(), reader_src(), src()]
 }
 
 /// Module name -> layer number, from the `mod` lines of a lib.rs (and the
-/// `use scope_profiler_hdf5 as hdf5;` that names the HDF5 crate).
+/// `use scope_profiler_hdf5 as hdf5;` and `use scope_profiler_reader as
+/// reader;` that name the HDF5 and the reader's crates).
 fn layers(lib: &str) -> BTreeMap<String, usize> {
     let mut layer = 0;
     let mut out = BTreeMap::new();
@@ -53,6 +60,7 @@ fn layers(lib: &str) -> BTreeMap<String, usize> {
             .strip_prefix("mod ")
             .or_else(|| line.strip_prefix("pub mod "))
             .or_else(|| line.strip_prefix("use scope_profiler_hdf5 as "))
+            .or_else(|| line.strip_prefix("use scope_profiler_reader as "))
             .and_then(|m| m.strip_suffix(';'))
         {
             assert!(
@@ -74,6 +82,11 @@ fn all_layers() -> BTreeMap<String, usize> {
         "the core holds layers 1 to 6, the facade 7 and 8: {core:?} {facade:?}"
     );
     assert_eq!(facade.get("hdf5"), Some(&7), "the HDF5 crate is layer 7");
+    assert_eq!(
+        facade.get("reader"),
+        Some(&7),
+        "the reader's crate is layer 7"
+    );
     let mut all = core;
     all.extend(facade);
     all
@@ -84,6 +97,9 @@ fn all_layers() -> BTreeMap<String, usize> {
 fn files_of(name: &str) -> Vec<PathBuf> {
     if name == "hdf5" {
         return rust_files(&hdf5_src());
+    }
+    if name == "reader" {
+        return rust_files(&reader_src());
     }
     let src = [core_src(), src()]
         .into_iter()
@@ -290,6 +306,7 @@ fn architecture_names_items_where_they_are() {
                 "scope-profiler/src",
                 "scope-profiler-core/src",
                 "scope-profiler-hdf5/src",
+                "scope-profiler-reader/src",
                 "scope-profiler-macros/src",
                 "scope-profiler-cli/src",
                 "scope-profiler-tracing/src",
@@ -358,7 +375,8 @@ fn dependencies(krate: &str) -> Vec<String> {
 
 /// The crate graph points down as the layers do (ARCHITECTURE.md): the
 /// core depends on no crate of the runtime above it and on no C library;
-/// the HDF5 crate on the core alone of ours; the facade on both.
+/// the HDF5 crate on the core alone of ours; the reader's crate on those
+/// two; the facade on the three.
 #[test]
 fn the_crates_depend_downwards() {
     let core = dependencies("scope-profiler-core");
@@ -380,10 +398,21 @@ fn the_crates_depend_downwards() {
         ["scope-profiler-core"],
         "scope-profiler-hdf5's own crates"
     );
+    let reader = dependencies("scope-profiler-reader");
+    let ours: Vec<&String> = reader
+        .iter()
+        .filter(|n| n.starts_with("scope-profiler"))
+        .collect();
+    assert_eq!(
+        ours,
+        ["scope-profiler-core", "scope-profiler-hdf5"],
+        "scope-profiler-reader's own crates"
+    );
     let facade = dependencies("scope-profiler");
     for name in [
         "scope-profiler-core",
         "scope-profiler-hdf5",
+        "scope-profiler-reader",
         "scope-profiler-macros",
     ] {
         assert!(
@@ -391,11 +420,23 @@ fn the_crates_depend_downwards() {
             "scope-profiler lacks {name}"
         );
     }
-    // The core's and the HDF5 crate's code names no crate above it (its
-    // unit tests neither: they would link a second copy of the crate).
+    // The core's, the HDF5 crate's and the reader's code names no crate
+    // above it (its unit tests neither: they would link a second copy of
+    // the crate).
     for (dir, above) in [
-        (core_src(), &["scope_profiler_hdf5", "scope_profiler::"][..]),
-        (hdf5_src(), &["scope_profiler::"][..]),
+        (
+            core_src(),
+            &[
+                "scope_profiler_hdf5",
+                "scope_profiler_reader",
+                "scope_profiler::",
+            ][..],
+        ),
+        (
+            hdf5_src(),
+            &["scope_profiler_reader", "scope_profiler::"][..],
+        ),
+        (reader_src(), &["scope_profiler::"][..]),
     ] {
         for file in rust_files(&dir) {
             let code = without_strings(&std::fs::read_to_string(&file).unwrap());
@@ -455,8 +496,8 @@ fn the_string_blanker_keeps_code_and_lines() {
 }
 
 /// The crates built on the runtime (the CLI, the tracing layer) use its
-/// public API: they name neither the inner crates nor the macros' hidden
-/// paths.
+/// public API (the facade's and the reader's): they name neither the inner
+/// crates, nor the reader's `internal` door, nor the macros' hidden paths.
 #[test]
 fn the_cli_and_the_tracing_layer_use_the_public_api() {
     let mut checked = 0;
@@ -473,9 +514,14 @@ fn the_cli_and_the_tracing_layer_use_the_public_api() {
             for (n, line) in code.lines().enumerate() {
                 let code = line.split("//").next().unwrap_or("");
                 assert!(
-                    !["scope_profiler_core", "scope_profiler_hdf5", "__private"]
-                        .iter()
-                        .any(|p| code.contains(p)),
+                    ![
+                        "scope_profiler_core",
+                        "scope_profiler_hdf5",
+                        "scope_profiler_reader::internal",
+                        "__private"
+                    ]
+                    .iter()
+                    .any(|p| code.contains(p)),
                     "{}:{}: reaches past the public API: {}",
                     file.display(),
                     n + 1,
@@ -489,9 +535,10 @@ fn the_cli_and_the_tracing_layer_use_the_public_api() {
 
 /// The crates whose modules ARCHITECTURE.md describes: the runtime's three,
 /// the macros, the tracing layer and the command line (each `src/`).
-const DESCRIBED_CRATES: [&str; 6] = [
+const DESCRIBED_CRATES: [&str; 7] = [
     "scope-profiler-core",
     "scope-profiler-hdf5",
+    "scope-profiler-reader",
     "scope-profiler",
     "scope-profiler-macros",
     "scope-profiler-tracing",
@@ -575,7 +622,7 @@ fn layer_table_modules(doc: &str) -> BTreeSet<String> {
 /// ARCHITECTURE.md and the tree agree on the modules (issue 38): the table
 /// of layers lists exactly the runtime's modules (the `mod` lines of the
 /// two lib.rs), every file or folder it names exists, and every module of
-/// the six crates (each `.rs` file under their `src/`, tests aside) is
+/// the seven crates (each `.rs` file under their `src/`, tests aside) is
 /// named in it, in backquotes, by its path (`export/sort.rs`,
 /// `scope-profiler-cli/src/report/`) or its own name (`encode`). A split
 /// module's new files fail here until ARCHITECTURE.md says what they do.
@@ -811,6 +858,7 @@ fn one_json_parser() {
     for krate in [
         "scope-profiler-core",
         "scope-profiler-hdf5",
+        "scope-profiler-reader",
         "scope-profiler",
     ] {
         let deps = dependencies(krate);

@@ -320,7 +320,7 @@ pub struct ReadmeDoctests;
 /// assert!(too_much.try_reserve(4 << 30).is_err());
 /// ```
 pub fn limit_address_space(bytes: u64) -> Result<(), String> {
-    scope_profiler::ProfileReader::limit_address_space(bytes)
+    scope_profiler_reader::ProfileReader::limit_address_space(bytes)
         .map_err(|e| format!("RLIMIT_AS: {e}"))?;
     // The path meant: an allocation past the limit fails.
     let mut past: Vec<u8> = Vec::new();
@@ -339,6 +339,6 @@ pub fn limit_address_space(bytes: u64) -> Result<(), String> {
 /// [`nesting::check_reader`] on a profile in memory (what `finalize`
 /// returns, or a file read back).
 pub fn profile_nesting(p: &Profile) -> nesting::NestingReport {
-    let reader = scope_profiler::ProfileReader::from_profile(p.clone()).expect("a reader");
+    let reader = scope_profiler_reader::ProfileReader::from_profile(p.clone()).expect("a reader");
     nesting::check_reader(&reader).expect("the events")
 }

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::Path;
 
-use scope_profiler::{Error, ProfileReader};
+use scope_profiler::Error;
+use scope_profiler_reader::ProfileReader;
 
 /// One call as the check needs it.
 #[derive(Clone, Copy, Debug)]

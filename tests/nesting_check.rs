@@ -4,7 +4,8 @@
 
 use integration_tests::nesting::{Violation, check_nesting, check_reader};
 use integration_tests::{serial, temp_dir};
-use scope_profiler::{self as sp, Events, Options, Profile, ProfileReader, RegionRow};
+use scope_profiler::{self as sp, Events, Options, Profile, RegionRow};
+use scope_profiler_reader::ProfileReader;
 
 /// A profile of one region "r" whose calls are `(id, parent, start, end)`,
 /// all on thread 0.

@@ -425,40 +425,58 @@ fn aggregation_keeps_totals_not_calls_and_python_reads_them() {
     // No calls are kept to attach metadata to.
     sp::region("annotated").run(|| assert!(!sp::Guard::annotate([("k", 1)])));
     let results = sp::finalize().unwrap();
-    let agg = |name: &str| {
-        let i = results
-            .statistics()
-            .iter()
-            .position(|s| s.name() == name)
-            .unwrap();
-        results.aggregates()[i].clone()
-    };
+    // The totals in the program: the statistics (no percentiles in this
+    // mode: the durations were not kept).
+    let agg = |name: &str| results.statistics_of(name).unwrap().clone();
     let (outer, inner, hot) = (agg("outer"), agg("inner"), agg("hot"));
     assert_eq!(
-        (outer.num_calls, inner.num_calls, hot.num_calls),
+        (outer.num_calls(), inner.num_calls(), hot.num_calls()),
         (100_000, 100_000, 2_000_000)
     );
+    assert!(!hot.is_exact());
     // Own time of outer: its total minus its one child's, to the rounding
     // of two tick-to-ns conversions.
     assert!(
-        (outer.exclusive - (outer.total - inner.total)).abs() <= 2,
+        (outer.exclusive() - (outer.total() - inner.total())).abs() <= 2,
         "{outer:?} {inner:?}"
     );
-    assert_eq!(inner.exclusive, inner.total);
+    assert_eq!(inner.exclusive(), inner.total());
     for row in [&outer, &inner, &hot] {
         assert!(
-            row.minimum <= row.total / row.num_calls as i64
-                && row.total / row.num_calls as i64 <= row.maximum,
+            row.minimum() <= row.total() / row.num_calls() as i64
+                && row.total() / row.num_calls() as i64 <= row.maximum(),
             "{row:?}"
         );
     }
     // The file: the aggregate layout, read back equal by our reader ...
-    let reader = sp::ProfileReader::open(&path).unwrap();
+    let reader = scope_profiler_reader::ProfileReader::open(&path).unwrap();
     assert_eq!(
         reader.region_names(),
         ["outer", "inner", "hot", "annotated"]
     );
-    assert_eq!(reader.aggregates(), results.aggregates());
+    // The file's rows are the statistics the program got, region by region.
+    assert_eq!(reader.aggregates().len(), results.statistics().len());
+    for row in reader.aggregates() {
+        let name = &reader.region_names()[row.region_id as usize];
+        let stats = results.statistics_of(name).unwrap();
+        assert_eq!(
+            (
+                row.num_calls,
+                row.total,
+                row.exclusive,
+                row.minimum,
+                row.maximum
+            ),
+            (
+                stats.num_calls(),
+                stats.total(),
+                stats.exclusive(),
+                stats.minimum(),
+                stats.maximum()
+            ),
+            "{name}"
+        );
+    }
     // ... and by the Python package's reader, inspect and diff.
     let python = match reader_python(env!("CARGO_TARGET_TMPDIR"), true) {
         Ok(p) => p,
@@ -492,9 +510,13 @@ print("ok")
     assert_eq!(lines.len(), 5, "{stdout}");
     for (line, row) in lines.iter().zip([&outer, &inner, &hot]) {
         let f: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(f[1].parse::<u64>().unwrap(), row.num_calls, "{line}");
+        assert_eq!(f[1].parse::<u64>().unwrap(), row.num_calls(), "{line}");
         // Python reads seconds as floats: equal to the ns within rounding.
-        for (got, want) in [(f[2], row.total), (f[3], row.minimum), (f[4], row.maximum)] {
+        for (got, want) in [
+            (f[2], row.total()),
+            (f[3], row.minimum()),
+            (f[4], row.maximum()),
+        ] {
             let got: i64 = got.parse().unwrap();
             assert!(
                 (got - want).abs() <= (want / 1_000_000_000).max(1),

@@ -901,7 +901,7 @@ fn a_json_profile_reads_back_as_the_hdf5_file_does() {
     std::io::Read::read_exact(&mut std::fs::File::open(&gz).unwrap(), &mut bytes).unwrap();
     assert_eq!(bytes, [0x1f, 0x8b]);
     let chunks = |path: &std::path::Path| {
-        let reader = sp::ProfileReader::open(path).unwrap();
+        let reader = scope_profiler_reader::ProfileReader::open(path).unwrap();
         assert!(reader.has_parents() && reader.has_summaries());
         reader
             .chunks(2)
@@ -932,7 +932,7 @@ fn aggregation_mode_writes_json_aggregate_rows() {
         sp::region("hot").run(|| ());
     }
     sp::finalize().unwrap();
-    let reader = sp::ProfileReader::open(&path).unwrap();
+    let reader = scope_profiler_reader::ProfileReader::open(&path).unwrap();
     assert!(reader.is_aggregate());
     assert_eq!(reader.region_names(), ["hot"]);
     assert_eq!(reader.aggregates()[0].num_calls, 4);
@@ -944,7 +944,9 @@ fn aggregation_mode_writes_json_aggregate_rows() {
         "{\"format\": \"scope-profiler-profile\", \"regions\": [{",
     )
     .unwrap();
-    let err = sp::ProfileReader::open(&bad).unwrap_err().to_string();
+    let err = scope_profiler_reader::ProfileReader::open(&bad)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("bad.json") && err.contains("byte"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

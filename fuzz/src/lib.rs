@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scope_profiler::{ProfileReader, export};
+use scope_profiler_reader::{ProfileReader, export};
 
 /// `bytes` written to this process's scratch file named `name` (in
 /// /dev/shm when there is one: no disk writes per input).

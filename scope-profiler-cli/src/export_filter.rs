@@ -2,7 +2,7 @@
 //! `--to`, `--max-events`, turned into the library's `export::Filter`,
 //! and the note that says what `--max-events` cut.
 
-use scope_profiler::export::{Exported, Filter};
+use scope_profiler_reader::export::{Exported, Filter};
 
 /// The export filters as given on the command line.
 #[derive(clap::Args, Debug, Default)]

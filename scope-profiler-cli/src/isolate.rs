@@ -177,7 +177,7 @@ fn limit_memory(path: &Path) {
         Some(Ok(mib)) => mib.saturating_mul(1 << 20),
         _ => BASE_LIMIT.saturating_add(opened.saturating_mul(PER_FILE_BYTE)),
     };
-    if let Err(e) = scope_profiler::ProfileReader::limit_address_space(limit) {
+    if let Err(e) = scope_profiler_reader::ProfileReader::limit_address_space(limit) {
         static WARNED: std::sync::Once = std::sync::Once::new();
         WARNED.call_once(|| {
             if e.kind() != std::io::ErrorKind::Unsupported {

@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use scope_profiler::ProfileReader;
-use scope_profiler::export::Grouping;
+use scope_profiler_reader::ProfileReader;
+use scope_profiler_reader::export::Grouping;
 
 /// Inspect, export, diff, check and merge scope-profiler profiles (HDF5 or JSON).
 #[derive(Parser, Debug)]

@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use scope_profiler::export::{self, Grouping};
-use scope_profiler::{CallNode, ProfileReader};
+use scope_profiler::CallNode;
+use scope_profiler_reader::ProfileReader;
+use scope_profiler_reader::export::Grouping;
 use serde_json::{Value, json};
 
 use crate::{Failure, Metric};
@@ -193,7 +194,7 @@ pub(crate) fn file_tree_with(
 /// stay as they are.
 pub(crate) fn group_task_lanes(
     reader: &ProfileReader,
-    lanes: &[export::Lane],
+    lanes: &[scope_profiler::Lane],
     groups: Vec<(String, Vec<Node>)>,
 ) -> Vec<(String, Vec<Node>)> {
     let task_names: HashMap<i64, &str> = reader

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use scope_profiler::ProfileReader;
+use scope_profiler_reader::ProfileReader;
 
 use crate::stats::{self, DiffRow, FileTree, Merged, Stat};
 use crate::units::duration;

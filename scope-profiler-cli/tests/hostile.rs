@@ -33,7 +33,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use integration_tests::{prerequisite_missing, temp_dir};
-use scope_profiler::{self as sp, Compression, Profile, ProfileReader, RegionRow};
+use scope_profiler::{self as sp, Compression, Profile, RegionRow};
+use scope_profiler_reader::ProfileReader;
 
 /// How long one input may take before it counts as a hang.
 const HANG: std::time::Duration = std::time::Duration::from_secs(5);

@@ -6,7 +6,8 @@
 use std::process::Command;
 
 use integration_tests::temp_dir;
-use scope_profiler::{self as sp, Compression, Profile, ProfileReader, RegionRow};
+use scope_profiler::{self as sp, Compression, Profile, RegionRow};
+use scope_profiler_reader::ProfileReader;
 
 /// Three regions of 40 calls each, the second and third nested in the
 /// first, on one thread.
@@ -75,7 +76,7 @@ fn long_named(len: usize, calls: i64) -> Profile {
 #[test]
 fn huge_names_are_refused_and_exports_stay_within_their_budget() {
     let dir = temp_dir("hostile-names");
-    let limit = sp::limits::NAME;
+    let limit = scope_profiler_reader::limits::NAME;
     assert_eq!(limit, 64 << 10);
     // Refused: names of 4 MiB (and of one byte past the limit).
     for len in [4 << 20, limit + 1] {

@@ -591,7 +591,7 @@ impl RegionStatistics {
 /// without per-call events.
 ///
 /// ```
-/// let row = scope_profiler::AggregateRow::default();
+/// let row = scope_profiler_reader::AggregateRow::default();
 /// assert_eq!((row.num_calls, row.total), (0, 0));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -622,7 +622,7 @@ pub struct AggregateRow {
 /// `ProfileReader::call_paths` and `ProfileReader::call_tree`).
 ///
 /// ```
-/// let path = scope_profiler::CallPath::default();
+/// let path = scope_profiler_reader::CallPath::default();
 /// assert_eq!((path.parent, path.num_calls), (None, 0));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! Reading an HDF5 profile file in pieces: the index at once, the events
-//! in bounded chunks (through [`crate::reader::ProfileReader`]).
+//! in bounded chunks (through `scope_profiler_reader::ProfileReader`).
 
 use std::path::Path;
 

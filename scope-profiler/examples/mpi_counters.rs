@@ -36,7 +36,7 @@ fn main() {
     }
     sp::finalize().expect("finalize");
     if rank == 0 {
-        let reader = sp::ProfileReader::open(&path).expect("read back");
+        let reader = scope_profiler_reader::ProfileReader::open(&path).expect("read back");
         for r in 0..size {
             let c = reader
                 .counters()

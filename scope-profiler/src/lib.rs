@@ -7,7 +7,7 @@
 //! its `scope-profiler inspect | report | plot | export | diff` commands open
 //! the file as it is; for a `.json` path, its JSON profile instead (in any
 //! build, also without the feature `hdf5`), which the same tools,
-//! [`ProfileReader`] and [`read_profile`] open.
+//! [`read_profile`] and the crate `scope-profiler-reader` open.
 //!
 //! ```
 //! use scope_profiler::{self as sp, Options};
@@ -75,11 +75,11 @@
 // by one path whichever crate holds them.
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
-#[cfg(feature = "mpi")]
-use scope_profiler_core::internal::comm;
 use scope_profiler_core::internal::{
-    clock, counters, error, fxhash, json, options, platform, profile, publish, scratch, sync, value,
+    clock, counters, error, options, profile, publish, scratch, sync, value,
 };
+#[cfg(feature = "mpi")]
+use scope_profiler_core::internal::{comm, fxhash, platform};
 
 // 2. Records, lanes and memory.
 use scope_profiler_core::internal::store;
@@ -99,37 +99,31 @@ use scope_profiler_core::internal::{assemble, calltree, metadata, sink};
 // 7. Output: the HDF5 file, the JSON profile, reading, the results, the exports.
 #[cfg(feature = "mpi")]
 mod collective;
-pub mod export;
 #[cfg(feature = "hdf5")]
 use scope_profiler_hdf5 as hdf5;
-/// The longest strings [`read_profile`] and [`ProfileReader`] accept from
-/// an HDF5 file, by kind (names 64 KiB, source texts 1 MiB...): a longer
-/// one is an error naming its dataset and the limit.
-#[cfg(feature = "hdf5")]
-pub use scope_profiler_hdf5::limits;
-mod jsonfile;
+use scope_profiler_reader as reader;
 mod python;
-mod reader;
 mod results;
 
 // 8. Lifecycle: setup, checkpoint, finalize.
 mod session;
 
 pub use callmeta::{CallMetadataScope, call_metadata};
+pub use calltree::Lane;
 pub use calltree::{CallNode, CallTree};
 pub use counters::CountingAllocator;
 pub use error::Error;
 #[cfg(feature = "mpi")]
 pub use options::MpiOutput;
-pub use options::{Compression, MetadataDetail, OnSpillFailure, Options};
+pub use options::{Compression, Options};
 pub use profile::{
-    AggregateRow, CallPath, DroppedCalls, Events, Profile, RecordingHealth, RegionCounters,
-    RegionRow, RegionStatistics, SummaryStatistics, TaskInfo, ThreadInfo,
+    DroppedCalls, Events, Profile, RecordingHealth, RegionCounters, RegionRow, RegionStatistics,
+    SummaryStatistics, TaskInfo, ThreadInfo,
 };
-pub use reader::{EventChunk, ProfileReader, read_profile};
+pub use reader::read_profile;
 pub use region::{AsyncCall, Region};
 pub use results::{Results, WritePath};
-pub use session::{Run, Sampler, SessionGuard};
+pub use session::{Run, Sampler};
 pub use thread::Guard;
 pub use value::Value;
 
@@ -211,10 +205,10 @@ pub fn write_profile(
     compression: Compression,
 ) -> Result<(), Error> {
     let path = path.as_ref();
-    if jsonfile::is_json_path(path) {
+    if reader::internal::jsonfile::is_json_path(path) {
         let _ = compression;
         return publish::publish_atomically(path, |temp| {
-            jsonfile::write_profile(profile, temp, path)
+            reader::internal::jsonfile::write_profile(profile, temp, path)
         });
     }
     #[cfg(feature = "hdf5")]
@@ -279,8 +273,8 @@ pub fn checkpoint() -> Result<Results, Error> {
     session::checkpoint()
 }
 
-/// Starts a session that finalizes when the returned guard is dropped
-/// (printing any error to stderr): the form for `main`.
+/// Starts a session whose [`Run`] finalizes it when dropped (printing any
+/// error to stderr): the form for `main`.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
@@ -295,9 +289,13 @@ pub fn checkpoint() -> Result<Results, Error> {
 /// The session records the envelope region `scope_profiler.session` (the
 /// Python package's name) on this thread from start to end, so every
 /// region's share of the session is known (`scope-profiler inspect`'s
-/// "% session" column); it ends when the guard is dropped on this thread.
-pub fn session(options: Options) -> Result<SessionGuard, Error> {
-    setup(options.session_region(true)).map(SessionGuard::new)
+/// "% session" column); it ends when the run is dropped on this thread.
+#[must_use = "the session is finalized when the returned Run is dropped"]
+pub fn session(options: Options) -> Result<Run, Error> {
+    setup(options.session_region(true)).map(|mut run| {
+        run.finalize_on_drop = true;
+        run
+    })
 }
 
 /// Pauses recording in the active session, for every thread: calls

@@ -8,10 +8,10 @@ use crate::calltree::CallTree;
 use crate::error::Error;
 #[cfg(feature = "hdf5")]
 use crate::hdf5::{self, FileSink, Header};
-use crate::jsonfile::{self, Document, JsonSink};
 use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
-use crate::profile::{AggregateRow, Profile, RecordingHealth, RegionCounters, RegionStatistics};
+use crate::profile::{Profile, RecordingHealth, RegionCounters, RegionStatistics};
+use crate::reader::internal::jsonfile::{self, Document, JsonSink};
 use crate::sink::{IndexRow, MemorySink};
 
 /// `row` with its source file as the metadata level shows it (a suffix of it).
@@ -93,8 +93,6 @@ pub struct Results {
     health: RecordingHealth,
     write_path: WritePath,
     statistics: Vec<RegionStatistics>,
-    /// An aggregation-mode session's rows.
-    aggregates: Vec<AggregateRow>,
     /// Per region, the counters of a session that counts.
     counters: Vec<RegionCounters>,
 }
@@ -218,7 +216,6 @@ impl Results {
             health,
             write_path,
             statistics,
-            aggregates: Vec::new(),
             counters: std::mem::take(&mut plan.counters),
         };
         if read::verbose(options) {
@@ -249,7 +246,6 @@ impl Results {
                 crate::collective::Writer::Parallel => WritePath::MpiParallel,
             },
             statistics: std::mem::take(&mut plan.statistics),
-            aggregates: Vec::new(),
             counters: std::mem::take(&mut plan.counters),
         };
         if read::verbose(options) && comm.rank() == 0 {
@@ -302,31 +298,12 @@ impl Results {
             file_path,
             health: RecordingHealth::default(),
             write_path: WritePath::Memory,
-            aggregates: plan.rows,
             counters: plan.counters,
         };
         if read::verbose(options) {
             eprintln!("{results}");
         }
         Ok(results)
-    }
-
-    /// An aggregation-mode session's rows (see
-    /// [`Options::aggregation`](crate::Options::aggregation)): per region,
-    /// calls, total, exclusive, minimum and maximum ns; `region_id` indexes
-    /// [`Results::statistics`]. Empty for other sessions.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// sp::setup(Options::new().in_memory().verbose(false).aggregation(true))?;
-    /// sp::region("hot").run(|| ());
-    /// let results = sp::finalize()?;
-    /// assert_eq!(results.aggregates()[0].num_calls, 1);
-    /// assert_eq!(results.statistics()[0].name(), "hot");
-    /// # Ok::<(), sp::Error>(())
-    /// ```
-    pub fn aggregates(&self) -> &[AggregateRow] {
-        &self.aggregates
     }
 
     /// The results of a deactivated session: an empty profile, written
@@ -339,7 +316,6 @@ impl Results {
             health: RecordingHealth::default(),
             write_path: WritePath::Deactivated,
             statistics: Vec::new(),
-            aggregates: Vec::new(),
             counters: Vec::new(),
         }
     }
@@ -427,7 +403,10 @@ impl Results {
 
     /// Per-region statistics of the calls written (calls, total, own, min,
     /// max, mean, p50/p95/p99), in the file's region order, for a file
-    /// session as for an in-memory one.
+    /// session as for an in-memory one. For an aggregation-mode session
+    /// ([`Options::aggregation`](crate::Options::aggregation)) they are its
+    /// totals, without percentiles (the durations were not kept:
+    /// [`RegionStatistics::is_exact`] is false and the percentiles 0).
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
@@ -439,6 +418,12 @@ impl Results {
     /// assert_eq!(names, ["a", "b"]);
     /// assert!(results.statistics()[0].exclusive() <= results.statistics()[0].total());
     /// # std::fs::remove_file(&path).unwrap();
+    ///
+    /// sp::setup(Options::new().in_memory().verbose(false).aggregation(true))?;
+    /// sp::region("hot").run(|| ());
+    /// let results = sp::finalize()?;
+    /// let hot = results.statistics_of("hot").unwrap();
+    /// assert_eq!((hot.num_calls(), hot.is_exact()), (1, false));
     /// # Ok::<(), sp::Error>(())
     /// ```
     pub fn statistics(&self) -> &[RegionStatistics] {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use scope_profiler::{self as sp, Compression, OnSpillFailure, Options, Value};
+use scope_profiler::{self as sp, Compression, Options, Value};
 
 use crate::{Outcome, check_file, ensure, file_counts, record, say, set_fsize_soft_limit};
 
@@ -28,9 +28,10 @@ pub fn peak_rss() -> u64 {
 /// writes: every call (`keep`), or the calls kept plus those counted as
 /// dropped (`drop`, whose peak memory stays bounded).
 pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
-    let policy = match policy {
-        "keep" => OnSpillFailure::KeepInMemory,
-        "drop" => OnSpillFailure::DropCalls,
+    // Whether calls are dropped once spilling fails (else kept in memory).
+    let drop_calls = match policy {
+        "keep" => false,
+        "drop" => true,
         other => return Err(format!("unknown policy {other}").into()),
     };
     let sub = dir.join("session");
@@ -43,7 +44,7 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
             .verbose(false)
             .compression(Compression::None)
             .memory_limit(4 << 20)
-            .on_spill_failure(policy),
+            .drop_calls_on_spill_failure(drop_calls),
     )
     .map_err(|e| format!("setup: {e}"))?;
     let baseline = peak_rss();
@@ -82,7 +83,7 @@ pub fn spill_fail(policy: &str, how: &str, dir: &Path, n: u64) -> Outcome {
         )
     })?;
     say(&format!("spill error: {error}"));
-    if policy == OnSpillFailure::KeepInMemory {
+    if !drop_calls {
         ensure(results.health().dropped.is_empty(), || {
             format!("calls dropped: {:?}", results.health().dropped)
         })?;

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use scope_profiler::{self as sp, ProfileReader};
+use scope_profiler::{self as sp};
+use scope_profiler_reader::ProfileReader;
 use serde_json::{Value, json};
 
 use super::run;

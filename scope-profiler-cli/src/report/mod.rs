@@ -93,7 +93,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<(), Failure> {
     let budget = files.iter().fold(0u64, |sum, (_, reader)| {
         sum.saturating_add(reader.output_budget())
     });
-    let file = scope_profiler::ProfileReader::limit_output(file, budget);
+    let file = scope_profiler_reader::ProfileReader::limit_output(file, budget);
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     write!(
         out,

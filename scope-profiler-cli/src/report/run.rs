@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use scope_profiler::export::Grouping;
-use scope_profiler::{self as sp, ProfileReader};
+use scope_profiler::{self as sp};
+use scope_profiler_reader::ProfileReader;
+use scope_profiler_reader::export::Grouping;
 use serde_json::{Map, Value, json};
 
 use super::encode;

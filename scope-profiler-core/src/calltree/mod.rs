@@ -151,7 +151,7 @@ impl Names {
 /// [`CallTree::lanes`]).
 ///
 /// ```
-/// let lane = scope_profiler::export::Lane::default();
+/// let lane = scope_profiler::Lane::default();
 /// assert_eq!((lane.rank, lane.thread, lane.task), (0, 0, 0));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::error::Error;
-use crate::options::{Compression, MetadataDetail, Options};
+use crate::options::{Compression, Options};
 
 /// The flat settings of the Python package (`ProfilingOptions`' fields, its
 /// `_CONFIG_FIELDS`): every key a `[profiling]` table may hold, besides the
@@ -337,7 +337,8 @@ impl Options {
     ///   library has neither filter; h5py and hdf5plugin bring them).
     ///
     /// ```
-    /// use scope_profiler::{Compression, MetadataDetail, Options};
+    /// use scope_profiler::{Compression, Options};
+    /// use scope_profiler_core::internal::options::MetadataDetail;
     /// let dir = std::env::temp_dir().join(format!("sp-doc-toml-{}", std::process::id()));
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let path = dir.join("profiling.toml");
@@ -455,8 +456,8 @@ impl Options {
             "track_allocations" => self.track_allocations(s.boolean(src)?),
             "perf_events" => self.perf_events(s.strings(src)?),
             "metadata_detail" => match s.string(src)? {
-                "minimal" => self.metadata_detail(MetadataDetail::Minimal),
-                "full" => self.metadata_detail(MetadataDetail::Full),
+                "minimal" => self.full_metadata(false),
+                "full" => self.full_metadata(true),
                 other => {
                     return Err(src.error(
                         s.span(),

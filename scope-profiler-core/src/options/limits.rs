@@ -6,16 +6,17 @@
 use super::Options;
 
 /// What happens to calls past the memory limit once the scratch file
-/// cannot be written (a full disk, a removed directory, a file size limit).
+/// cannot be written (a full disk, a removed directory, a file size limit):
+/// set with [`Options::drop_calls_on_spill_failure`].
 ///
 /// Either way a warning line on stderr names the directory and the error,
 /// and `Results::health().spill_error` reports it.
 ///
 /// ```
-/// use scope_profiler::{OnSpillFailure, Options};
+/// use scope_profiler_core::internal::options::{OnSpillFailure, read};
 /// assert_eq!(OnSpillFailure::default(), OnSpillFailure::KeepInMemory);
-/// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
-/// assert_eq!(scope_profiler_core::internal::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
+/// let o = scope_profiler::Options::new().drop_calls_on_spill_failure(true);
+/// assert_eq!(read::on_spill_failure(&o), OnSpillFailure::DropCalls);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -35,7 +36,7 @@ impl Options {
     /// half of it, full per-thread buffers are spilled to a scratch file
     /// beside the output by a background writer; nothing is dropped, and
     /// `finalize` writes the same file as without spilling. If the scratch
-    /// file cannot be written, see [`Options::on_spill_failure`]; past
+    /// file cannot be written, see [`Options::drop_calls_on_spill_failure`]; past
     /// [`Options::disk_limit`], calls are dropped and counted.
     ///
     /// The limit counts recorded calls. Region names and per-region state
@@ -77,16 +78,30 @@ impl Options {
         self
     }
 
-    /// What happens past the memory limit if spilling to disk fails
-    /// (default [`OnSpillFailure::KeepInMemory`]).
+    /// What happens past the memory limit if spilling to disk fails (a
+    /// full disk, a removed directory, a file size limit): with `false`, the
+    /// default, calls are kept in memory past the limit (nothing is lost,
+    /// memory grows); with `true` they are dropped, counted with their
+    /// total time per region (`Results::health().dropped` and the file's
+    /// metadata), and memory stays bounded. Either way a warning line on
+    /// stderr names the directory and the error, and
+    /// `Results::health().spill_error` reports it.
     ///
     /// ```
-    /// use scope_profiler::{OnSpillFailure, Options};
-    /// let o = Options::new().on_spill_failure(OnSpillFailure::DropCalls);
-    /// assert_eq!(scope_profiler_core::internal::options::read::on_spill_failure(&o), OnSpillFailure::DropCalls);
+    /// use scope_profiler::{self as sp, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false)
+    ///     .memory_limit(64 << 20)
+    ///     .drop_calls_on_spill_failure(true))?;
+    /// sp::region("a").run(|| ());
+    /// assert!(run.finalize()?.health().dropped.is_empty()); // the disk did not fail
+    /// # Ok::<(), sp::Error>(())
     /// ```
-    pub fn on_spill_failure(mut self, policy: OnSpillFailure) -> Self {
-        self.on_spill_failure = policy;
+    pub fn drop_calls_on_spill_failure(mut self, on: bool) -> Self {
+        self.on_spill_failure = if on {
+            OnSpillFailure::DropCalls
+        } else {
+            OnSpillFailure::KeepInMemory
+        };
         self
     }
 }

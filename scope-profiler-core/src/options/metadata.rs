@@ -7,14 +7,15 @@ use super::Options;
 use crate::value::Value;
 
 /// How much of the run's environment the file's `/metadata` describes (the
-/// Python package's `metadata_detail`).
+/// Python package's `metadata_detail`): set with [`Options::full_metadata`],
+/// or the TOML key `metadata_detail`.
 ///
 /// Both levels write the label, `timestamp`, `platform`, `chip_information`,
 /// core and thread counts, `mpi_size`, `num_nodes`, `start_time_ns`,
 /// `finalize_time_ns`, `source_language` and the crate version.
 ///
 /// ```
-/// use scope_profiler::MetadataDetail;
+/// use scope_profiler_core::internal::options::MetadataDetail;
 /// assert_eq!(MetadataDetail::default(), MetadataDetail::Minimal);
 /// assert_eq!(MetadataDetail::Full.as_str(), "full");
 /// ```
@@ -40,7 +41,8 @@ impl MetadataDetail {
     /// The Python package's name of the level: `"minimal"` or `"full"`.
     ///
     /// ```
-    /// assert_eq!(scope_profiler::MetadataDetail::Minimal.as_str(), "minimal");
+    /// use scope_profiler_core::internal::options::MetadataDetail;
+    /// assert_eq!(MetadataDetail::Minimal.as_str(), "minimal");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -51,17 +53,34 @@ impl MetadataDetail {
 }
 
 impl Options {
-    /// How much of the run's environment `/metadata` describes (default
-    /// [`MetadataDetail::Minimal`]: nothing that names a person, a machine,
-    /// a directory or a job).
+    /// How much of the run's environment `/metadata` describes: the Python
+    /// package's `metadata_detail`, `"minimal"` (`false`, the default:
+    /// nothing that names a person, a machine, a directory or a job) or
+    /// `"full"` (`true`: also `hostname`, `uname`, `working_directory`,
+    /// `user`, the environment variables the Python package records
+    /// (`PATH`, `LD_LIBRARY_PATH`, `VIRTUAL_ENV`, `LOADEDMODULES`, ...,
+    /// every `SLURM_*`/`SLURMD_*`), the build (`rustc_version`, `target`,
+    /// `build_profile`, `scope_profiler_features`) and source files as
+    /// compiled). Both levels write the label, `timestamp`, `platform`,
+    /// `chip_information`, core and thread counts, `mpi_size`,
+    /// `num_nodes`, `start_time_ns`, `finalize_time_ns`, `source_language`
+    /// and the crate version. The TOML key `metadata_detail` takes the
+    /// Python package's words.
     ///
     /// ```
-    /// use scope_profiler::{MetadataDetail, Options};
-    /// let o = Options::new().metadata_detail(MetadataDetail::Full);
-    /// assert_eq!(scope_profiler_core::internal::options::read::metadata_detail(&o), MetadataDetail::Full);
+    /// use scope_profiler::{self as sp, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false).full_metadata(true))?;
+    /// let profile = run.finalize()?.into_profile().unwrap();
+    /// assert_eq!(profile.metadata_value("metadata_detail").unwrap().to_json(), "\"full\"");
+    /// assert!(profile.metadata_value("hostname").is_some());
+    /// # Ok::<(), sp::Error>(())
     /// ```
-    pub fn metadata_detail(mut self, detail: MetadataDetail) -> Self {
-        self.metadata_detail = detail;
+    pub fn full_metadata(mut self, on: bool) -> Self {
+        self.metadata_detail = if on {
+            MetadataDetail::Full
+        } else {
+            MetadataDetail::Minimal
+        };
         self
     }
 

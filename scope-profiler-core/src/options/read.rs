@@ -48,21 +48,21 @@ pub fn disk_limit(options: &Options) -> Option<u64> {
     options.disk_limit
 }
 
-/// The policy set with [`Options::on_spill_failure`].
+/// The policy set with [`Options::drop_calls_on_spill_failure`].
 ///
 /// ```
-/// use scope_profiler::{OnSpillFailure, Options};
-/// assert_eq!(scope_profiler_core::internal::options::read::on_spill_failure(&Options::new()), OnSpillFailure::KeepInMemory);
+/// use scope_profiler_core::internal::options::{OnSpillFailure, read};
+/// assert_eq!(read::on_spill_failure(&scope_profiler::Options::new()), OnSpillFailure::KeepInMemory);
 /// ```
 pub fn on_spill_failure(options: &Options) -> OnSpillFailure {
     options.on_spill_failure
 }
 
-/// The metadata level set with [`Options::metadata_detail`].
+/// The metadata level set with [`Options::full_metadata`].
 ///
 /// ```
-/// use scope_profiler::{MetadataDetail, Options};
-/// assert_eq!(scope_profiler_core::internal::options::read::metadata_detail(&Options::new()), MetadataDetail::Minimal);
+/// use scope_profiler_core::internal::options::{MetadataDetail, read};
+/// assert_eq!(read::metadata_detail(&scope_profiler::Options::new()), MetadataDetail::Minimal);
 /// ```
 pub fn metadata_detail(options: &Options) -> MetadataDetail {
     options.metadata_detail

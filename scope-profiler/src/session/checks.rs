@@ -32,7 +32,9 @@ pub(super) fn check_setup(options: &Options) -> Result<(), Error> {
 #[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
 pub(super) fn check_json_output(options: &Options, path: &Path) -> Result<(), Error> {
     #[cfg(feature = "mpi")]
-    if read::communicator(options).is_some() && crate::jsonfile::is_json_path(path) {
+    if read::communicator(options).is_some()
+        && crate::reader::internal::jsonfile::is_json_path(path)
+    {
         return Err(Error::InvalidOption {
             option: "mpi",
             message: format!(
@@ -109,9 +111,9 @@ pub(super) fn check_output_path(path: &Path) -> Result<(), Error> {
     // Without `hdf5`, the JSON profile is the one file format (and
     // uncompressed: gzip comes with the feature).
     #[cfg(not(feature = "hdf5"))]
-    if !crate::jsonfile::is_json_path(path) {
+    if !crate::reader::internal::jsonfile::is_json_path(path) {
         return Err(Error::needs_hdf5(path, "an HDF5 file"));
-    } else if crate::jsonfile::is_gzip_path(path) {
+    } else if crate::reader::internal::jsonfile::is_gzip_path(path) {
         return Err(Error::needs_hdf5(path, "gzip (.json.gz)"));
     }
     check_output_dir(path)

@@ -1,5 +1,5 @@
-//! The handles on a session: [`Run`] (what `setup` returns) and
-//! [`SessionGuard`] (what `session` returns, finalizing on drop).
+//! The handle on a session, [`Run`]: what `setup` returns, and what
+//! `session` returns, which finalizes its session when dropped.
 
 #![forbid(unsafe_code)]
 
@@ -10,10 +10,15 @@ use crate::active::{self, active_generation};
 use crate::error::Error;
 use crate::results::Results;
 
-/// A handle on the session started by [`setup`](crate::setup).
+/// A handle on a session: what [`setup`](crate::setup) and
+/// [`session`](crate::session) return.
 ///
-/// Dropping it does nothing; the session lasts until
-/// [`finalize`](crate::finalize) (or [`Run::finalize`]).
+/// Dropping the handle [`setup`](crate::setup) returned does nothing; its
+/// session lasts until [`finalize`](crate::finalize) (or
+/// [`Run::finalize`]). Dropping the one [`session`](crate::session)
+/// returned finalizes its session if it is still active, printing any
+/// error to stderr: the form for `main` (call [`Run::finalize`] to get the
+/// results and the error instead).
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options};
@@ -21,12 +26,21 @@ use crate::results::Results;
 /// assert!(run.is_active());
 /// let results = run.finalize()?;
 /// assert!(results.profile().unwrap().rows.is_empty());
+///
+/// {
+///     let _session = sp::session(Options::new().in_memory().verbose(false))?;
+///     let _g = sp::region("main").enter();
+/// } // finalized here; errors would be printed to stderr
+/// assert_eq!(sp::get_region("main").unwrap().num_calls(), 1);
+/// assert!(!sp::is_active());
 /// # Ok::<(), sp::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct Run {
     pub(super) generation: u32,
     pub(super) file_path: Option<PathBuf>,
+    /// Whether dropping the handle finalizes its session (`session`'s).
+    pub(crate) finalize_on_drop: bool,
 }
 
 impl Run {
@@ -72,14 +86,19 @@ impl Run {
         active_generation() == self.generation && active::is_paused()
     }
 
-    /// Finalizes this run's session (an `Err` if it already ended).
+    /// Finalizes this run's session (an `Err` if it already ended) and
+    /// returns its results; a [`session`](crate::session)'s run is then
+    /// not finalized again when dropped.
     ///
     /// ```
     /// use scope_profiler::{self as sp, Options};
     /// let run = sp::setup(Options::new().in_memory().verbose(false)).unwrap();
     /// assert!(run.finalize().is_ok());
+    /// let session = sp::session(Options::new().in_memory().verbose(false)).unwrap();
+    /// assert!(session.finalize().is_ok());
     /// ```
-    pub fn finalize(self) -> Result<Results, Error> {
+    pub fn finalize(mut self) -> Result<Results, Error> {
+        self.finalize_on_drop = false;
         finalize_generation(Some(self.generation), None)
     }
 
@@ -106,44 +125,14 @@ impl Run {
     }
 }
 
-/// A session that finalizes itself when dropped; see [`session`](crate::session).
-///
-/// ```
-/// use scope_profiler::{self as sp, Options};
-/// {
-///     let _session = sp::session(Options::new().in_memory().verbose(false))?;
-///     let _g = sp::region("main").enter();
-/// } // finalized here; errors would be printed to stderr
-/// assert_eq!(sp::get_region("main").unwrap().num_calls(), 1);
-/// # Ok::<(), sp::Error>(())
-/// ```
-#[derive(Debug)]
-#[must_use = "the session is finalized when this guard is dropped"]
-pub struct SessionGuard {
-    run: Option<Run>,
-}
-
-impl SessionGuard {
-    pub(crate) fn new(run: Run) -> Self {
-        SessionGuard { run: Some(run) }
-    }
-
-    /// Finalizes now and returns the results instead of printing errors.
-    ///
-    /// ```
-    /// use scope_profiler::{self as sp, Options};
-    /// let session = sp::session(Options::new().in_memory().verbose(false)).unwrap();
-    /// assert!(session.finalize().is_ok());
-    /// ```
-    pub fn finalize(mut self) -> Result<Results, Error> {
-        self.run.take().ok_or(Error::NotActive)?.finalize()
-    }
-}
-
-impl Drop for SessionGuard {
+impl Drop for Run {
+    /// A [`session`](crate::session)'s run finalizes its session if it is
+    /// still active, printing any error to stderr; a [`setup`](crate::setup)
+    /// run does nothing.
     fn drop(&mut self) {
-        if let Some(run) = self.run.take()
-            && let Err(e) = run.finalize()
+        if self.finalize_on_drop
+            && self.is_active()
+            && let Err(e) = finalize_generation(Some(self.generation), None)
         {
             eprintln!("scope-profiler: {e}");
         }

@@ -1,5 +1,5 @@
 //! The session lifecycle on top of everything: `setup`, `checkpoint`,
-//! `finalize`, the [`Run`] handle and the [`SessionGuard`]. Recording sees
+//! `finalize`, the [`Run`] handle. Recording sees
 //! the session through `active.rs`; a file is planned by `assemble/` and
 //! written by `results.rs`. The handles are in `handles.rs`, what `setup`
 //! checks in `checks.rs`, pausing and sampling in `pause.rs`.
@@ -9,7 +9,7 @@ mod handles;
 mod pause;
 
 use checks::{check_json_output, check_output_path, check_setup};
-pub use handles::{Run, SessionGuard};
+pub use handles::Run;
 pub use pause::Sampler;
 pub(crate) use pause::{pause, resume};
 
@@ -205,6 +205,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     Ok(Run {
         generation,
         file_path,
+        finalize_on_drop: false,
     })
 }
 
@@ -230,6 +231,7 @@ fn setup_deactivated() -> Run {
     Run {
         generation,
         file_path: None,
+        finalize_on_drop: false,
     }
 }
 

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use scope_profiler::ProfileReader;
+use scope_profiler_reader::ProfileReader;
 
 use crate::Failure;
 
@@ -267,7 +267,7 @@ impl Builder {
 
     /// One call of the walk (lane by lane, by start, a call before the
     /// calls it holds).
-    pub(crate) fn call(&mut self, c: &scope_profiler::export::CallVisit) {
+    pub(crate) fn call(&mut self, c: &scope_profiler_reader::export::CallVisit) {
         let task = c.task.max(-1);
         let key = (c.rank, if task >= 0 { -1 } else { c.thread }, task);
         if self.current.map(|(k, _)| k) != Some(key) {

@@ -1,7 +1,7 @@
 //! The timeline's pyramid, budget, depths and packed task lanes.
 
 use super::*;
-use scope_profiler::export::CallVisit;
+use scope_profiler_reader::export::CallVisit;
 
 /// The timeline of one thread's calls `(start, dur, region)`, all at
 /// depth 0, over a session of `1024 x w0` ns from 0.

@@ -149,7 +149,7 @@ mod tests {
         let profile = sp::read_profile(&path).unwrap();
         assert_eq!(profile.region_names.len(), 5, "{:?}", profile.region_names);
         assert!(profile.rows.iter().all(|r| r.event_count == 10));
-        let reader = sp::ProfileReader::open(&path).unwrap();
+        let reader = scope_profiler_reader::ProfileReader::open(&path).unwrap();
         let mut folded = Vec::new();
         reader.folded(&mut folded).unwrap();
         let folded = String::from_utf8(folded).unwrap();

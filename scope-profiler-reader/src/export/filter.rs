@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use super::Lane;
 use crate::error::Error;
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 use crate::value::Value;
 
 /// A lane to keep, as `scope-prof inspect --threads` names it (parsed from
@@ -81,7 +81,7 @@ impl fmt::Display for LaneId {
 ///   export says how many it left out ([`Exported::left_out`]).
 ///
 /// ```
-/// use scope_profiler::export::Filter;
+/// use scope_profiler_reader::export::Filter;
 /// let filter = Filter::new()
 ///     .region("solve")
 ///     .lane("thread 0")?
@@ -111,7 +111,7 @@ impl Filter {
     /// Everything: no filter.
     ///
     /// ```
-    /// assert!(scope_profiler::export::Filter::new().is_empty());
+    /// assert!(scope_profiler_reader::export::Filter::new().is_empty());
     /// ```
     pub fn new() -> Filter {
         Filter::default()
@@ -120,7 +120,7 @@ impl Filter {
     /// Keeps the calls of region `name` and their subtrees (repeatable).
     ///
     /// ```
-    /// let f = scope_profiler::export::Filter::new().region("a").region("b");
+    /// let f = scope_profiler_reader::export::Filter::new().region("a").region("b");
     /// assert_eq!(f.regions, ["a", "b"]);
     /// ```
     pub fn region(mut self, name: impl Into<String>) -> Filter {
@@ -138,7 +138,7 @@ impl Filter {
     /// lanes it has.
     ///
     /// ```
-    /// use scope_profiler::export::Filter;
+    /// use scope_profiler_reader::export::Filter;
     /// assert!(!Filter::new().lane("task 2")?.is_empty());
     /// assert!(Filter::new().lane("worker-a").is_ok());
     /// assert!(Filter::new().lane("task x").is_err());
@@ -154,7 +154,7 @@ impl Filter {
     /// start (`None`: open on that side).
     ///
     /// ```
-    /// let f = scope_profiler::export::Filter::new().window(None, Some(10));
+    /// let f = scope_profiler_reader::export::Filter::new().window(None, Some(10));
     /// assert_eq!((f.from, f.to), (None, Some(10)));
     /// ```
     pub fn window(mut self, from: Option<i64>, to: Option<i64>) -> Filter {
@@ -165,7 +165,7 @@ impl Filter {
     /// Writes at most `n` events (calls).
     ///
     /// ```
-    /// assert_eq!(scope_profiler::export::Filter::new().max_events(3).max_events, Some(3));
+    /// assert_eq!(scope_profiler_reader::export::Filter::new().max_events(3).max_events, Some(3));
     /// ```
     pub fn max_events(mut self, n: u64) -> Filter {
         self.max_events = Some(n);
@@ -175,7 +175,7 @@ impl Filter {
     /// Whether the filter keeps everything.
     ///
     /// ```
-    /// assert!(!scope_profiler::export::Filter::new().max_events(0).is_empty());
+    /// assert!(!scope_profiler_reader::export::Filter::new().max_events(0).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.regions.is_empty()
@@ -189,7 +189,7 @@ impl Filter {
 /// What a filtered export wrote.
 ///
 /// ```
-/// let e = scope_profiler::export::Exported::default();
+/// let e = scope_profiler_reader::export::Exported::default();
 /// assert_eq!((e.events, e.left_out), (0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

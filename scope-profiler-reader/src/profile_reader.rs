@@ -17,7 +17,7 @@ use crate::value::Value;
 /// A run of consecutive events of one row, starts decoded to absolute ns.
 ///
 /// ```no_run
-/// let reader = scope_profiler::ProfileReader::open("profiling_data.h5")?;
+/// let reader = scope_profiler_reader::ProfileReader::open("profiling_data.h5")?;
 /// for chunk in reader.chunks(1 << 20) {
 ///     let chunk = chunk?;
 ///     let region = reader.rows()[chunk.row].region_id;
@@ -88,7 +88,8 @@ pub struct EventChunk {
 /// as `scope-prof` does.
 ///
 /// ```
-/// use scope_profiler::{self as sp, Options, ProfileReader};
+/// use scope_profiler::{self as sp, Options};
+/// use scope_profiler_reader::{ProfileReader};
 /// # let dir = std::env::temp_dir().join(format!("sp-reader-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("reader.json");
@@ -240,8 +241,8 @@ impl ProfileReader {
     ///
     /// ```no_run
     /// // In a process that reads files people sent: at most 8 GiB.
-    /// scope_profiler::ProfileReader::limit_address_space(8 << 30)?;
-    /// let reader = scope_profiler::ProfileReader::open("mailed.h5");
+    /// scope_profiler_reader::ProfileReader::limit_address_space(8 << 30)?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("mailed.h5");
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn limit_address_space(bytes: u64) -> std::io::Result<()> {
@@ -263,7 +264,7 @@ impl ProfileReader {
     /// the feature `hdf5`, an HDF5 file).
     ///
     /// ```
-    /// let err = scope_profiler::ProfileReader::open("/no/such/file.h5").unwrap_err();
+    /// let err = scope_profiler_reader::ProfileReader::open("/no/such/file.h5").unwrap_err();
     /// assert!(err.to_string().contains("/no/such/file.h5"));
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
@@ -303,7 +304,8 @@ impl ProfileReader {
     /// outside `profile.events` are an [`Error::Usage`].
     ///
     /// ```
-    /// use scope_profiler::{self as sp, export, Options, ProfileReader};
+    /// use scope_profiler::{self as sp, Options};
+    /// use scope_profiler_reader::{export, ProfileReader};
     /// sp::setup(Options::new().in_memory().verbose(false))?;
     /// sp::region("outer").run(|| sp::region("inner").run(|| ()));
     /// let profile = sp::finalize()?.into_profile().unwrap();
@@ -368,7 +370,7 @@ impl ProfileReader {
     /// The file's path (empty for [`ProfileReader::from_profile`]).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// assert_eq!(reader.path(), std::path::Path::new("a.h5"));
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -380,7 +382,7 @@ impl ProfileReader {
     /// and a profile in memory: the layout of their data).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// assert!((2..=3).contains(&reader.schema()));
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -391,7 +393,7 @@ impl ProfileReader {
     /// `/region_table/names`.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// for name in reader.region_names() { println!("{name}"); }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -403,7 +405,7 @@ impl ProfileReader {
     /// file). Their `stats` are zero unless [`Self::has_summaries`].
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// let calls: u64 = reader.rows().iter().map(|r| r.event_count).sum();
     /// assert_eq!(calls, reader.event_count());
     /// # Ok::<(), scope_profiler::Error>(())
@@ -415,7 +417,7 @@ impl ProfileReader {
     /// Whether the rows' `stats` come from the file's `summary_statistics`.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// println!("{}", reader.has_summaries());
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -427,7 +429,7 @@ impl ProfileReader {
     /// when the file has none.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// assert_eq!(reader.row_tags().len(), reader.rows().len());
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -440,7 +442,7 @@ impl ProfileReader {
     /// Python package's perf events, whose `own` are zeros); empty if none.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// for c in reader.counters() {
     ///     println!("{}: {:?}", c.name, c.get("alloc-bytes"));
     /// }
@@ -453,7 +455,7 @@ impl ProfileReader {
     /// The rows of an aggregate file; empty for a columnar one.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// assert!(reader.is_aggregate() == !reader.aggregates().is_empty() || reader.rows().is_empty());
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -464,7 +466,7 @@ impl ProfileReader {
     /// True for an aggregate file (no per-call events).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// if reader.is_aggregate() { println!("totals only"); }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -475,7 +477,7 @@ impl ProfileReader {
     /// `/metadata` attributes (integer and string ones).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// for (key, value) in reader.metadata() { println!("{key} = {value:?}"); }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -486,7 +488,7 @@ impl ProfileReader {
     /// `/thread_table`; empty without it.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// for t in reader.threads() { println!("{} {}", t.index, t.name); }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -497,7 +499,7 @@ impl ProfileReader {
     /// `/task_table`; empty without it.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// for t in reader.tasks() { println!("{} {}", t.index, t.name); }
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -512,7 +514,7 @@ impl ProfileReader {
     /// uses them).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("profiling_data.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("profiling_data.h5")?;
     /// if let Some(paths) = reader.call_paths() {
     ///     let calls: u64 = paths.iter().filter(|p| p.parent.is_none()).map(|p| p.num_calls).sum();
     ///     println!("{calls} calls at the lanes' roots");
@@ -526,7 +528,7 @@ impl ProfileReader {
     /// Number of events (calls) in `/events`.
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// println!("{} calls", reader.event_count());
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -541,7 +543,7 @@ impl ProfileReader {
     /// has no file).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// assert!(reader.input_bytes() >= 48 * reader.event_count());
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -556,7 +558,7 @@ impl ProfileReader {
     /// not: then the call tree follows from time containment).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// println!("{}", reader.has_parents());
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -572,7 +574,7 @@ impl ProfileReader {
     /// chunk that [`Self::chunks`] reads (for a progress bar).
     ///
     /// ```no_run
-    /// let mut reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let mut reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// reader.set_progress(|n| eprintln!("{n} events read"));
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -586,7 +588,7 @@ impl ProfileReader {
     /// events it holds).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// let mut total = 0i64;
     /// for chunk in reader.chunks(1 << 20) {
     ///     total += chunk?.events.durations.iter().sum::<i64>();

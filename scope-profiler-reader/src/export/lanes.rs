@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use crate::fxhash::FxHasher;
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
 use super::filter::Resolved;
-pub use crate::calltree::Lane;
+use crate::calltree::Lane;
 
 /// Maps (rank, thread, task) to dense lane numbers as events come.
 pub(super) struct LaneMap<'r> {

@@ -5,15 +5,15 @@
 
 use crate::error::Error;
 
-use super::lanes::Lane;
 use super::sort::Call;
 use super::tree::TreeWalk;
 use super::walk::Visitor;
+use crate::calltree::Lane;
 
 /// One call as [`ProfileReader::call_tree_visiting`](crate::ProfileReader::call_tree_visiting) meets it.
 ///
 /// ```
-/// let call = scope_profiler::export::CallVisit::default();
+/// let call = scope_profiler_reader::export::CallVisit::default();
 /// assert_eq!((call.depth, call.task), (0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,17 +8,18 @@
 use crate::calltree::{CallTree, TreeBuilder};
 use crate::error::Error;
 use crate::profile::CallPath;
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
+use super::Lane;
 use super::filter::{Exported, Resolved};
-use super::lanes::{Lane, LaneMap};
+use super::lanes::LaneMap;
 use super::sort::Call;
 use super::walk::{Visitor, walk};
 
 /// How [`ProfileReader::call_tree`] groups the calls: one tree per group.
 ///
 /// ```
-/// assert_eq!(scope_profiler::export::Grouping::default(), scope_profiler::export::Grouping::All);
+/// assert_eq!(scope_profiler_reader::export::Grouping::default(), scope_profiler_reader::export::Grouping::All);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]

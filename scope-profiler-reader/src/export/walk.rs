@@ -30,7 +30,7 @@
 use super::filter::{Exported, Resolved};
 use super::{Call, Lane, sort_calls};
 use crate::error::Error;
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
 /// How many open calls, from the innermost, a call's parent is looked for
 /// among.

@@ -8,7 +8,7 @@ use super::walk::{Visitor, walk};
 use super::{CHUNK, Call, Lane, LaneMap, origin, out_err};
 use crate::error::Error;
 use crate::json::{push_int, push_string as json_string};
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
 impl ProfileReader {
     /// Writes a Chrome trace event JSON document (the format of Perfetto and
@@ -27,7 +27,7 @@ impl ProfileReader {
     /// fails.
     ///
     /// ```no_run
-    /// use scope_profiler::{ProfileReader, export};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// let reader = ProfileReader::open("profiling_data.h5")?;
     /// let out = std::io::BufWriter::new(std::fs::File::create("trace.json").unwrap());
     /// let calls = reader.chrome_trace(out)?;
@@ -50,7 +50,8 @@ impl ProfileReader {
     /// lane the file does not have.
     ///
     /// ```
-    /// use scope_profiler::{self as sp, Options, ProfileReader, export};
+    /// use scope_profiler::{self as sp, Options};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// # let dir = std::env::temp_dir().join(format!("sp-chrome-filter-doc-{}", std::process::id()));
     /// # std::fs::create_dir_all(&dir).unwrap();
     /// let path = dir.join("trace.h5");

@@ -37,7 +37,7 @@ const COLUMNS: [&str; 6] = [
 ];
 
 /// What the document holds besides the rows.
-pub(crate) struct Document<'a> {
+pub struct Document<'a> {
     pub metadata: &'a [(String, Value)],
     pub threads: &'a [ThreadInfo],
     pub tasks: &'a [TaskInfo],
@@ -112,7 +112,7 @@ impl Write for Out {
 
 /// Receives a session's events in file order and writes the JSON profile
 /// (see the module's documentation).
-pub(crate) struct JsonSink {
+pub struct JsonSink {
     /// The target, which errors name.
     target: PathBuf,
     /// Where scratch files go.
@@ -138,7 +138,7 @@ pub(crate) struct JsonSink {
 impl JsonSink {
     /// A sink for rows of `counts` events (in row order), its scratch
     /// files beside `target`.
-    pub(crate) fn new(target: &Path, counts: Vec<u64>, with_tasks: bool) -> Result<Self, Error> {
+    pub fn new(target: &Path, counts: Vec<u64>, with_tasks: bool) -> Result<Self, Error> {
         let dir = scratch::dir_of(target);
         let body = scratch::create(&dir, "json-body").map_err(|e| Error::io(&dir, e))?;
         let mut sink = JsonSink {
@@ -225,7 +225,7 @@ impl JsonSink {
 
     /// Writes the document to `temp` (gzip for `gzip`): the prelude, each
     /// row's fields (`index_row`, `name`) and arrays, the lane tables.
-    pub(crate) fn finish<'r>(
+    pub fn finish<'r>(
         mut self,
         temp: &Path,
         gzip: bool,
@@ -453,7 +453,7 @@ fn lanes(buf: &mut Vec<u8>, doc: &Document<'_>) {
 /// Writes an aggregation-mode session's document to `temp`: one row per
 /// region with its `"aggregate"` totals (the keys the Python package's
 /// reader gives an aggregate HDF5 file's rows), no events.
-pub(crate) fn write_aggregate(
+pub fn write_aggregate(
     temp: &Path,
     target: &Path,
     doc: &Document<'_>,
@@ -499,7 +499,7 @@ pub(crate) fn write_aggregate(
 
 /// Writes `profile` as a JSON profile to `temp` (for `target`), through
 /// the same sink as a session.
-pub(crate) fn write_profile(profile: &Profile, temp: &Path, target: &Path) -> Result<(), Error> {
+pub fn write_profile(profile: &Profile, temp: &Path, target: &Path) -> Result<(), Error> {
     let e = &profile.events;
     let n = e.len();
     let same = [&e.durations, &e.call_ids, &e.parent_ids, &e.thread_ids]

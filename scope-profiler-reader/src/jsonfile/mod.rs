@@ -33,7 +33,7 @@ mod write;
 use std::path::Path;
 
 pub(crate) use read::{read, read_profile};
-pub(crate) use write::{Document, JsonSink, write_aggregate, write_profile};
+pub use write::{Document, JsonSink, write_aggregate, write_profile};
 
 /// The document's `format`.
 pub(crate) const FORMAT_NAME: &str = "scope-profiler-profile";
@@ -43,7 +43,7 @@ pub(crate) const FORMAT_VERSION: i64 = 1;
 
 /// Whether `path` names a JSON profile (`.json` or `.json.gz`, any case),
 /// as the Python package's `json_export.is_json_path`.
-pub(crate) fn is_json_path(path: &Path) -> bool {
+pub fn is_json_path(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
@@ -52,7 +52,7 @@ pub(crate) fn is_json_path(path: &Path) -> bool {
 }
 
 /// Whether a JSON profile at `path` is gzip-compressed (`.gz`).
-pub(crate) fn is_gzip_path(path: &Path) -> bool {
+pub fn is_gzip_path(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())

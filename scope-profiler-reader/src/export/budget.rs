@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use crate::error::Error;
 
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
 /// The bytes an export may write per byte of the profile as read
 /// ([`ProfileReader::input_bytes`]): 64. A Chrome trace event takes about
@@ -28,7 +28,7 @@ impl ProfileReader {
     /// stays written: the output is incomplete).
     ///
     /// ```no_run
-    /// let reader = scope_profiler::ProfileReader::open("a.h5")?;
+    /// let reader = scope_profiler_reader::ProfileReader::open("a.h5")?;
     /// println!("at most {} bytes", reader.output_budget());
     /// # Ok::<(), scope_profiler::Error>(())
     /// ```
@@ -46,7 +46,7 @@ impl ProfileReader {
     ///
     /// ```
     /// use std::io::Write;
-    /// use scope_profiler::ProfileReader;
+    /// use scope_profiler_reader::ProfileReader;
     /// let mut sink = Vec::new();
     /// let mut out = ProfileReader::limit_output(&mut sink, 4);
     /// out.write_all(b"abcd").unwrap();

@@ -25,7 +25,7 @@ use std::thread::JoinHandle;
 use super::filter::Resolved;
 use super::{CHUNK, Lane, LaneMap};
 use crate::error::Error;
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 use crate::scratch;
 
 /// One call in the external sort (its runs are written to scratch files

@@ -17,7 +17,8 @@
 //! otherwise (schema-2 files).
 //!
 //! ```
-//! use scope_profiler::{self as sp, Options, ProfileReader, export};
+//! use scope_profiler::{self as sp, Options};
+//! use scope_profiler_reader::{ProfileReader, export};
 //! # let dir = std::env::temp_dir().join(format!("sp-export-doc-{}", std::process::id()));
 //! # std::fs::create_dir_all(&dir).unwrap();
 //! let path = dir.join("export.h5");
@@ -35,7 +36,7 @@
 
 use crate::calltree::CallTree;
 use crate::error::Error;
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
 mod budget;
 mod chrome;
@@ -52,8 +53,8 @@ use budget::Budgeted;
 use budget::out_err;
 use filter::Resolved;
 pub use filter::{Exported, Filter};
-pub use lanes::Lane;
 
+use crate::calltree::Lane;
 use lanes::LaneMap;
 use sort::{Call, sort_calls};
 pub use tree::Grouping;
@@ -77,7 +78,7 @@ impl ProfileReader {
     /// As [`Self::call_tree`].
     ///
     /// ```no_run
-    /// use scope_profiler::{ProfileReader, export};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// let reader = ProfileReader::open("profiling_data.h5")?;
     /// let mut deepest = 0;
     /// let tree = reader.call_tree_visiting(export::Grouping::All, |call| {
@@ -120,7 +121,7 @@ impl ProfileReader {
     /// scratch files of the sort cannot be written.
     ///
     /// ```no_run
-    /// use scope_profiler::{ProfileReader, export};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// let reader = ProfileReader::open("profiling_data.h5")?;
     /// let tree = reader.call_tree(export::Grouping::All)?;
     /// let all = tree.roots().next().unwrap(); // the group's root, named "all"

@@ -8,7 +8,7 @@ use super::walk::{Visitor, walk};
 use super::{Call, Lane, origin, out_err};
 use crate::error::Error;
 use crate::json::{push_int, push_string as json_string};
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
 impl ProfileReader {
     /// Writes a speedscope JSON document: one evented profile per lane (named
@@ -30,7 +30,7 @@ impl ProfileReader {
     /// As [`ProfileReader::call_tree`], and [`Error::Io`] if `out` fails.
     ///
     /// ```no_run
-    /// use scope_profiler::{ProfileReader, export};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// let reader = ProfileReader::open("profiling_data.h5")?;
     /// let out = std::io::BufWriter::new(std::fs::File::create("profile.speedscope.json").unwrap());
     /// reader.speedscope(out)?;
@@ -53,7 +53,8 @@ impl ProfileReader {
     /// the file does not have.
     ///
     /// ```
-    /// use scope_profiler::{self as sp, Options, ProfileReader, export};
+    /// use scope_profiler::{self as sp, Options};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// # let dir = std::env::temp_dir().join(format!("sp-speedscope-filter-doc-{}", std::process::id()));
     /// # std::fs::create_dir_all(&dir).unwrap();
     /// let path = dir.join("speedscope.h5");

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use crate::error::Error;
-use crate::reader::ProfileReader;
+use crate::profile_reader::ProfileReader;
 
 use super::budget::{Budgeted, out_err};
 use super::filter::{Exported, Filter, Resolved};
@@ -25,7 +25,7 @@ impl ProfileReader {
     /// As [`Self::call_tree`], and [`Error::Io`] if `out` fails.
     ///
     /// ```no_run
-    /// use scope_profiler::{ProfileReader, export};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// let reader = ProfileReader::open("profiling_data.h5")?;
     /// let mut out = std::io::BufWriter::new(std::fs::File::create("profile.folded").unwrap());
     /// reader.folded(&mut out)?;
@@ -49,7 +49,8 @@ impl ProfileReader {
     /// filter).
     ///
     /// ```
-    /// use scope_profiler::{self as sp, Options, ProfileReader, export};
+    /// use scope_profiler::{self as sp, Options};
+    /// use scope_profiler_reader::{ProfileReader, export};
     /// # let dir = std::env::temp_dir().join(format!("sp-folded-filter-doc-{}", std::process::id()));
     /// # std::fs::create_dir_all(&dir).unwrap();
     /// let path = dir.join("folded.h5");
