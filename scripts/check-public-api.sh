@@ -7,7 +7,8 @@
 # it), an unstable rustdoc format: RUSTC_BOOTSTRAP=1 lets the stable
 # toolchain emit it, and the script is written for the toolchain's format.
 # It also bounds the surface (issue 38): at most MAX_TYPES public types and
-# MAX_FUNCTIONS free functions at the root and in the public modules.
+# MAX_FUNCTIONS free functions at the root and in the public modules, and
+# every item has an example in its docs.
 # The reader's crate (`scope-profiler-reader`: ProfileReader, the exports)
 # has a snapshot of its own, scope-profiler-reader/public-api.txt.
 set -euo pipefail
@@ -22,8 +23,11 @@ RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p scope-profiler-reader --lib -- \
     -Z unstable-options --output-format json
 for crate in scope-profiler-core scope-profiler-hdf5; do
     # Their modules are #[doc(hidden)]: the items the facade re-exports
-    # from them are found among the hidden ones.
-    RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p "$crate" --lib -- \
+    # from them are found among the hidden ones. The core as the facade's
+    # default features build it (`enabled`).
+    features=()
+    [ "$crate" = scope-profiler-core ] && features=(--features enabled)
+    RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p "$crate" "${features[@]}" --lib -- \
         -Z unstable-options --output-format json --document-hidden-items -A warnings
 done
 listing="$target/public-api.txt"
@@ -51,4 +55,13 @@ if [ "$types" -gt "$MAX_TYPES" ] || [ "$functions" -gt "$MAX_FUNCTIONS" ]; then
     echo "check-public-api: $types types (at most $MAX_TYPES), $functions free functions (at most $MAX_FUNCTIONS)" >&2
     exit 1
 fi
-echo "check-public-api: the snapshot matches ($(wc -l < "$listing") items)"
+# Every item (type, function, method, macro, constant) of both crates has
+# an example in its docs (issue 38).
+missing=$( { python3 scripts/public_api.py "$doc" --missing-examples
+             python3 scripts/public_api.py "$doc" --missing-examples --root scope_profiler_reader; } )
+if [ -n "$missing" ]; then
+    echo "check-public-api: items without an example in their docs:" >&2
+    echo "$missing" >&2
+    exit 1
+fi
+echo "check-public-api: the snapshot matches ($(wc -l < "$listing") items), every item has an example"

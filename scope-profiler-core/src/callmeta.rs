@@ -196,6 +196,15 @@ pub struct CallMetadataScope {
 
 impl CallMetadataScope {
     /// Whether the values will be attached to calls (a session records).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// assert!(!sp::call_metadata([("step", 1)]).is_recording()); // no session
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert!(sp::call_metadata([("step", 1)]).is_recording());
+    /// sp::finalize()?;
+    /// # Ok::<(), sp::Error>(())
+    /// ```
     pub fn is_recording(&self) -> bool {
         self.open.is_some()
     }

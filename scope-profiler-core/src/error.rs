@@ -150,6 +150,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// An I/O error at `path`: [`Error::Io`].
+    ///
+    /// ```
+    /// let e = scope_profiler::Error::io("run.h5", std::io::Error::other("disk full"));
+    /// assert!(e.to_string().contains("run.h5") && e.to_string().contains("disk full"));
+    /// ```
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
@@ -157,6 +163,14 @@ impl Error {
         }
     }
 
+    /// An HDF5 file at `path` that cannot be read or written:
+    /// [`Error::Hdf5`].
+    ///
+    /// ```
+    /// let e = scope_profiler::Error::hdf5("run.h5", "no /events");
+    /// assert!(matches!(e, scope_profiler::Error::Hdf5 { .. }));
+    /// assert!(e.to_string().contains("no /events"));
+    /// ```
     pub fn hdf5(path: impl Into<PathBuf>, err: impl std::fmt::Display) -> Self {
         Error::Hdf5 {
             path: path.into(),
@@ -164,6 +178,12 @@ impl Error {
         }
     }
 
+    /// A path that cannot be used, and why: [`Error::InvalidPath`].
+    ///
+    /// ```
+    /// let e = scope_profiler::Error::invalid_path("/no/dir/run.h5", "no such directory");
+    /// assert!(e.to_string().contains("/no/dir/run.h5"));
+    /// ```
     pub fn invalid_path(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
         Error::InvalidPath {
             path: path.into(),
@@ -172,7 +192,12 @@ impl Error {
     }
 
     /// An output `what` (an HDF5 file, gzip) in a build without the
-    /// `hdf5` feature.
+    /// `hdf5` feature: an [`Error::InvalidPath`] that names the feature.
+    ///
+    /// ```
+    /// let e = scope_profiler::Error::needs_hdf5("run.h5", "an HDF5 file");
+    /// assert!(e.to_string().contains("feature `hdf5`"));
+    /// ```
     pub fn needs_hdf5(path: impl Into<PathBuf>, what: &str) -> Self {
         Error::invalid_path(
             path,
@@ -184,6 +209,13 @@ impl Error {
         )
     }
 
+    /// A JSON profile at `path` that cannot be read, and why:
+    /// [`Error::Json`].
+    ///
+    /// ```
+    /// let e = scope_profiler::Error::json("run.json", "unexpected end at byte 12");
+    /// assert!(e.to_string().contains("byte 12"));
+    /// ```
     pub fn json(path: impl Into<PathBuf>, message: impl std::fmt::Display) -> Self {
         Error::Json {
             path: path.into(),

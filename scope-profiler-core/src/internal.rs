@@ -35,7 +35,7 @@ pub mod json;
 pub mod options;
 #[path = "platform/mod.rs"]
 pub mod platform;
-#[path = "profile.rs"]
+#[path = "profile/mod.rs"]
 pub mod profile;
 #[path = "publish.rs"]
 pub mod publish;

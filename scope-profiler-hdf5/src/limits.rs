@@ -8,19 +8,43 @@
 /// Region names (`/region_table/names`), thread and task names, task kinds
 /// and coroutine names, counter and counter-event names, metadata keys:
 /// 64 KiB.
+///
+/// ```
+/// assert_eq!(scope_profiler_reader::limits::NAME, 64 << 10);
+/// ```
 pub const NAME: usize = 64 << 10;
 /// Source file paths (`rank_region_index/source_files`): 64 KiB.
+///
+/// ```
+/// assert_eq!(scope_profiler_reader::limits::SOURCE_FILE, 64 << 10);
+/// ```
 pub const SOURCE_FILE: usize = 64 << 10;
 /// A row's tags, stored as one JSON list (`rank_region_index/tags`):
 /// 64 KiB.
+///
+/// ```
+/// assert_eq!(scope_profiler_reader::limits::TAGS, 64 << 10);
+/// ```
 pub const TAGS: usize = 64 << 10;
 /// The captured source of a region (`rank_region_index/source_texts`):
 /// 1 MiB.
+///
+/// ```
+/// assert_eq!(scope_profiler_reader::limits::SOURCE_TEXT, 1 << 20);
+/// ```
 pub const SOURCE_TEXT: usize = 1 << 20;
 /// A string value of `/metadata`: 1 MiB.
+///
+/// ```
+/// assert_eq!(scope_profiler_reader::limits::METADATA_VALUE, 1 << 20);
+/// ```
 pub const METADATA_VALUE: usize = 1 << 20;
 /// A row's per-call metadata, one JSON list of an object per call
 /// (`rank_region_index/event_metadata`): 64 MiB.
+///
+/// ```
+/// assert_eq!(scope_profiler_reader::limits::EVENT_METADATA, 64 << 20);
+/// ```
 pub const EVENT_METADATA: usize = 64 << 20;
 
 /// The limit of the string dataset `name` (of the index or a table).

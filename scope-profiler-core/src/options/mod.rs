@@ -103,6 +103,12 @@ impl Default for Options {
 
 impl Options {
     /// Default of [`Options::memory_limit`]: 256 MiB.
+    ///
+    /// ```
+    /// use scope_profiler::Options;
+    /// let o = Options::new();
+    /// assert_eq!(scope_profiler_core::internal::options::read::memory_limit(&o), Options::DEFAULT_MEMORY_LIMIT);
+    /// ```
     pub const DEFAULT_MEMORY_LIMIT: usize = 256 << 20;
 
     /// The defaults: file `profiling_data.h5`, verbose, label = file stem,

@@ -34,6 +34,12 @@ pub enum Compression {
 
 impl Compression {
     /// Event count from which [`Compression::Auto`] compresses.
+    ///
+    /// ```
+    /// use scope_profiler::Compression;
+    /// assert!(Compression::Auto.applies_to(Compression::AUTO_THRESHOLD));
+    /// assert!(!Compression::Auto.applies_to(Compression::AUTO_THRESHOLD - 1));
+    /// ```
     pub const AUTO_THRESHOLD: usize = 16_384;
 
     /// The deflate level of [`Compression::Auto`]. This crate deflates with
@@ -41,14 +47,30 @@ impl Compression {
     /// (1.14 and 1.18 bytes per event on bench-compare's simulation) at 1.4x
     /// the speed, and within 3% of the size libdeflate's level 4 made at 2x
     /// its speed.
+    ///
+    /// ```
+    /// use scope_profiler::Compression;
+    /// assert_eq!(Compression::Auto.level_for(1 << 20), Some(Compression::AUTO_LEVEL));
+    /// ```
     pub const AUTO_LEVEL: u8 = 2;
 
     /// Whether a file with `events` events is compressed.
+    ///
+    /// ```
+    /// use scope_profiler::Compression;
+    /// assert!(Compression::Gzip(1).applies_to(1) && !Compression::None.applies_to(1 << 30));
+    /// ```
     pub fn applies_to(self, events: usize) -> bool {
         self.level_for(events).is_some()
     }
 
     /// The deflate level used for a file with `events` events, if any.
+    ///
+    /// ```
+    /// use scope_profiler::Compression;
+    /// assert_eq!(Compression::Gzip(6).level_for(10), Some(6));
+    /// assert_eq!(Compression::Auto.level_for(10), None); // below AUTO_THRESHOLD
+    /// ```
     pub fn level_for(self, events: usize) -> Option<u8> {
         match self {
             Compression::Auto if events >= Self::AUTO_THRESHOLD => Some(Self::AUTO_LEVEL),
