@@ -178,8 +178,9 @@ pub(crate) fn sniff(path: &Path) -> Result<Format, Error> {
 fn hdf5_needed(path: &Path, format: Format) -> Error {
     let message = match format {
         Format::Hdf5 => {
-            "an HDF5 file: reading it needs the feature `hdf5` of scope-profiler, \
-             which this build leaves out (it is a default feature)"
+            "an HDF5 file: reading it needs the feature `hdf5` of scope-profiler \
+             (or of scope-profiler-reader), which this build leaves out (it is a \
+             default feature)"
         }
         _ => "not a profile: neither a JSON profile (it does not start with '{') nor an HDF5 file",
     };

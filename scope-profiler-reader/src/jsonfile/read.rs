@@ -67,7 +67,8 @@ fn load(path: &Path) -> Result<Vec<u8>, Error> {
         Err(Error::json(
             path,
             "gzip-compressed: reading it needs the feature `hdf5` of scope-profiler \
-             (which brings flate2), which this build leaves out; gunzip it first",
+             (or of scope-profiler-reader; it brings flate2), which this build leaves \
+             out; gunzip it first",
         ))
     }
     #[cfg(feature = "hdf5")]
