@@ -3,7 +3,8 @@
 //!
 //! Commands: `inspect` (the call tree), `export` (Chrome trace, speedscope,
 //! folded stacks, flamegraph SVG, JSON statistics), `diff` and `check` (a
-//! CI regression budget; text, markdown or JSON), `report` (one HTML page). Exit codes: 0 success, 1 a `check` regression,
+//! CI regression budget; text, markdown or JSON), `report` (one HTML page),
+//! `merge` (profiles of one process), `tui` (a profile browsed in the terminal). Exit codes: 0 success, 1 a `check` regression,
 //! 2 an unreadable input or any other error.
 
 #![forbid(unsafe_code)]
@@ -15,6 +16,7 @@ mod merge;
 mod report;
 mod stats;
 mod text;
+mod tui;
 mod units;
 mod width;
 
@@ -65,6 +67,9 @@ enum Command {
     /// Rust extensions') into one: lanes matched by OS thread id, each
     /// call nested under the innermost call that encloses it on its thread.
     Merge(merge::MergeArgs),
+    /// Browse a profile in the terminal: the call tree (expand, collapse,
+    /// sort, search) and the selected region's percentiles and histogram.
+    Tui(tui::TuiArgs),
 }
 
 /// Ordering of the regions.
@@ -280,6 +285,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Diff(args) => diff_cmd(args).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => check_cmd(args),
         Command::Merge(args) => merge::merge(&args).map(|()| ExitCode::SUCCESS),
+        Command::Tui(args) => tui::tui(&args).map(|()| ExitCode::SUCCESS),
     }
 }
 

@@ -13,6 +13,11 @@ mod encode;
 mod run;
 mod timeline;
 
+// The durations' histograms, for `scope-prof tui` too.
+#[cfg(test)]
+pub(crate) use timeline::bin;
+pub(crate) use timeline::{BINS_PER_OCTAVE, region_histograms};
+
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -105,6 +105,12 @@ pub(crate) fn bin(dur: i64) -> usize {
     ((d.log2() * BINS_PER_OCTAVE) as usize).min(BINS - 1)
 }
 
+/// Per region id, the histogram of its calls' durations (bins of
+/// [`bin`]; empty for a region without calls): one pass over the events.
+pub(crate) fn region_histograms(reader: &ProfileReader) -> Result<Vec<Vec<u64>>, Failure> {
+    Ok(survey(reader)?.histograms)
+}
+
 /// Cells count between two checks of the budget.
 const CHECK_EVERY: u64 = 4096;
 

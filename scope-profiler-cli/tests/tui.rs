@@ -1,0 +1,187 @@
+//! `scope-prof tui FILE` in a real terminal: tmux runs it, keys go in with
+//! `send-keys`, the screen comes back with `capture-pane`. Each screen is
+//! kept under `target/tmp/tui-screens/` to look at. tmux is Debian's
+//! `tmux` (scripts/ensure-deps.sh installs it).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use integration_tests::{prerequisite_missing, serial, temp_dir};
+use scope_profiler::{self as sp, Options};
+
+/// A tmux server of this test's own (`-L`), so no other session is touched.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "tui"]).stdout).into_owned()
+    }
+
+    /// Waits (up to 20 s) for the screen to hold `text`; returns it.
+    fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no {text:?} on the screen after 20 s:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "tui"];
+        args.extend_from_slice(keys);
+        assert!(self.run(&args).status.success());
+    }
+
+    fn alive(&self) -> bool {
+        self.run(&["has-session", "-t", "tui"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn keep(screens: &Path, name: &str, screen: &str) {
+    std::fs::create_dir_all(screens).unwrap();
+    std::fs::write(screens.join(name), screen).unwrap();
+}
+
+/// A file with a tree to browse: main > {assemble > {quadrature}, solve >
+/// {factor, substitute}}.
+fn profile(dir: &Path) -> PathBuf {
+    let path = dir.join("tui.h5");
+    // One session at a time in this process.
+    let _one = serial();
+    let run = sp::setup(Options::new().file_path(&path).verbose(false)).unwrap();
+    let spin = |us: u64| {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_micros(us) {}
+    };
+    sp::region("main").run(|| {
+        for _ in 0..3 {
+            sp::region("assemble").run(|| sp::region("quadrature").run(|| spin(300)));
+        }
+        sp::region("solve").run(|| {
+            sp::region("factor").run(|| spin(900));
+            sp::region("substitute").run(|| spin(100));
+        });
+    });
+    run.finalize().unwrap();
+    path
+}
+
+#[test]
+fn without_a_terminal_it_says_so_and_exits_2() {
+    let dir = temp_dir("tui-pipe");
+    let file = profile(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_scope-prof"))
+        .arg("tui")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("tui needs a terminal"), "{stderr}");
+}
+
+#[test]
+fn the_browser_sorts_searches_and_quits_in_a_real_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        prerequisite_missing("tmux is missing (Debian's tmux)");
+        return;
+    }
+    let dir = temp_dir("tui");
+    let file = profile(&dir);
+    let screens = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui-screens");
+    let tmux = Tmux {
+        socket: format!("sp-tui-{}", std::process::id()),
+    };
+    let command = format!(
+        "{} tui {}",
+        env!("CARGO_BIN_EXE_scope-prof"),
+        file.display()
+    );
+    let started = tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "tui",
+        "-x",
+        "120",
+        "-y",
+        "30",
+        &command,
+    ]);
+    assert!(started.status.success(), "{started:?}");
+
+    // The tree by total: main, then solve (1.0 ms) above assemble (0.9 ms).
+    let first = tmux.wait_for("call tree");
+    keep(&screens, "1-start.txt", &first);
+    assert!(first.contains("sorted by total"), "{first}");
+    assert!(first.contains("▾ main"), "{first}");
+    let (solve, assemble) = (
+        first.find("solve").unwrap(),
+        first.find("assemble").unwrap(),
+    );
+    assert!(solve < assemble, "solve first by total:\n{first}");
+    assert!(
+        !first.contains("factor"),
+        "solve starts collapsed:\n{first}"
+    );
+
+    // `s` three times: by name, assemble above solve.
+    tmux.keys(&["s", "s", "s"]);
+    let by_name = tmux.wait_for("sorted by name");
+    keep(&screens, "2-by-name.txt", &by_name);
+    assert!(by_name.find("assemble").unwrap() < by_name.find("solve").unwrap());
+
+    // Search a collapsed region: its path opens, the pane shows it.
+    tmux.keys(&["/", "fact", "Enter"]);
+    let found = tmux.wait_for("found \"fact\"");
+    keep(&screens, "3-search.txt", &found);
+    assert!(found.contains("▾ solve"), "{found}");
+    let selected: Vec<&str> = found.lines().filter(|l| l.contains("│> ")).collect();
+    assert!(
+        selected.len() == 1 && selected[0].contains("factor"),
+        "the selected row is factor's:\n{found}"
+    );
+    let pane = found
+        .lines()
+        .find(|l| l.contains("over all its call paths"))
+        .map(|_| found.lines().filter(|l| l.contains("│factor")).count());
+    assert_eq!(pane, Some(1), "the region pane names factor:\n{found}");
+    assert!(found.contains("calls  1"), "{found}");
+    assert!(found.contains("p50"), "{found}");
+
+    // Collapse all, then quit: the program ends.
+    tmux.keys(&["c"]);
+    let collapsed = tmux.wait_for("▸ main");
+    keep(&screens, "4-collapsed.txt", &collapsed);
+    tmux.keys(&["q"]);
+    let start = Instant::now();
+    while tmux.alive() {
+        assert!(start.elapsed() < Duration::from_secs(10), "q did not quit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
