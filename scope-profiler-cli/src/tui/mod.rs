@@ -131,7 +131,12 @@ mod tests {
             ..Node::default()
         };
         let mut main = leaf("main", 1_000_000);
-        main.children = vec![leaf("assemble", 600_000), leaf("solve", 300_000)];
+        // A hostile name: an escape sequence that would clear the screen.
+        main.children = vec![
+            leaf("assemble", 600_000),
+            leaf("solve", 300_000),
+            leaf("evil\u{1b}[2J", 1_000),
+        ];
         main.stat.own = 100_000;
         let file = FileTree {
             groups: vec![("all".to_owned(), vec![main])],
@@ -164,6 +169,8 @@ mod tests {
         let assemble = first.find("assemble").unwrap();
         assert!(assemble < first.find("solve").unwrap(), "{first}");
         assert!(first.contains("▾ main"), "{first}");
+        assert!(first.contains("evil\\u{1b}[2J"), "shown escaped: {first}");
+        assert!(!first.contains('\u{1b}'), "no escape reaches the terminal");
 
         // Down to `assemble`: the right pane shows its figures.
         browser.key(KeyEvent::from(KeyCode::Down));

@@ -21,6 +21,23 @@ pub(crate) struct Page<'a> {
     pub regions: &'a Regions,
 }
 
+/// `text` with its control characters (a hostile file's escape sequences,
+/// which would drive the terminal) shown as `\u{..}` escapes.
+pub(crate) fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn sort_name(key: SortKey) -> &'static str {
     match key {
         SortKey::Total => "total",
@@ -43,7 +60,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, b: &mut Browser, page: &Page<'_>) {
     frame.render_widget(
         Paragraph::new(format!(
             "{}  session {}  sorted by {} (s)",
-            page.title,
+            printable(page.title),
             duration(b.session_ns as f64),
             sort_name(b.sort)
         ))
@@ -54,8 +71,8 @@ pub(crate) fn draw(frame: &mut Frame<'_>, b: &mut Browser, page: &Page<'_>) {
     tree(frame, b, left);
     detail(frame, b, page.regions, right);
     let status = match &b.typing {
-        Some(text) => format!("search: {text}_   (Enter: find, Esc: cancel)"),
-        None if !b.message.is_empty() => b.message.clone(),
+        Some(text) => format!("search: {}_   (Enter: find, Esc: cancel)", printable(text)),
+        None if !b.message.is_empty() => printable(&b.message),
         None => "q quit  arrows/jk move  Enter/Space/</> open-close  e/c all  s sort  / search  n/N next/prev"
             .to_owned(),
     };
@@ -73,7 +90,11 @@ fn tree(frame: &mut Frame<'_>, b: &Browser, area: Rect) {
                 (false, true) => "▾ ",
                 (false, false) => "▸ ",
             };
-            let name = format!("{}{marker}{}", "  ".repeat(item.depth), item.name);
+            let name = format!(
+                "{}{marker}{}",
+                "  ".repeat(item.depth),
+                printable(&item.name)
+            );
             let s = &item.stat;
             let (own, pct) = if item.group {
                 (String::new(), String::new())
@@ -127,7 +148,7 @@ fn detail(frame: &mut Frame<'_>, b: &Browser, regions: &Regions, area: Rect) {
         return;
     };
     let mut lines = vec![Line::from(Span::styled(
-        name.to_owned(),
+        printable(name),
         Style::new().add_modifier(Modifier::BOLD),
     ))];
     match regions.get(name) {
@@ -204,6 +225,12 @@ pub(crate) fn histogram_lines(hist: &[u64], width: usize, rows: usize) -> Vec<Li
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped_never_sent() {
+        assert_eq!(printable("solve"), "solve");
+        assert_eq!(printable("a\u{1b}]0;x\u{7}b"), "a\\u{1b}]0;x\\u{7}b");
+    }
 
     #[test]
     fn the_histogram_fits_its_rows_and_keeps_every_call() {
