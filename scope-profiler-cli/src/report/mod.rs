@@ -16,7 +16,7 @@ mod timeline;
 // The durations' histograms, for `scope-prof tui` too.
 #[cfg(test)]
 pub(crate) use timeline::bin;
-pub(crate) use timeline::{BINS_PER_OCTAVE, region_histograms};
+pub(crate) use timeline::{BINS_PER_OCTAVE, bin_start, region_histograms};
 
 use std::io::Write;
 use std::path::PathBuf;

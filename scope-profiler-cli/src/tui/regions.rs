@@ -17,11 +17,6 @@ pub(crate) struct Region {
     pub histogram: Vec<u64>,
 }
 
-/// The lower edge of bin `b`, ns.
-pub(crate) fn bin_start(b: usize) -> f64 {
-    (b as f64 / BINS_PER_OCTAVE).exp2()
-}
-
 impl Region {
     /// The duration below which a share `q` (0 to 1) of the calls lie,
     /// interpolated within its bin (log-uniformly): within a quarter octave
@@ -49,7 +44,7 @@ impl Region {
             }
             if (below + count) as f64 >= rank {
                 let within = (rank - below as f64) / count as f64;
-                let ns = (bin_start(b).log2() + within / BINS_PER_OCTAVE).exp2();
+                let ns = ((b as f64 + within) / BINS_PER_OCTAVE).exp2();
                 return Some(if known { ns.clamp(lo, hi) } else { ns });
             }
             below += count;

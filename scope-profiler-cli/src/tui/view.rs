@@ -10,8 +10,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
 
 use super::model::Browser;
-use super::regions::{Region, Regions, bin_start};
+use super::regions::{Region, Regions};
 use crate::SortKey;
+use crate::report::bin_start;
 use crate::stats::share_pct;
 use crate::units::duration;
 
@@ -199,8 +200,10 @@ pub(crate) fn histogram_lines(hist: &[u64], width: usize, rows: usize) -> Vec<Li
     ) else {
         return Vec::new();
     };
+    // Bars start at a multiple of `span`, so count them from there.
+    let bars_of = |span: usize| (last - (first - first % span)) / span + 1;
     let mut span = 1;
-    while (last - first) / span + 1 > rows.max(1) {
+    while bars_of(span) > rows.max(1) {
         span *= 2;
     }
     let start = first - first % span;
@@ -253,5 +256,10 @@ mod tests {
             .sum();
         assert_eq!(total, 16);
         assert!(histogram_lines(&[0; 8], 40, 6).is_empty());
+        // Bins 7 to 12 in 3 rows: pairs from 6 would take 4, so by fours.
+        let mut hist = vec![0u64; 16];
+        hist[7..=12].fill(1);
+        let lines = histogram_lines(&hist, 40, 3);
+        assert!(lines.len() <= 3, "{lines:?}");
     }
 }

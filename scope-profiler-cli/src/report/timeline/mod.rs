@@ -111,6 +111,11 @@ pub(crate) fn region_histograms(reader: &ProfileReader) -> Result<Vec<Vec<u64>>,
     Ok(survey(reader)?.histograms)
 }
 
+/// The lower edge of bin `b` (the inverse of [`bin`]), ns.
+pub(crate) fn bin_start(b: usize) -> f64 {
+    (b as f64 / BINS_PER_OCTAVE).exp2()
+}
+
 /// Cells count between two checks of the budget.
 const CHECK_EVERY: u64 = 4096;
 
