@@ -24,6 +24,7 @@ const MAX_ROWS: usize = 60;
 
 /// A table cell: `|` escaped, code spans for names.
 fn code(name: &str) -> String {
+    let name = crate::width::printable(name);
     format!("`{}`", name.replace('`', "'").replace('|', "\\|"))
 }
 

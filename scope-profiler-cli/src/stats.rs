@@ -679,6 +679,17 @@ pub(crate) fn recording_notes(reader: &ProfileReader) -> Vec<String> {
     if let Some(error) = text("spill_error") {
         notes.push(format!("spilling stopped: {error}"));
     }
+    let not_counted: Vec<String> = text("perf_events_not_counted")
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    if !not_counted.is_empty() {
+        notes.push(format!(
+            "{} thread(s) counted no perf events (their perf group could not be opened), \
+             so the regions' perf counts leave their calls out:",
+            not_counted.len()
+        ));
+        notes.extend(not_counted.iter().map(|t| format!("  {t}")));
+    }
     if reader.event_count() == 0
         && !reader.is_aggregate()
         && let Some(name) = text("traced_function_outside_entrypoints")

@@ -9,7 +9,7 @@ use scope_profiler_reader::ProfileReader;
 
 use crate::stats::{self, DiffRow, FileTree, Merged, Stat};
 use crate::units::duration;
-use crate::width::{cut, fit};
+use crate::width::{cut, fit, printable};
 use crate::{Metric, SortKey};
 
 /// Spaces between two columns.
@@ -29,6 +29,15 @@ enum Line {
 /// widest cell, the name column what is left (at least [`MIN_NAME`]),
 /// names longer than it cut in the middle.
 fn write_table(out: &mut impl Write, lines: &[Line], width: usize) -> io::Result<()> {
+    // Names and notes from a file reach the terminal escaped.
+    let lines: Vec<Line> = lines
+        .iter()
+        .map(|line| match line {
+            Line::Text(text) => Line::Text(printable(text)),
+            Line::Row(cells) => Line::Row(cells.iter().map(|c| printable(c)).collect()),
+        })
+        .collect();
+    let lines = &lines[..];
     let mut widths: Vec<usize> = Vec::new();
     for line in lines {
         if let Line::Row(cells) = line {
@@ -371,14 +380,14 @@ pub(crate) fn print_sources(
                 rows.find(|r| !r.source_text.is_empty()).or(first)
             });
             match row {
-                None => writeln!(out, "  {name}: no such region")?,
+                None => writeln!(out, "  {}: no such region", printable(name))?,
                 Some(row) => {
                     let place = match (row.source_file.as_str(), row.source_line) {
                         ("", _) => String::new(),
                         (file, line) if line >= 0 => format!("  ({file}:{line})"),
                         (file, _) => format!("  ({file})"),
                     };
-                    writeln!(out, "  {name}{place}")?;
+                    writeln!(out, "  {}{}", printable(name), printable(&place))?;
                     if row.source_text.is_empty() {
                         writeln!(
                             out,

@@ -2,6 +2,24 @@
 
 use std::io::IsTerminal;
 
+/// `text` with its control characters (a hostile file's escape sequences,
+/// which would drive the terminal) shown as `\u{..}` escapes: every name
+/// or note from a file goes through it before it reaches a terminal.
+pub(crate) fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Width of the tables when stdout is not a terminal and `COLUMNS` is unset.
 pub(crate) const DEFAULT: usize = 100;
 

@@ -171,3 +171,40 @@ fn huge_names_are_refused_and_exports_stay_within_their_budget() {
     assert_eq!(sink.len(), 10);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A region name holding a terminal escape sequence (one that clears the
+/// screen, one that sets the window title) reaches the terminal escaped in
+/// every text output: `inspect`'s tree and counters, `diff`, `check`,
+/// markdown; JSON escapes it as JSON does.
+#[test]
+fn escape_sequences_in_names_never_reach_the_terminal() {
+    let dir = temp_dir("hostile-escapes");
+    let mut p = three_regions();
+    p.region_names[1] = "evil\u{1b}[2J".into();
+    p.region_names[2] = "title\u{1b}]0;pwned\u{7}".into();
+    let path = dir.join("escapes.h5");
+    sp::write_profile(&p, &path, Compression::None).unwrap();
+    let file = path.to_str().unwrap();
+    for args in [
+        vec!["inspect", file],
+        vec!["inspect", file, "--threads"],
+        vec!["diff", file, file],
+        vec!["diff", file, file, "--format", "markdown"],
+        vec!["check", file, file],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_scope-prof"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b),
+            "{args:?}: an escape reached the terminal:\n{text}"
+        );
+        assert!(
+            text.contains("evil\\u{1b}[2J"),
+            "{args:?}: shown escaped:\n{text}"
+        );
+    }
+}

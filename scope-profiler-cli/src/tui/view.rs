@@ -15,28 +15,12 @@ use crate::SortKey;
 use crate::report::bin_start;
 use crate::stats::share_pct;
 use crate::units::duration;
+use crate::width::printable;
 
 /// What the view shows besides the browser's state.
 pub(crate) struct Page<'a> {
     pub title: &'a str,
     pub regions: &'a Regions,
-}
-
-/// `text` with its control characters (a hostile file's escape sequences,
-/// which would drive the terminal) shown as `\u{..}` escapes.
-pub(crate) fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 fn sort_name(key: SortKey) -> &'static str {
