@@ -737,3 +737,74 @@ fn thread_cpu_ns() -> i64 {
     assert_eq!(rc, 0, "clock_gettime: {}", std::io::Error::last_os_error());
     t.tv_sec * 1_000_000_000 + t.tv_nsec
 }
+
+/// The perf events' file descriptors this process holds.
+#[cfg(target_os = "linux")]
+fn perf_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|l| l.to_string_lossy().contains("perf_event"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A thread's perf group is closed when its session ends, not when the
+/// thread next records or exits: threads idle after many sessions hold
+/// none (issue 39 item 4).
+#[test]
+#[cfg(target_os = "linux")]
+fn perf_groups_close_when_the_session_ends() {
+    let _s = serial();
+    if !software_events_or_skip(&["task-clock", "context-switches"]) {
+        return;
+    }
+    sp::finalize().unwrap();
+    let before = perf_fds();
+    let (go, wait) = std::sync::mpsc::channel::<std::sync::mpsc::Sender<()>>();
+    let wait = std::sync::Arc::new(std::sync::Mutex::new(wait));
+    // Four threads that outlive every session, recording once in each.
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let wait = std::sync::Arc::clone(&wait);
+            std::thread::spawn(move || {
+                loop {
+                    let Ok(done) = wait.lock().unwrap().recv() else {
+                        return;
+                    };
+                    sp::region("idle-after").run(|| std::hint::black_box(0));
+                    let _ = done.send(());
+                }
+            })
+        })
+        .collect();
+    for session in 0..20 {
+        let run = sp::setup(perf_options(&["task-clock", "context-switches"])).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        for _ in 0..4 {
+            go.send(done.clone()).unwrap();
+        }
+        for _ in 0..4 {
+            finished.recv().unwrap();
+        }
+        let during = perf_fds();
+        assert!(
+            during >= before + 2,
+            "session {session}: the threads' groups are open ({during} perf fds, {before} before)"
+        );
+        run.finalize().unwrap();
+        assert_eq!(
+            perf_fds(),
+            before,
+            "session {session}: every group closed at finalize, the threads still alive"
+        );
+    }
+    drop(go);
+    for w in workers {
+        w.join().unwrap();
+    }
+}

@@ -455,6 +455,35 @@ fn a_full_disk_during_finalize_is_an_error_and_loses_nothing() {
     assert!(listing(&dir.join("full")).is_empty());
 }
 
+/// A thread that cannot open its perf group (no file descriptor left) is
+/// said once on stderr, named with the errno in `health()` and in the
+/// file's metadata: its zero perf counts are never silent (issue 39 item 4).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_thread_without_its_perf_group_is_named_not_counted_as_zero() {
+    let _s = serial();
+    let dir = temp_dir("perf-fd-limit");
+    let (code, out, err) = run_child(&["perf-fd-limit", s(&dir)]);
+    if cfg!(scope_profiler_portable) {
+        // The std-only platform code refuses perf events: what it tests there.
+        assert_eq!(code, Some(UNSUPPORTED), "{err}\n{out}");
+        assert!(out.contains("Linux only"), "{out}");
+        return;
+    }
+    if code == Some(UNSUPPORTED) {
+        return prerequisite_missing(&format!("perf software events: {}", out.trim()));
+    }
+    println!("{}", out.trim());
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("no-fd-left")).collect();
+    assert_eq!(warnings.len(), 1, "one warning for the thread:\n{err}");
+    assert!(
+        warnings[0].contains("warning") && warnings[0].contains("os error 24"),
+        "{err}"
+    );
+    assert!(!err.contains("with-fds"), "{err}");
+}
+
 // ---------------------------------------------------------------------------
 // Failing early, naming the path
 // ---------------------------------------------------------------------------

@@ -197,20 +197,23 @@ pub fn disk_limit(dir: &Path, n: u64) -> Outcome {
     Ok(())
 }
 
-/// `fork DIR`: forks while a session (4 MiB limit) is active and a guard is
-/// open. In the child: nothing records, `finalize` is `NotActive`, recording
+/// `fork DIR`: forks while a session (4 MiB limit, serving `live`) is
+/// active and a guard is open. In the child: nothing records, `finalize` is
+/// `NotActive` (and does not wait for the parent's live server), recording
 /// past the limit does not hang, and a new `setup` writes `DIR/child.h5`.
 /// The parent is unaffected: `DIR/parent.h5` has every call it made.
 pub fn fork(dir: &Path) -> Outcome {
     let parent_path = dir.join("parent.h5");
     let child_path = dir.join("child.h5");
-    sp::setup(
+    let run = sp::setup(
         Options::new()
             .file_path(&parent_path)
             .verbose(false)
-            .memory_limit(4 << 20),
+            .memory_limit(4 << 20)
+            .live("127.0.0.1:0"),
     )
     .map_err(|e| format!("setup: {e}"))?;
+    ensure(run.live_addr().is_some(), || "the parent serves".into())?;
     let mut expected = record(1000);
     let open = sp::region("fork/open").enter();
     // SAFETY: fork has no preconditions; the child below only runs this
@@ -268,8 +271,15 @@ fn in_fork_child(path: &Path) -> Result<(), String> {
         Err(sp::Error::NotActive) => {}
         other => return Err(format!("finalize in the child: {other:?}")),
     }
-    sp::setup(Options::new().file_path(path).verbose(false))
-        .map_err(|e| format!("setup in the child: {e}"))?;
+    // The child serves a session of its own.
+    let run = sp::setup(
+        Options::new()
+            .file_path(path)
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .map_err(|e| format!("setup in the child: {e}"))?;
+    ensure(run.live_addr().is_some(), || "the child serves".into())?;
     for _ in 0..3 {
         sp::region("fork/child").run(|| ());
     }

@@ -31,6 +31,8 @@
 //! - The modes of `config.rs` (`Options::from_env`, `from_toml`,
 //!   `setup_from_env` in an environment of the test's): see that module.
 //!
+//! - `perf-fd-limit DIR` (Linux): see `perf.rs`.
+//!
 //! - The modes of `faults.rs` (spill failures, the disk limit, `fork()`, a
 //!   failed finalize while a thread records): see that module.
 //!
@@ -44,6 +46,8 @@ use std::process::ExitCode;
 
 mod config;
 mod faults;
+#[cfg(target_os = "linux")]
+mod perf;
 
 use integration_tests::calls_per_region;
 use scope_profiler::{self as sp, Compression, Options};
@@ -77,6 +81,8 @@ fn main() -> ExitCode {
             faults::spill_fail(policy, how, Path::new(dir), num(n))
         }
         ["disk-limit", dir, n] => faults::disk_limit(Path::new(dir), num(n)),
+        #[cfg(target_os = "linux")]
+        ["perf-fd-limit", dir] => perf::perf_fd_limit(Path::new(dir)),
         ["deep-chain", depth, dir] => faults::deep_chain(num(depth), Path::new(dir)),
         ["many-names", how, n, dir] => faults::many_names(how, num(n), Path::new(dir)),
         ["fork", dir] => faults::fork(Path::new(dir)),

@@ -55,4 +55,8 @@ pub struct RecordingHealth {
     /// so recorded nothing; `None` if none did. A session whose functions
     /// all ran so records no calls: `Results` says why.
     pub traced_outside_entrypoints: Option<String>,
+    /// The recording threads whose perf events (`Options::perf_events`)
+    /// could not be opened, each `thread NAME (tid N): why`: their calls
+    /// count no perf events, so the regions' perf counts leave them out.
+    pub perf_events_not_counted: Vec<String>,
 }

@@ -5,7 +5,7 @@
 //! does with them at enter, exit and swap.
 #![forbid(unsafe_code)]
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::tasks::TaskState;
 use super::{Cold, Hot};
@@ -81,7 +81,9 @@ impl RecCounts {
 pub(super) struct Counting {
     pub(super) generation: u32,
     pub(super) set: Arc<CounterSet>,
-    pub(super) perf: Option<PerfGroup>,
+    /// The thread's perf group, shared with the store, which closes it when
+    /// the session ends (then this reads nothing more).
+    pub(super) perf: Option<Arc<Mutex<Option<PerfGroup>>>>,
     pub(super) store: Arc<Store>,
     /// This thread's slot in `store.counter_tables`.
     pub(super) slot: usize,
@@ -95,8 +97,20 @@ impl Counting {
     pub(super) fn new(generation: u32, set: &Arc<CounterSet>, store: &Arc<Store>) -> Counting {
         let width = set.width();
         // A perf group that cannot be opened here (setup opened one on its
-        // own thread) leaves this thread's perf counts at 0.
-        let perf = set.open_perf().ok().flatten();
+        // own thread: an fd limit, a seccomp filter, another cgroup) is
+        // said, once for the thread, and kept in the file's metadata.
+        let perf = match set.open_perf() {
+            Ok(Some(group)) => {
+                let group = Arc::new(Mutex::new(Some(group)));
+                lock(&store.perf_groups).push(Arc::clone(&group));
+                Some(group)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                perf_failed(store, &e.to_string());
+                None
+            }
+        };
         let table = Arc::new(CounterTable::grown(width, 64, None));
         let slot = {
             let mut tables = lock(&store.counter_tables);
@@ -123,8 +137,10 @@ impl Counting {
             self.raw[..4].copy_from_slice(&counters::alloc_counts());
             at = 4;
         }
-        if let Some(perf) = &self.perf {
-            perf.read(&mut self.raw[at..]);
+        if let Some(perf) = &self.perf
+            && let Some(group) = lock(perf).as_ref()
+        {
+            group.read(&mut self.raw[at..]);
         }
     }
 
@@ -151,6 +167,34 @@ impl Counting {
             self.table.add_children(parent, &self.delta);
         }
     }
+}
+
+/// Threads whose failure is printed; the others are only in the file.
+const PRINTED_FAILURES: usize = 8;
+
+/// Notes that this thread's perf group could not be opened (`why`): in
+/// the store (the file's `perf_events_not_counted`) and on stderr, for the
+/// first few threads of a session.
+fn perf_failed(store: &Store, why: &str) {
+    let thread = std::thread::current();
+    let tid = crate::platform::native_thread_id();
+    let what = format!(
+        "thread {} (tid {tid}): {why}",
+        thread.name().unwrap_or("unnamed")
+    );
+    let mut failures = lock(&store.perf_failures);
+    match failures.len() {
+        n if n < PRINTED_FAILURES => eprintln!(
+            "scope-profiler: warning: {what}; this thread's calls count no perf events \
+             (the file's metadata perf_events_not_counted lists such threads)"
+        ),
+        PRINTED_FAILURES => eprintln!(
+            "scope-profiler: warning: more threads cannot open their perf events \
+             (perf_events_not_counted in the file lists them all)"
+        ),
+        _ => {}
+    }
+    failures.push(what);
 }
 
 impl Cold {
