@@ -244,6 +244,9 @@ pub struct Lane {
     /// there. Set under the store's lock of its lanes (`Store::splice`),
     /// which cuts of every lane are taken under too.
     spliced: AtomicBool,
+    /// A call of the lane was dropped: its recorder records nothing more
+    /// in it (see [`Lane::stop_recording`]).
+    stopped: AtomicBool,
 }
 
 /// A segment of a lane as it was at a cut: a chunk with the number of its
@@ -326,7 +329,23 @@ impl Lane {
             meta_blocks: Mutex::new(Vec::new()),
             aggregates: Mutex::new(None),
             spliced: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
         }
+    }
+
+    /// A call of this lane was dropped (no room): every later call of it is
+    /// dropped too, and counted. Its children, recorded before it, would
+    /// otherwise be taken for the children of the next call kept at its
+    /// depth, which started after them: without later records they stay at
+    /// the lane's end, as the finished children of a call still open at a
+    /// cut do.
+    pub(crate) fn stop_recording(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a call of this lane was dropped (see [`Lane::stop_recording`]).
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
     }
 
     /// Whether the lane's records are read as part of another lane's (see

@@ -286,6 +286,12 @@ impl Cold {
         let (Some(lane), Some(store)) = (&self.lane, &self.store) else {
             return;
         };
+        if lane.is_stopped() {
+            // A call was dropped here: nothing more is recorded in the lane.
+            self.chunk = None;
+            hot.len.set(0);
+            return;
+        }
         let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
         let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
         // Let go of the full chunk first (its lane holds it): the writer can
@@ -322,6 +328,7 @@ impl Cold {
                 // No room to be had (see `Store::new_chunk`): count the call.
                 if let (Some(lane), Some(store)) = (&self.lane, &self.store) {
                     lane.count_dropped(record.region, record.end.saturating_sub(record.start));
+                    lane.stop_recording();
                     store.note_drop();
                 }
             }
