@@ -131,6 +131,11 @@ done
 # Auto chooses Parallel in this build (feature mpio).
 mpirun_n 2 "$bin/mpi_check" write auto "$work/auto-2.h5" | grep -q MpiParallel
 echo "run-tests-mpi: auto chose the parallel writer"
+# A rank whose live port is taken makes every rank's setup the same Err
+# (agreed, so no rank waits for one that gave up).
+mpirun_n 3 "$bin/mpi_check" liveclash auto "$work/none.h5" > "$work/live.txt"
+test "$(grep -c refused "$work/live.txt")" = 3
+echo "run-tests-mpi: a live port taken on one rank is every rank's Err"
 
 # One session through both HDF5 layers (issue 33): recorded (with counters)
 # by the pure-Rust layer (the build with `mpi` alone), then that layer and

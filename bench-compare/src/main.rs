@@ -12,11 +12,12 @@
 //! (15), `--thread-rounds N` (9), `--reps N` (scale repetitions, 3),
 //! `--small N` / `--big N` (finalize sizes, 1M / 10M), `--regions N`
 //! (100k), `--sustained N` (calls of the spilling rows, 200M), `--skip
-//! micro,off,threads,scale,sustained,counters`, `--out PATH`, `--no-write`,
+//! micro,off,threads,scale,sustained,counters,live`, `--out PATH`, `--no-write`,
 //! `--quick`. `compare one SLUG CALLS` runs one of our variants alone (for
 //! `valgrind --tool=callgrind`).
 
 mod common;
+mod live;
 mod micro;
 mod ours;
 mod peers;
@@ -357,6 +358,14 @@ fn main() {
             settings.reps,
             &tmp,
         ));
+    }
+    if !settings.skips("live") {
+        let calls = settings.calls * 5;
+        eprintln!(
+            "the live server: {} rounds x {calls} calls, then 8 threads for 5 s",
+            settings.rounds
+        );
+        report.live = Some(live::run(calls, settings.rounds));
     }
     if !settings.skips("counters") {
         eprintln!("region counters: compare-counters");

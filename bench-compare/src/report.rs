@@ -23,6 +23,8 @@ pub struct Report {
     pub sustained: Option<Vec<crate::sustained::Row>>,
     /// The table `compare-counters` printed, or why there is none.
     pub counters: Option<Result<String, String>>,
+    /// The live server's cost.
+    pub live: Option<crate::live::LiveResult>,
     date: String,
     machine: String,
     load_before: String,
@@ -124,6 +126,7 @@ impl Report {
             scratch: String::new(),
             compiled_out: None,
             counters: None,
+            live: None,
             micro: None,
             threads: None,
             scale: None,
@@ -203,6 +206,10 @@ impl Report {
                     let _ = writeln!(w, "Not measured: {e}\n");
                 }
             }
+        }
+        if let Some(live) = &self.live {
+            let _ = writeln!(w, "## The live server (`Options::live`)\n");
+            let _ = writeln!(w, "{}", crate::live::render(live));
         }
         self.render_targets(w);
         s

@@ -11,6 +11,7 @@
 
 mod export_filter;
 mod isolate;
+mod live;
 mod markdown;
 mod merge;
 mod report;
@@ -70,6 +71,11 @@ enum Command {
     /// Browse a profile in the terminal: the call tree (expand, collapse,
     /// sort, search) and the selected region's percentiles and histogram.
     Tui(tui::TuiArgs),
+    /// Watch a running program's regions (a session started with
+    /// `Options::live`): refreshed every second, sorted by total, own,
+    /// calls or time/s; pause, resume and checkpoint it. `--once` prints
+    /// one snapshot (text or JSON) for scripts.
+    Live(live::LiveArgs),
 }
 
 /// Ordering of the regions.
@@ -271,7 +277,7 @@ fn main() -> ExitCode {
         // A closed pipe (`scope-prof inspect f.h5 | head`) is not an error.
         Err(Failure(message)) if message.contains("Broken pipe") => ExitCode::SUCCESS,
         Err(Failure(message)) => {
-            eprintln!("scope-prof: error: {message}");
+            eprintln!("scope-prof: error: {}", width::printable(&message));
             ExitCode::from(2)
         }
     }
@@ -286,6 +292,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Check(args) => check_cmd(args),
         Command::Merge(args) => merge::merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Tui(args) => tui::tui(&args).map(|()| ExitCode::SUCCESS),
+        Command::Live(args) => live::live(&args).map(|()| ExitCode::SUCCESS),
     }
 }
 
@@ -387,7 +394,11 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode, Failure> {
                 writeln!(out, "Regression check: PASS")?;
             } else {
                 writeln!(out, "Regression check: FAIL")?;
-                writeln!(out, "Budget violations: {}", failures.join(", "))?;
+                writeln!(
+                    out,
+                    "Budget violations: {}",
+                    width::printable(&failures.join(", "))
+                )?;
             }
         }
     }
@@ -506,7 +517,11 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         ));
     }
     for note in stats::recording_notes(&reader) {
-        eprintln!("scope-prof: {}: note: {note}", args.file.display());
+        eprintln!(
+            "scope-prof: {}: note: {}",
+            args.file.display(),
+            width::printable(&note)
+        );
     }
     let bar = progress(&mut reader);
     // Every export writes at most its budget (`ProfileReader::output_budget`):
@@ -586,7 +601,11 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
     }
     let cut = done.and_then(|d| export_filter::cut_note(&d, filter.max_events));
     if let Some(note) = cut {
-        eprintln!("scope-prof: {}: note: {note}", args.file.display());
+        eprintln!(
+            "scope-prof: {}: note: {}",
+            args.file.display(),
+            width::printable(&note)
+        );
     }
     if done.is_some_and(|d| d.events == 0) && !filter.is_empty() {
         eprintln!(

@@ -87,6 +87,8 @@ pub mod assemble;
 pub mod callmatch;
 #[path = "calltree/mod.rs"]
 pub mod calltree;
+#[path = "live.rs"]
+pub mod live;
 #[path = "merge/mod.rs"]
 pub mod merge;
 #[path = "metadata.rs"]

@@ -28,6 +28,7 @@ use crate::clock::ticks;
 use crate::counters::CounterSet;
 use crate::lane::{CounterTable, KeyedEntry, Lane, Segment};
 use crate::options::OnSpillFailure;
+use crate::platform::PerfGroup;
 use crate::record::{Chunk, HUGE_PAGE, Record};
 use crate::scratch;
 use crate::spill::{self, Encoder};
@@ -109,6 +110,27 @@ pub struct Store {
     /// Every recording thread's counter totals (see `Limits::counters`),
     /// a thread's slot replaced when its table grows.
     pub counter_tables: Mutex<Vec<Arc<CounterTable>>>,
+    /// Every recording thread's perf group, closed (its file descriptors)
+    /// when the session ends, not when its thread next records or exits.
+    pub perf_groups: Mutex<Vec<Arc<Mutex<Option<PerfGroup>>>>>,
+    /// The threads whose perf group could not be opened, each with why
+    /// (`thread NAME (tid N): ...`): their calls count no perf events.
+    pub perf_failures: Mutex<Vec<String>>,
+    /// Held by a live reader (`read_live`) and by `release`: no record is
+    /// read after the store let go of it.
+    reading: Mutex<()>,
+    /// Shown each chunk the writer spills, before it is spilled (a live
+    /// reader folds what it has not yet, while the records are in memory).
+    watch: OnceLock<Arc<dyn SpillWatch>>,
+}
+
+/// What the spill writer shows each chunk it is about to spill: a live
+/// reader of the records (`live`), which folds the part it has not folded
+/// yet while the records are still in memory and in the writer's cache.
+/// Called on the writer's thread, which must not wait for anything there.
+pub trait SpillWatch: Send + Sync {
+    /// `records` of `lane`'s segment `index` are about to be spilled.
+    fn spilling(&self, lane: &Arc<Lane>, index: usize, records: &[Record]);
 }
 
 impl Store {
@@ -138,6 +160,10 @@ impl Store {
             space_freed: Condvar::new(),
             keyed_metadata: Mutex::new(Vec::new()),
             counter_tables: Mutex::new(Vec::new()),
+            perf_groups: Mutex::new(Vec::new()),
+            perf_failures: Mutex::new(Vec::new()),
+            reading: Mutex::new(()),
+            watch: OnceLock::new(),
         })
     }
 
@@ -147,7 +173,7 @@ impl Store {
     }
 
     /// Whether the session keeps per-region totals instead of records.
-    pub(crate) fn aggregates(&self) -> bool {
+    pub fn aggregates(&self) -> bool {
         self.limits.aggregate
     }
 
@@ -181,6 +207,25 @@ impl Store {
             depth,
         });
         nested.set_spliced();
+    }
+
+    /// Runs `f` on the lanes as they are now (a copy of the list), unless
+    /// the session has ended (`None`); `release` waits for it. For a reader
+    /// of records while the session runs (`live`): the lanes' own locks
+    /// order each read with the recording threads.
+    pub fn read_live<R>(&self, f: impl FnOnce(&[Arc<Lane>]) -> R) -> Option<R> {
+        let _reading = lock(&self.reading);
+        if self.closed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let lanes = lock(&self.lanes).clone();
+        Some(f(&lanes))
+    }
+
+    /// Shows `watch` every chunk spilled from now on (the first watch set
+    /// stays).
+    pub fn watch_spills(&self, watch: Arc<dyn SpillWatch>) {
+        let _ = self.watch.set(watch);
     }
 
     /// Records per chunk at most.
@@ -254,6 +299,8 @@ impl Store {
     /// scratch file and lets go of every record, also those of lanes that
     /// idle threads still hold.
     pub fn release(&self) {
+        // A live reader finishes first, and starts no more.
+        let _reading = lock(&self.reading);
         self.closed.store(true, Ordering::Relaxed);
         self.stop_writer();
         lock(&self.scratch).file = None;
@@ -262,6 +309,11 @@ impl Store {
             .map(|c| c.capacity() * RECORD_BYTES)
             .sum();
         self.in_memory.fetch_sub(freed, Ordering::Relaxed);
+        // The threads' perf groups are closed now: a thread idle after the
+        // session holds no file descriptor of it.
+        for group in std::mem::take(&mut *lock(&self.perf_groups)) {
+            lock(&group).take();
+        }
         let lanes = std::mem::take(&mut *lock(&self.lanes));
         crate::record::keeping_spares(|| {
             for lane in lanes {
@@ -478,6 +530,9 @@ impl Store {
         for lane in lanes {
             for (index, chunk) in spillable(&lane) {
                 let records = chunk.records();
+                if let Some(watch) = self.watch.get() {
+                    watch.spilling(&lane, index, records);
+                }
                 let block = encoder.encode(records);
                 let offset = self.append(block)?;
                 lane.mark_spilled(index, records, offset, block.len() as u32);

@@ -15,6 +15,7 @@ use scope_profiler_core::internal::{
 use scope_profiler_hdf5 as hdf5;
 
 pub mod export;
+pub mod live;
 use internal::jsonfile;
 mod profile_reader;
 

@@ -22,6 +22,9 @@
 //! - `mpi_check env MODE PATH`: as `write`, the options from
 //!   `Options::from_env()` (`SCOPE_PROFILER_MPI=1` and
 //!   `SCOPE_PROFILER_OUTPUT=PATH` set by the launcher).
+//! - `mpi_check liveclash MODE PATH`: rank 1 asks for a live server on a
+//!   port rank 0 holds, the others on free ports: every rank's `setup`
+//!   must be the same `Err` naming that port (none hangs, none starts).
 //! - `mpi_check same A B` (no MPI): the two files hold the same profile.
 
 use scope_profiler_core::internal::options::read;
@@ -262,6 +265,35 @@ fn shape(p: &Profile) -> String {
     )
 }
 
+/// `mpi_check liveclash`: see the module's doc.
+fn live_clash(world: &mpi::topology::SimpleCommunicator, options: Options) -> ExitCode {
+    use mpi::traits::Root;
+    let rank = world.rank();
+    let held = (rank == 0).then(|| std::net::TcpListener::bind("127.0.0.1:0").expect("a port"));
+    let mut port = held
+        .as_ref()
+        .map_or(0, |l| l.local_addr().expect("its address").port());
+    world.process_at_rank(0).broadcast_into(&mut port);
+    let addr = match rank {
+        1 => format!("127.0.0.1:{port}"),
+        _ => "127.0.0.1:0".to_owned(),
+    };
+    match sp::setup(options.live(addr)) {
+        Ok(_) => {
+            eprintln!("rank {rank}: setup succeeded beside a rank whose port is taken");
+            ExitCode::FAILURE
+        }
+        Err(e) if e.to_string().contains(&port.to_string()) && !sp::is_active() => {
+            println!("rank {rank}: refused: {e}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rank {rank}: another error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("same") {
@@ -301,6 +333,9 @@ fn main() -> ExitCode {
     .verbose(false);
     if command == "spill" {
         options = options.memory_limit(SPILL_LIMIT);
+    }
+    if command == "liveclash" {
+        return live_clash(&world, options);
     }
     let run = match sp::setup(options) {
         Ok(run) => run,

@@ -47,6 +47,8 @@
 //! - [Region counters](#region-counters-allocations-kernel-and-hardware-events):
 //!   allocations, kernel and hardware events
 //! - [Configuration](#configuration): TOML files and `SCOPE_PROFILER_*` variables
+//! - [Live](#live-a-running-programs-regions): a running program's regions, pause,
+//!   resume and checkpoint from outside (`scope-prof live`)
 //! - [MPI](#mpi)
 //! - [Using it with tracing](#using-it-with-tracing)
 //! - [Reading and exporting profiles](#reading-and-exporting-profiles)
@@ -57,6 +59,7 @@
 #![doc = include_str!("../docs/attributes.md")]
 #![doc = include_str!("../docs/counters.md")]
 #![doc = include_str!("../docs/configuration.md")]
+#![doc = include_str!("../docs/live.md")]
 #![doc = include_str!("../docs/mpi.md")]
 #![doc = include_str!("../docs/tracing.md")]
 #![doc = include_str!("../docs/reading.md")]
@@ -75,6 +78,8 @@
 // by one path whichever crate holds them.
 
 // 1. Foundation: plain data, errors, clocks, hashing, scratch files.
+#[cfg(feature = "live")]
+use scope_profiler_core::internal::json;
 use scope_profiler_core::internal::{
     clock, counters, error, options, profile, publish, scratch, sync, value,
 };
@@ -94,6 +99,8 @@ use scope_profiler_core::internal::active;
 use scope_profiler_core::internal::{callmeta, callsite, region, task, thread, trace};
 
 // 6. Assembly: lanes and names in, rows and columns out.
+#[cfg(feature = "live")]
+use scope_profiler_core::internal::live;
 use scope_profiler_core::internal::{assemble, calltree, metadata, sink};
 
 // 7. Output: the HDF5 file, the JSON profile, reading, the results, the exports.

@@ -296,7 +296,7 @@ impl Results {
             statistics: plan.statistics(),
             summary: plan.summary,
             file_path,
-            health: RecordingHealth::default(),
+            health: plan.health,
             write_path: WritePath::Memory,
             counters: plan.counters,
         };
@@ -480,6 +480,14 @@ impl std::fmt::Display for Results {
         write!(f, "{}", self.summary())?;
         if let Some(error) = self.health.spill_error.as_deref() {
             writeln!(f, "  Spilling stopped: {error}")?;
+        }
+        if !self.health.perf_events_not_counted.is_empty() {
+            writeln!(
+                f,
+                "  {} thread(s) counted no perf events (their group could not be opened): {}",
+                self.health.perf_events_not_counted.len(),
+                self.health.perf_events_not_counted.join("; ")
+            )?;
         }
         if !self.health.dropped.is_empty() {
             let total: u64 = self.health.dropped.iter().map(|d| d.num_calls).sum();

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::Span;
-use super::tables::complete_regions;
+use super::tables::{complete_regions, health_metadata};
 use crate::calltree::{CallTree, TreeBuilder};
 use crate::lane::{AggTable, CounterTable};
-use crate::profile::{AggregateRow, RegionCounters, RegionStatistics};
+use crate::profile::{AggregateRow, RecordingHealth, RegionCounters, RegionStatistics};
 use crate::registry::RegionTable;
 use crate::store::Store;
 use crate::sync::lock;
@@ -29,6 +29,9 @@ pub struct AggregatePlan {
     pub summary: CallTree,
     /// Per region, the counters (see [`Plan::counters`](super::Plan::counters)).
     pub counters: Vec<RegionCounters>,
+    /// What the recording did not keep: here, the threads whose perf events
+    /// could not be opened (nothing spills or drops in this mode).
+    pub health: RecordingHealth,
 }
 
 impl AggregatePlan {
@@ -112,8 +115,15 @@ pub fn plan_aggregate(
         });
         names.push(regions.get(region).map_or("", |r| r.entry.name));
     }
+    let health = RecordingHealth {
+        perf_events_not_counted: lock(&store.perf_failures).clone(),
+        ..RecordingHealth::default()
+    };
+    let mut metadata = metadata;
+    metadata.extend(health_metadata(&health, span.start.ns));
     AggregatePlan {
         metadata,
+        health,
         names,
         rows,
         counts,

@@ -216,6 +216,7 @@ pub fn plan(
         events_stopped_ns: store.first_drop().map(|t| conv.ns(t) - origin),
         // Known to the session, not to the lanes: `session::plan` sets it.
         traced_outside_entrypoints: None,
+        perf_events_not_counted: lock(&store.perf_failures).clone(),
     };
     metadata.extend(health_metadata(&health, origin));
     Ok(Plan {

@@ -88,6 +88,17 @@ pub(super) fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(
     if let Some(ns) = health.events_stopped_ns {
         out.push(("events_stopped_time_ns".into(), (origin_ns + ns).into()));
     }
+    if !health.perf_events_not_counted.is_empty() {
+        let threads: Vec<String> = health
+            .perf_events_not_counted
+            .iter()
+            .map(|t| json_string(t))
+            .collect();
+        out.push((
+            "perf_events_not_counted".into(),
+            format!("[{}]", threads.join(", ")).into(),
+        ));
+    }
     out
 }
 

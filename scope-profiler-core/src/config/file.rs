@@ -48,6 +48,10 @@ const PYTHON_KEYS: &[&str] = &[
     // This crate's own key (not the Python package's): see
     // Options::track_allocations.
     "track_allocations",
+    // The live server (Options::live, live_token, start_paused).
+    "live",
+    "live_token",
+    "start_paused",
 ];
 
 /// The group tables (`[profiling.memray]`, `[profiling.gpu]`,
@@ -172,9 +176,16 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The known key closest to `key` (the first of equally close ones).
 fn closest<'k>(key: &str, known: impl IntoIterator<Item = &'k str>) -> &'k str {
+    // A key the typed one begins (`recursive` for `recursive_profile`)
+    // first, then the fewest edits.
     known
         .into_iter()
-        .min_by_key(|k| edit_distance(key, k))
+        .min_by_key(|k| {
+            (
+                !(key.len() >= 3 && k.starts_with(key)),
+                edit_distance(key, k),
+            )
+        })
         .unwrap_or("")
 }
 
@@ -454,6 +465,12 @@ impl Options {
             "capture_region_source" => self.capture_region_source(s.boolean(src)?),
             "aggregation_mode" => self.aggregation(s.boolean(src)?),
             "track_allocations" => self.track_allocations(s.boolean(src)?),
+            "live" => match s.string(src)? {
+                "" => return Err(src.error(s.span(), "`live` is empty: name an address")),
+                addr => self.live(addr),
+            },
+            "live_token" => self.live_token(s.string(src)?),
+            "start_paused" => self.start_paused(s.boolean(src)?),
             "perf_events" => self.perf_events(s.strings(src)?),
             "metadata_detail" => match s.string(src)? {
                 "minimal" => self.full_metadata(false),
@@ -660,6 +677,11 @@ mod tests {
             closest("recursive", PYTHON_KEYS.iter().copied()),
             "recursive_profile"
         );
+        assert_eq!(closest("liv", PYTHON_KEYS.iter().copied()), "live");
+        assert_eq!(
+            closest("start_pause", PYTHON_KEYS.iter().copied()),
+            "start_paused"
+        );
     }
 
     #[test]
@@ -682,6 +704,9 @@ mod tests {
             "capture_region_source",
             "aggregation_mode",
             "track_allocations",
+            "live",
+            "live_token",
+            "start_paused",
             "perf_events",
             "metadata_detail",
             "enable_tags",

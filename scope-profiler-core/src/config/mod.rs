@@ -35,6 +35,8 @@ impl Options {
     /// | `SCOPE_PROFILER_TRACE_ALL` | — | [`Options::trace_all`] (must agree with `SCOPE_PROFILER_RECURSIVE` if both are set) |
     /// | `SCOPE_PROFILER_ENABLE_TAGS` | same | tags added to [`Options::enable_tags`] (comma-separated) |
     /// | `SCOPE_PROFILER_DISABLE` | — | [`Options::deactivate`] |
+    /// | `SCOPE_PROFILER_LIVE` | — | [`Options::live`] (`127.0.0.1:7878`) |
+    /// | `SCOPE_PROFILER_LIVE_TOKEN` | — | [`Options::live_token`] |
     /// | `SCOPE_PROFILER_AUTO_FINALIZE` | same | nothing: one warning line if true (see the README) |
     /// | `SCOPE_PROFILER_MPI` | same | with the `mpi` feature, true: `Options::mpi` on the world communicator (MPI initialized by the application first, else an `Err`); ignored without the feature |
     ///
@@ -123,6 +125,20 @@ impl Options {
         if let Some(off) = env_bool(DISABLE, get(DISABLE)?)? {
             options = options.deactivate(off);
         }
+        match get(LIVE)? {
+            Some(addr) if addr.trim().is_empty() => {
+                return Err(env_error(
+                    LIVE,
+                    &addr,
+                    "empty: name an address (127.0.0.1:7878)",
+                ));
+            }
+            Some(addr) => options = options.live(addr.trim()),
+            None => {}
+        }
+        if let Some(token) = get(LIVE_TOKEN)? {
+            options = options.live_token(token);
+        }
         #[cfg(feature = "mpi")]
         if env_bool(MPI, get(MPI)?)? == Some(true) {
             if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
@@ -151,6 +167,8 @@ const TRACE_ALL: &str = "SCOPE_PROFILER_TRACE_ALL";
 const ENABLE_TAGS: &str = "SCOPE_PROFILER_ENABLE_TAGS";
 const TRACK_ALLOCATIONS: &str = "SCOPE_PROFILER_TRACK_ALLOCATIONS";
 const DISABLE: &str = "SCOPE_PROFILER_DISABLE";
+const LIVE: &str = "SCOPE_PROFILER_LIVE";
+const LIVE_TOKEN: &str = "SCOPE_PROFILER_LIVE_TOKEN";
 const AUTO_FINALIZE: &str = "SCOPE_PROFILER_AUTO_FINALIZE";
 #[cfg(feature = "mpi")]
 const MPI: &str = "SCOPE_PROFILER_MPI";
@@ -244,6 +262,17 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         move |name| Ok(map.get(name).cloned())
+    }
+
+    #[test]
+    fn env_live() {
+        let o = Options::new()
+            .with_env(env(&[(LIVE, " 127.0.0.1:0 "), (LIVE_TOKEN, "t0k")]))
+            .unwrap();
+        assert_eq!(read::live(&o), Some("127.0.0.1:0"));
+        assert_eq!(read::live_token(&o), Some("t0k"));
+        let err = Options::new().with_env(env(&[(LIVE, " ")])).unwrap_err();
+        assert!(err.to_string().contains(LIVE), "{err}");
     }
 
     #[test]

@@ -3,12 +3,14 @@
 //! `Options` and its defaults here; its settings by group: `output.rs`
 //! (file or memory, label, compression, chunks), `limits.rs` (memory, disk,
 //! spill failures), `recording.rs` (what is recorded), `counters.rs`,
-//! `metadata.rs`, `mpi.rs` (feature `mpi`).
+//! `metadata.rs`, `live.rs` (the live server, starting paused), `mpi.rs`
+//! (feature `mpi`).
 
 #![forbid(unsafe_code)]
 
 mod counters;
 mod limits;
+mod live;
 mod metadata;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -64,6 +66,9 @@ pub struct Options {
     pub(crate) metadata_detail: MetadataDetail,
     pub(crate) user_metadata: Vec<(String, Value)>,
     pub(crate) chunk_size: Option<usize>,
+    pub(crate) live: Option<String>,
+    pub(crate) live_token: Option<String>,
+    pub(crate) start_paused: bool,
     /// The session's communicator: `finalize` is collective.
     #[cfg(feature = "mpi")]
     pub(crate) mpi: Option<crate::comm::Comm>,
@@ -93,6 +98,9 @@ impl Default for Options {
             metadata_detail: MetadataDetail::Minimal,
             user_metadata: Vec::new(),
             chunk_size: None,
+            live: None,
+            live_token: None,
+            start_paused: false,
             #[cfg(feature = "mpi")]
             mpi: None,
             #[cfg(feature = "mpi")]

@@ -241,3 +241,30 @@ pub fn output(options: &Options) -> &Output {
 pub fn communicator(options: &Options) -> Option<&crate::comm::Comm> {
     options.mpi.as_ref()
 }
+
+/// The live server's address, if the session serves one.
+///
+/// ```
+/// assert_eq!(scope_profiler_core::internal::options::read::live(&scope_profiler::Options::new()), None);
+/// ```
+pub fn live(options: &Options) -> Option<&str> {
+    options.live.as_deref()
+}
+
+/// The token the live server's requests must carry, if any.
+///
+/// ```
+/// assert_eq!(scope_profiler_core::internal::options::read::live_token(&scope_profiler::Options::new()), None);
+/// ```
+pub fn live_token(options: &Options) -> Option<&str> {
+    options.live_token.as_deref()
+}
+
+/// Whether the session starts with recording paused.
+///
+/// ```
+/// assert!(!scope_profiler_core::internal::options::read::start_paused(&scope_profiler::Options::new()));
+/// ```
+pub fn start_paused(options: &Options) -> bool {
+    options.start_paused
+}

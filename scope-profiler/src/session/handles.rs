@@ -56,6 +56,21 @@ impl Run {
         self.file_path.as_deref()
     }
 
+    /// The address this run's live server listens on ([`Options::live`](crate::Options::live)),
+    /// while the session runs: the port the system picked for port 0.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// let run = sp::setup(Options::new().in_memory().verbose(false).live("127.0.0.1:0"))?;
+    /// let addr = run.live_addr().expect("serving");
+    /// assert!(addr.ip().is_loopback() && addr.port() != 0);
+    /// run.finalize()?;
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn live_addr(&self) -> Option<std::net::SocketAddr> {
+        super::live::addr(self.generation)
+    }
+
     /// Whether this run's session is still active.
     ///
     /// ```

@@ -2,10 +2,12 @@
 //! `finalize`, the [`Run`] handle. Recording sees
 //! the session through `active.rs`; a file is planned by `assemble/` and
 //! written by `results.rs`. The handles are in `handles.rs`, what `setup`
-//! checks in `checks.rs`, pausing and sampling in `pause.rs`.
+//! checks in `checks.rs`, pausing and sampling in `pause.rs`, the live
+//! server in `live/`.
 
 mod checks;
 mod handles;
+mod live;
 mod pause;
 
 use checks::{check_json_output, check_output_path, check_setup};
@@ -146,14 +148,19 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     let _quiet = counters::suspend();
     #[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
     let serial = crate::sync::lifecycle();
-    let checked = check_setup(&options);
+    // The live server's address is bound here, before anything starts: a
+    // port in use is an `Err` of `setup` (of every rank's, with MPI).
+    let checked = check_setup(&options).and_then(|()| match read::deactivate(&options) {
+        true => Ok(None),
+        false => live::bind(&options),
+    });
     // An MPI session starts on every rank or on none (collective).
     #[cfg(feature = "mpi")]
     let checked = match read::communicator(&options) {
         Some(comm) => comm.serialized(&serial).agree(checked),
         None => checked,
     };
-    checked?;
+    let live = checked?;
     if read::deactivate(&options) {
         return Ok(setup_deactivated());
     }
@@ -181,19 +188,27 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
     };
     let trace_all = read::trace_all(&options);
     let envelope = read::session_region(&options);
+    let start_paused = read::start_paused(&options);
+    let verbose = read::verbose(&options);
     let filter = TagFilter::new(&options);
-    let session = Session::new(
+    let session = Arc::new(Session::new(
         generation,
         options,
         Anchor::now(),
         SystemTime::now(),
         RegionTable::new(generation, filter),
         Store::new(limits, dir),
-    );
+    ));
+    // The server runs before the session is active: a thread that cannot
+    // start is an `Err` with nothing started.
+    if let Some(bound) = live {
+        live::start(bound, &session, verbose)?;
+    }
     session.store.start_writer();
     crate::trace::set_trace_all(trace_all);
     crate::callsite::forget_untraced();
-    if !active::activate(Arc::new(session)) {
+    if !active::activate(session) {
+        live::stop_ended();
         return Err(Error::AlreadyConfigured);
     }
     if envelope {
@@ -201,6 +216,9 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
         // A guard of an earlier session still held here is dropped: it
         // records nothing in this one.
         let _ = ENVELOPE.try_with(|slot| *slot.borrow_mut() = Some((generation, guard)));
+    }
+    if start_paused {
+        active::set_paused(generation, true);
     }
     Ok(Run {
         generation,
@@ -265,11 +283,19 @@ pub(crate) fn checkpoint() -> Result<Results, Error> {
 /// is: the file has every call completed before the cut (the start of the
 /// write); calls that end during the write are not in it. If the write
 /// fails, the session goes on with everything it recorded, before and
-/// during the attempt.
+/// during the attempt. A live server of the session stops once it ended.
 pub(crate) fn finalize_generation(
     generation: Option<u32>,
     path: Option<&Path>,
 ) -> Result<Results, Error> {
+    let done = finalize_locked(generation, path);
+    // After the lifecycle lock is released: a `POST /checkpoint` the server
+    // is answering may be waiting for it.
+    live::stop_ended();
+    done
+}
+
+fn finalize_locked(generation: Option<u32>, path: Option<&Path>) -> Result<Results, Error> {
     let _quiet = counters::suspend();
     let serial = crate::sync::lifecycle();
     if let Some(done) = finalize_deactivated(generation) {

@@ -1,0 +1,169 @@
+//! How `scope-prof live` draws its state: a header (the address, the
+//! session's label and age, recording or paused, the sort), the regions'
+//! table (calls, calls/s, time/s, total, own, max, a sparkline of calls/s),
+//! the threads and the keys at the bottom.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
+
+use super::model::{Link, LiveView, Row as Region};
+use crate::units::duration;
+use crate::width::printable;
+
+/// `values` as a line of block characters, the largest the tallest.
+pub(crate) fn sparkline(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = values.iter().copied().fold(0.0, f64::max);
+    values
+        .iter()
+        .map(|&v| {
+            if max <= 0.0 || v <= 0.0 {
+                ' '
+            } else {
+                BARS[((v / max) * 7.0).round().clamp(0.0, 7.0) as usize]
+            }
+        })
+        .collect()
+}
+
+/// A count per second, short.
+fn rate(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Draws the whole screen.
+pub(crate) fn draw(frame: &mut Frame<'_>, v: &LiveView) {
+    let [head, body, threads, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    let (state, style) = match (&v.link, &v.last) {
+        (Link::Waiting(why), _) => (
+            format!("waiting for the program: {}", printable(why)),
+            Style::new().fg(Color::Yellow),
+        ),
+        (Link::Ended, _) => (
+            "the program ended (its last snapshot is shown)".to_owned(),
+            Style::new().fg(Color::Red),
+        ),
+        (Link::Trouble(why), _) => (
+            format!("no answer: {} (last snapshot shown)", printable(why)),
+            Style::new().fg(Color::Yellow),
+        ),
+        (Link::Up, Some(s)) if s.paused => ("PAUSED".to_owned(), Style::new().fg(Color::Yellow)),
+        (Link::Up, _) => ("recording".to_owned(), Style::new().fg(Color::Green)),
+    };
+    let (label, age) = v.last.as_ref().map_or((String::new(), String::new()), |s| {
+        (
+            printable(&s.label),
+            format!("up {}", duration(s.elapsed_ns as f64)),
+        )
+    });
+    frame.render_widget(
+        Paragraph::new(format!(
+            "{}  {label}  {age}  {state}  sorted by {} (s)",
+            v.addr,
+            v.sort.name()
+        ))
+        .style(style.add_modifier(Modifier::BOLD)),
+        head,
+    );
+    let rows = v.rows();
+    table(frame, v, &rows, body);
+    let lanes = v.last.as_ref().map_or(String::new(), |s| {
+        let names: Vec<String> = s
+            .threads
+            .iter()
+            .map(|t| {
+                let name = if t.tasks {
+                    format!("tasks of {}", t.index)
+                } else {
+                    printable(&t.name)
+                };
+                format!("{name} {}", t.calls)
+            })
+            .collect();
+        format!("{} lanes: {}", s.threads.len(), names.join(", "))
+    });
+    frame.render_widget(Paragraph::new(lanes), threads);
+    let keys = "q quit  s sort  p pause  r resume  c checkpoint  arrows/jk move";
+    let status = if v.message.is_empty() {
+        keys.to_owned()
+    } else {
+        format!("{}  |  {keys}", printable(&v.message))
+    };
+    frame.render_widget(Paragraph::new(status), foot);
+}
+
+fn table(frame: &mut Frame<'_>, v: &LiveView, rows: &[Region], area: ratatui::layout::Rect) {
+    let header = Row::new([
+        "region",
+        "calls",
+        "calls/s",
+        "time/s",
+        "total",
+        "own",
+        "max",
+        "calls/s, last 30",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let lines = rows.iter().map(|r| {
+        Row::new([
+            printable(&r.name),
+            r.calls.to_string(),
+            rate(r.calls_per_s),
+            format!("{}/s", duration(r.time_per_s)),
+            duration(r.total_ns as f64),
+            duration(r.own_ns as f64),
+            duration(r.max_ns as f64),
+            sparkline(&r.history),
+        ])
+    });
+    let widths = [
+        Constraint::Min(16),
+        Constraint::Length(11),
+        Constraint::Length(8),
+        Constraint::Length(11),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(super::model::HISTORY as u16 + 1),
+    ];
+    let block = Block::default().borders(Borders::TOP).title(format!(
+        " {} regions, every call finished so far ",
+        rows.len()
+    ));
+    let mut state =
+        TableState::default().with_selected(Some(v.selected.min(rows.len().saturating_sub(1))));
+    frame.render_stateful_widget(
+        Table::new(lines, widths)
+            .header(header)
+            .block(block)
+            .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED)),
+        area,
+        &mut state,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparklines() {
+        assert_eq!(sparkline(&[0.0, 1.0, 2.0, 4.0]), " ▃▅█");
+        assert_eq!(sparkline(&[0.0, 0.0]), "  ");
+        assert_eq!(sparkline(&[]), "");
+    }
+}

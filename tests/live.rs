@@ -1,0 +1,436 @@
+//! The live server (issue 34): `Options::live`, its snapshot, pause,
+//! resume and checkpoint over HTTP, and its errors at `setup`.
+//!
+//! Each test talks HTTP/1.1 to the session's server with a plain
+//! `TcpStream`, as any client would.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use integration_tests::{serial, temp_dir};
+use scope_profiler::{self as sp, Options, profile};
+use scope_profiler_reader::live::Snapshot;
+
+/// One request; the status and the body.
+fn http(addr: SocketAddr, method: &str, path: &str, token: Option<&str>) -> (u16, String) {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("read the response");
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {response:?}"));
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn snapshot(addr: SocketAddr) -> Snapshot {
+    let (status, body) = http(addr, "GET", "/snapshot", None);
+    assert_eq!(status, 200, "{body}");
+    Snapshot::parse(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+fn calls(s: &Snapshot, name: &str) -> u64 {
+    s.regions
+        .iter()
+        .find(|r| r.name == name)
+        .map_or(0, |r| r.calls)
+}
+
+fn spin(d: Duration) {
+    let t = Instant::now();
+    while t.elapsed() < d {
+        std::hint::black_box(0);
+    }
+}
+
+/// Two threads record nested calls for about two seconds: two snapshots a
+/// second apart grow, and the last one, taken once every call has ended,
+/// has the file's calls, totals, own times and maxima.
+#[test]
+fn snapshots_grow_and_end_at_the_files_totals() {
+    let _s = serial();
+    let dir = temp_dir("live-totals");
+    let path = dir.join("live.h5");
+    let run = sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().expect("the session serves");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (first, second) = std::thread::scope(|s| {
+        for t in 0..2 {
+            let stop = &stop;
+            s.spawn(move || {
+                let outer = sp::region(["outer-a", "outer-b"][t]);
+                let inner = sp::region("inner");
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _o = outer.enter();
+                    spin(Duration::from_micros(20));
+                    for _ in 0..3 {
+                        let _i = inner.enter();
+                        spin(Duration::from_micros(10));
+                    }
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(700));
+        let first = snapshot(addr);
+        std::thread::sleep(Duration::from_millis(1000));
+        let second = snapshot(addr);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (first, second)
+    });
+    assert_eq!(first.version, 1);
+    assert!(!first.paused);
+    assert!(calls(&first, "inner") > 0, "{first:?}");
+    assert!(calls(&second, "inner") > calls(&first, "inner"));
+    assert!(calls(&second, "outer-a") > calls(&first, "outer-a"));
+    assert!(second.elapsed_ns >= first.elapsed_ns + 900_000_000);
+    // Every call has ended: a request folds what ended before it.
+    let last = snapshot(addr);
+    let results = run.finalize().unwrap();
+    assert!(
+        sp::read_profile(&path).is_ok(),
+        "the file is readable after a live session"
+    );
+    for name in ["outer-a", "outer-b", "inner"] {
+        let file = results.statistics_of(name).unwrap();
+        let live = last.regions.iter().find(|r| r.name == name).unwrap();
+        assert_eq!(live.calls, file.num_calls(), "{name}");
+        let near = |a: i64, b: i64| (a - b).abs() as f64 <= 0.01 * b.abs() as f64 + 1000.0;
+        assert!(near(live.total_ns, file.total()), "{name}: {live:?}");
+        assert!(near(live.own_ns, file.exclusive()), "{name}: {live:?}");
+        assert!(near(live.max_ns, file.maximum()), "{name}: {live:?}");
+    }
+    let inner = last.regions.iter().find(|r| r.name == "inner").unwrap();
+    let outer = last.regions.iter().find(|r| r.name == "outer-a").unwrap();
+    assert_eq!(
+        inner.own_ns, inner.total_ns,
+        "a leaf's own time is its total"
+    );
+    assert!(
+        outer.own_ns < outer.total_ns,
+        "the callees' time is not own"
+    );
+    let threads: u64 = last.threads.iter().map(|t| t.calls).sum();
+    let regions: u64 = last.regions.iter().map(|r| r.calls).sum();
+    assert_eq!(threads, regions);
+    // The server stopped with the session.
+    assert!(TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Calls spilled to the scratch file before a snapshot folded them are
+/// read back: the snapshot still has every call.
+#[test]
+fn spilled_calls_are_in_the_snapshot() {
+    let _s = serial();
+    let dir = temp_dir("live-spill");
+    let run = sp::setup(
+        Options::new()
+            .file_path(dir.join("spill.h5"))
+            .memory_limit(1 << 20)
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let leaf = sp::region("leaf");
+    let outer = sp::region("outer");
+    const N: u64 = 400_000;
+    for _ in 0..N / 4 {
+        let _o = outer.enter();
+        for _ in 0..3 {
+            let _l = leaf.enter();
+        }
+    }
+    let s = snapshot(addr);
+    let results = run.finalize().unwrap();
+    assert!(results.health().spilled_bytes > 0, "the session spilled");
+    assert_eq!(calls(&s, "leaf"), 3 * N / 4);
+    assert_eq!(calls(&s, "outer"), N / 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Pause, resume and checkpoint over HTTP do what they do in the program.
+#[test]
+fn pause_resume_and_checkpoint_over_http() {
+    let _s = serial();
+    let dir = temp_dir("live-control");
+    let path = dir.join("control.h5");
+    let run = sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .live("localhost:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let r = sp::region("step");
+    {
+        let _g = r.enter();
+    }
+    assert_eq!(
+        http(addr, "POST", "/pause", None),
+        (200, r#"{"paused":true}"#.into())
+    );
+    assert!(run.is_paused());
+    assert!(snapshot(addr).paused);
+    for _ in 0..5 {
+        let _g = r.enter(); // not recorded
+    }
+    assert_eq!(http(addr, "POST", "/resume", None).0, 200);
+    assert!(!run.is_paused());
+    {
+        let _g = r.enter();
+    }
+    let (status, body) = http(addr, "POST", "/checkpoint", None);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("control.h5"), "{body}");
+    let written = sp::read_profile(&path).unwrap();
+    let row = written
+        .rows
+        .iter()
+        .find(|row| written.region_names[row.region_id as usize] == "step")
+        .unwrap();
+    assert_eq!(
+        row.event_count, 2,
+        "the checkpoint has the two calls recorded"
+    );
+    assert_eq!(http(addr, "GET", "/pause", None).0, 405);
+    assert_eq!(http(addr, "GET", "/nothing", None).0, 404);
+    let results = run.finalize().unwrap();
+    assert_eq!(results.statistics_of("step").unwrap().num_calls(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A session started paused records nothing until resumed from outside.
+#[test]
+fn a_session_started_paused_is_switched_on_from_outside() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .start_paused(true)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    assert!(run.is_paused());
+    let r = sp::region("work");
+    for _ in 0..3 {
+        let _g = r.enter();
+    }
+    assert!(snapshot(addr).paused);
+    assert_eq!(http(addr, "POST", "/resume", None).0, 200);
+    {
+        let _g = r.enter();
+    }
+    let results = run.finalize().unwrap();
+    assert_eq!(results.statistics_of("work").unwrap().num_calls(), 1);
+}
+
+/// A port in use and a non-loopback address without a token are `Err`s
+/// at `setup` naming the address, and no session starts.
+#[test]
+fn setup_refuses_a_port_in_use_and_an_open_address_without_a_token() {
+    let _s = serial();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let err = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live(addr.as_str()),
+    )
+    .unwrap_err();
+    assert!(matches!(err, sp::Error::Usage(_)), "{err:?}");
+    assert!(err.to_string().contains(&addr), "{err}");
+    assert!(!sp::is_active());
+    let err = sp::setup(Options::new().in_memory().verbose(false).live("0.0.0.0:0")).unwrap_err();
+    assert!(err.to_string().contains("live_token"), "{err}");
+    assert!(!sp::is_active());
+    let err = sp::setup(Options::new().in_memory().verbose(false).live("no port")).unwrap_err();
+    assert!(err.to_string().contains("no port"), "{err}");
+    assert!(!sp::is_active());
+}
+
+/// With a token, every request must carry it: 401 without or with another.
+#[test]
+fn a_token_is_required_of_every_request() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live("0.0.0.0:0")
+            .live_token("s3cret"),
+    )
+    .unwrap();
+    let port = run.live_addr().unwrap().port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    assert_eq!(http(addr, "GET", "/snapshot", None).0, 401);
+    assert_eq!(http(addr, "GET", "/snapshot", Some("wrong")).0, 401);
+    assert_eq!(http(addr, "POST", "/pause", Some("s3cre")).0, 401);
+    assert!(!run.is_paused(), "an unauthorized request did nothing");
+    let (status, body) = http(addr, "GET", "/snapshot", Some("s3cret"));
+    assert_eq!(status, 200, "{body}");
+    run.finalize().unwrap();
+}
+
+/// A malformed request is answered 400, and the server goes on.
+#[test]
+fn a_malformed_request_does_not_stop_the_server() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.write_all(b"\x00\x01 nonsense\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 400"), "{response}");
+    // A client that connects and says nothing holds the server 2 s at most.
+    let _silent = TcpStream::connect(addr).unwrap();
+    let t = Instant::now();
+    snapshot(addr);
+    assert!(t.elapsed() < Duration::from_secs(10));
+    run.finalize().unwrap();
+}
+
+/// In aggregation mode the snapshot sums the threads' tables.
+#[test]
+fn aggregation_mode_snapshots() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .aggregation(true)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let (outer, inner) = (sp::region("agg-outer"), sp::region("agg-inner"));
+    for _ in 0..100 {
+        let _o = outer.enter();
+        let _i = inner.enter();
+    }
+    let s = snapshot(addr);
+    assert_eq!(calls(&s, "agg-outer"), 100);
+    assert_eq!(calls(&s, "agg-inner"), 100);
+    let o = s.regions.iter().find(|r| r.name == "agg-outer").unwrap();
+    assert!(o.own_ns <= o.total_ns);
+    run.finalize().unwrap();
+}
+
+#[profile]
+async fn frame() {
+    for _ in 0..3000 {
+        {
+            let _g = sp::region("leaf").enter();
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+#[profile]
+async fn task() {
+    frame().await;
+}
+
+/// Async calls (tasks, and frames polled inside them: more than a chunk's
+/// worth, so a frame gets a lane of its own that is placed in its task's)
+/// are counted once each, with the file's own times.
+#[test]
+fn async_tasks_and_frames_match_the_file() {
+    let _s = serial();
+    let dir = temp_dir("live-async");
+    let run = sp::setup(
+        Options::new()
+            .file_path(dir.join("async.h5"))
+            // Chunks of 1,024 records: each frame's 3,000 calls outgrow one,
+            // so each frame gets a lane of its own, placed in its task's.
+            .memory_limit(1 << 20)
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let handles: Vec<_> = (0..8).map(|_| tokio::spawn(task())).collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+    });
+    drop(rt);
+    let last = snapshot(addr);
+    let results = run.finalize().unwrap();
+    assert_eq!(results.statistics().len(), 3);
+    for file in results.statistics() {
+        let live = last.regions.iter().find(|r| r.name == file.name()).unwrap();
+        assert_eq!(live.calls, file.num_calls(), "{}", file.name());
+        let near = |a: i64, b: i64| (a - b).abs() as f64 <= 0.01 * b.abs() as f64 + 1000.0;
+        assert!(
+            near(live.own_ns, file.exclusive()),
+            "{}: {live:?} vs {}",
+            file.name(),
+            file.exclusive()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The TOML keys `live`, `live_token` and `start_paused`.
+#[test]
+fn toml_keys() {
+    use scope_profiler_core::internal::options::read;
+    let dir = temp_dir("live-toml");
+    let path = dir.join("live.toml");
+    std::fs::write(
+        &path,
+        "[profiling]\nlive = \"127.0.0.1:0\"\nlive_token = \"t\"\nstart_paused = true\n",
+    )
+    .unwrap();
+    let o = Options::from_toml(&path).unwrap();
+    assert_eq!(read::live(&o), Some("127.0.0.1:0"));
+    assert_eq!(read::live_token(&o), Some("t"));
+    assert!(read::start_paused(&o));
+    std::fs::write(&path, "[profiling]\nlive = \"\"\n").unwrap();
+    let err = Options::from_toml(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("line 2") && err.contains("`live` is empty"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
