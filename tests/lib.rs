@@ -20,6 +20,7 @@ use std::sync::{Mutex, MutexGuard};
 use scope_profiler::{self as sp, Events, Options, Profile, RegionRow};
 
 pub mod nesting;
+pub mod tmux;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use integration_tests::tmux::{self, Tmux};
 use integration_tests::{prerequisite_missing, serial, temp_dir};
 use scope_profiler::{self as sp, Options, Run};
 use scope_profiler_reader::live::Snapshot;
@@ -109,58 +110,12 @@ fn once_prints_a_snapshot_as_text_or_json() {
     assert!(stderr.contains("nothing listens"), "{stderr}");
 }
 
-/// A tmux server of this test's own (`-L`).
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "live"]).stdout)
-            .into_owned()
-    }
-
-    fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "no {text:?} on the screen after 20 s:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "live"];
-        args.extend_from_slice(keys);
-        assert!(self.run(&args).status.success());
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
 fn keep(name: &str, screen: &str) {
-    let screens = Path::new(env!("CARGO_TARGET_TMPDIR")).join("live-screens");
-    std::fs::create_dir_all(&screens).unwrap();
-    std::fs::write(screens.join(name), screen).unwrap();
+    tmux::keep(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("live-screens"),
+        name,
+        screen,
+    );
 }
 
 /// The line of `region` in the table.
@@ -173,7 +128,7 @@ fn row(screen: &str, region: &str) -> usize {
 
 #[test]
 fn the_live_view_sorts_pauses_checkpoints_and_outlives_the_program() {
-    if Command::new("tmux").arg("-V").output().is_err() {
+    if !tmux::available() {
         prerequisite_missing("tmux is missing (Debian's tmux)");
         return;
     }
@@ -182,22 +137,8 @@ fn the_live_view_sorts_pauses_checkpoints_and_outlives_the_program() {
     let (run, addr) = start(&dir);
     let stop = Arc::new(AtomicBool::new(false));
     let worker = record(Arc::clone(&stop));
-    let tmux = Tmux {
-        socket: format!("sp-live-{}", std::process::id()),
-    };
     let command = format!("{} live {addr}", env!("CARGO_BIN_EXE_scope-prof"));
-    let started = tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "live",
-        "-x",
-        "130",
-        "-y",
-        "24",
-        &command,
-    ]);
-    assert!(started.status.success(), "{started:?}");
+    let tmux = Tmux::start("live", 130, 24, &command);
 
     // Two refreshes: the rates and sparklines have a difference to show.
     tmux.wait_for("heavy");
@@ -241,7 +182,7 @@ fn the_live_view_sorts_pauses_checkpoints_and_outlives_the_program() {
     assert!(ended.contains("heavy"), "{ended}");
     tmux.keys(&["q"]);
     let start = Instant::now();
-    while tmux.run(&["has-session", "-t", "live"]).status.success() {
+    while tmux.alive() {
         assert!(start.elapsed() < Duration::from_secs(10), "q did not quit");
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -7,65 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use integration_tests::tmux::{self, Tmux, keep};
 use integration_tests::{prerequisite_missing, serial, temp_dir};
 use scope_profiler::{self as sp, Options};
-
-/// A tmux server of this test's own (`-L`), so no other session is touched.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "tui"]).stdout).into_owned()
-    }
-
-    /// Waits (up to 20 s) for the screen to hold `text`; returns it.
-    fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "no {text:?} on the screen after 20 s:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "tui"];
-        args.extend_from_slice(keys);
-        assert!(self.run(&args).status.success());
-    }
-
-    fn alive(&self) -> bool {
-        self.run(&["has-session", "-t", "tui"]).status.success()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
-fn keep(screens: &Path, name: &str, screen: &str) {
-    std::fs::create_dir_all(screens).unwrap();
-    std::fs::write(screens.join(name), screen).unwrap();
-}
 
 /// A file with a tree to browse: main > {assemble > {quadrature}, solve >
 /// {factor, substitute}}.
@@ -107,33 +51,19 @@ fn without_a_terminal_it_says_so_and_exits_2() {
 
 #[test]
 fn the_browser_sorts_searches_and_quits_in_a_real_terminal() {
-    if Command::new("tmux").arg("-V").output().is_err() {
+    if !tmux::available() {
         prerequisite_missing("tmux is missing (Debian's tmux)");
         return;
     }
     let dir = temp_dir("tui");
     let file = profile(&dir);
     let screens = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui-screens");
-    let tmux = Tmux {
-        socket: format!("sp-tui-{}", std::process::id()),
-    };
     let command = format!(
         "{} tui {}",
         env!("CARGO_BIN_EXE_scope-prof"),
         file.display()
     );
-    let started = tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "tui",
-        "-x",
-        "120",
-        "-y",
-        "30",
-        &command,
-    ]);
-    assert!(started.status.success(), "{started:?}");
+    let tmux = Tmux::start("tui", 120, 30, &command);
 
     // The tree by total: main, then solve (1.0 ms) above assemble (0.9 ms).
     let first = tmux.wait_for("call tree");
