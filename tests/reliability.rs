@@ -1194,7 +1194,7 @@ fn open_files_of(pid: u32, needle: &str) -> Vec<String> {
 #[test]
 #[cfg_attr(
     scope_profiler_portable,
-    ignore = "the portable platform cannot mark HDF5's descriptor close-on-exec (README, Platforms)"
+    ignore = "the portable platform cannot mark HDF5's descriptor close-on-exec (crate docs, Features and platforms)"
 )]
 fn a_process_spawned_during_finalize_does_not_hold_the_file() {
     let _s = serial();
@@ -1351,7 +1351,7 @@ fn past_the_disk_limit_events_stop_and_counts_stay_exact() {
 #[test]
 #[cfg_attr(
     scope_profiler_portable,
-    ignore = "the portable platform has no fork handling (README, Platforms)"
+    ignore = "the portable platform has no fork handling (crate docs, Features and platforms)"
 )]
 fn a_fork_child_has_no_session_and_the_parent_is_unaffected() {
     let _s = serial();
