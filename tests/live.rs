@@ -347,6 +347,70 @@ fn aggregation_mode_snapshots() {
     assert_eq!(calls(&s, "agg-inner"), 100);
     let o = s.regions.iter().find(|r| r.name == "agg-outer").unwrap();
     assert!(o.own_ns <= o.total_ns);
+    // No records to tell open calls by: none shown, even this one.
+    let _held = outer.enter();
+    assert!(snapshot(addr).threads.iter().all(|t| t.open.is_empty()));
+    drop(_held);
+    run.finalize().unwrap();
+}
+
+/// Each thread's calls open now are in the snapshot, outermost first,
+/// with how long they have been open; a thread that finished its calls
+/// shows none, and aggregation mode (no records to tell them by) none.
+#[test]
+fn the_snapshot_shows_each_threads_open_calls() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let (held_tx, held_rx) = std::sync::mpsc::channel::<()>();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("solver".into())
+            .spawn_scoped(s, move || {
+                let _solve = sp::region("open-solve").enter();
+                // Calls come and go under it, deeper than it stays.
+                for _ in 0..10_000 {
+                    let _f = sp::region("open-factor").enter();
+                    let _l = sp::region("open-leaf").enter();
+                }
+                let _wait = sp::region("open-wait").enter();
+                held_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            })
+            .unwrap();
+        held_rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let s = snapshot(addr);
+        let solver = s
+            .threads
+            .iter()
+            .find(|t| t.name == "solver")
+            .expect("the thread");
+        let names: Vec<&str> = solver.open.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["open-solve", "open-wait"], "{s:?}");
+        let (solve, wait) = (solver.open[0].open_ns, solver.open[1].open_ns);
+        assert!(solve >= wait && wait >= 20_000_000, "{solve} {wait}");
+        assert_eq!(calls(&s, "open-factor"), 10_000);
+        // This thread holds nothing open.
+        let here = std::thread::current();
+        let me = s
+            .threads
+            .iter()
+            .find(|t| Some(t.name.as_str()) == here.name());
+        assert!(me.is_none_or(|t| t.open.is_empty()), "{me:?}");
+        release_tx.send(()).unwrap();
+    });
+    let s = snapshot(addr);
+    let solver = s.threads.iter().find(|t| t.name == "solver").unwrap();
+    assert!(solver.open.is_empty(), "the thread ended: {solver:?}");
+    assert_eq!(calls(&s, "open-wait"), 1);
     run.finalize().unwrap();
 }
 
@@ -409,6 +473,95 @@ fn async_tasks_and_frames_match_the_file() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A future pending until its gate opens.
+struct Gate(
+    std::sync::Arc<(
+        std::sync::atomic::AtomicBool,
+        std::sync::Mutex<Vec<std::task::Waker>>,
+    )>,
+);
+
+impl std::future::Future for Gate {
+    type Output = ();
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let (open, wakers) = &*self.0;
+        wakers.lock().unwrap().push(cx.waker().clone());
+        if open.load(std::sync::atomic::Ordering::SeqCst) {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+}
+
+#[profile]
+async fn waits(gate: Gate) {
+    gate.await;
+}
+
+#[profile]
+async fn request(gate: Gate) {
+    {
+        let _before = sp::region("before-wait").enter();
+    }
+    waits(gate).await;
+}
+
+/// The tasks in flight are in the snapshot, each with its own call open
+/// (and how long), not polled while they wait; none once they finished.
+#[test]
+fn the_snapshot_shows_the_tasks_in_flight() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let gate = std::sync::Arc::new((
+        std::sync::atomic::AtomicBool::new(false),
+        std::sync::Mutex::new(Vec::new()),
+    ));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let handles: Vec<_> = (0..3)
+        .map(|_| rt.spawn(request(Gate(std::sync::Arc::clone(&gate)))))
+        .collect();
+    // Each has been polled once and waits.
+    let start = Instant::now();
+    while gate.1.lock().unwrap().len() < 3 {
+        assert!(start.elapsed() < Duration::from_secs(10), "the tasks run");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let s = snapshot(addr);
+    assert_eq!(s.tasks.len(), 3, "{s:?}");
+    for t in &s.tasks {
+        assert!(!t.polled, "{t:?}");
+        assert_eq!(t.open[0].name, "request", "{t:?}");
+        assert!(t.open[0].open_ns >= 20_000_000, "{t:?}");
+    }
+    gate.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    for w in gate.1.lock().unwrap().drain(..) {
+        w.wake();
+    }
+    for h in handles {
+        rt.block_on(h).unwrap();
+    }
+    let s = snapshot(addr);
+    assert!(s.tasks.is_empty(), "{:?}", s.tasks);
+    assert_eq!(calls(&s, "request"), 3);
+    drop(rt);
+    run.finalize().unwrap();
 }
 
 /// The TOML keys `live`, `live_token` and `start_paused`.

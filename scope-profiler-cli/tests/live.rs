@@ -22,18 +22,23 @@ fn spin(us: u64) {
     }
 }
 
-/// A thread recording `heavy` (few long calls, the most time) and `light`
-/// (many short ones, the most calls) until `stop`.
+/// A thread, `worker`, recording `heavy` (few long calls, the most time)
+/// and `light` (many short ones, the most calls) inside `main-loop`, open
+/// until `stop`.
 fn record(stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let (heavy, light) = (sp::region("heavy"), sp::region("light"));
-        while !stop.load(Ordering::Relaxed) {
-            heavy.run(|| spin(2000));
-            for _ in 0..50 {
-                light.run(|| spin(2));
+    std::thread::Builder::new()
+        .name("worker".into())
+        .spawn(move || {
+            let (heavy, light) = (sp::region("heavy"), sp::region("light"));
+            let _loop = sp::region("main-loop").enter();
+            while !stop.load(Ordering::Relaxed) {
+                heavy.run(|| spin(2000));
+                for _ in 0..50 {
+                    light.run(|| spin(2));
+                }
             }
-        }
-    })
+        })
+        .unwrap()
 }
 
 fn scope_prof(args: &[&str]) -> std::process::Output {
@@ -80,6 +85,9 @@ fn once_prints_a_snapshot_as_text_or_json() {
     assert!(text.contains("recording"), "{text}");
     let (heavy, light) = (text.find("heavy").unwrap(), text.find("light").unwrap());
     assert!(heavy < light, "by total, heavy first:\n{text}");
+    // The worker's calls open now, outermost first.
+    let worker_line = text.lines().find(|l| l.starts_with("worker: ")).unwrap();
+    assert!(worker_line.contains("open: main-loop "), "{text}");
     stop.store(true, Ordering::Relaxed);
     worker.join().unwrap();
     run.finalize().unwrap();
@@ -146,6 +154,12 @@ fn the_live_view_sorts_pauses_checkpoints_and_outlives_the_program() {
     let first = tmux.wait_for("sorted by total");
     keep("1-by-total.txt", &first);
     assert!(first.contains("recording"), "{first}");
+    // The threads' pane: the worker's calls open now.
+    let line = first
+        .lines()
+        .find(|l| l.starts_with("worker "))
+        .unwrap_or_else(|| panic!("no line for the worker:\n{first}"));
+    assert!(line.contains("open: main-loop "), "{first}");
     assert!(row(&first, "heavy") < row(&first, "light"), "{first}");
     assert!(first.contains("/s"), "time per second:\n{first}");
 

@@ -51,6 +51,8 @@ pub mod value;
 pub mod lane;
 #[path = "lanemeta.rs"]
 pub mod lanemeta;
+#[path = "open.rs"]
+pub mod open;
 #[path = "record.rs"]
 pub mod record;
 #[path = "spill.rs"]

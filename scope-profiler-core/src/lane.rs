@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::clock::ticks;
 use crate::lanemeta::{MetaBlock, MetaEntry};
+use crate::open::OpenStack;
 use crate::record::{Chunk, Record};
 use crate::sync::lock;
 use crate::value::CallMetadata;
@@ -239,6 +240,10 @@ pub struct Lane {
     /// The thread's per-region totals in aggregation mode (replaced by a
     /// larger table as regions appear).
     pub aggregates: Mutex<Option<Arc<AggTable>>>,
+    /// A thread lane: its recorder's stack of open calls (the thread's own,
+    /// not a task's it polls), for the live server; `None` once the thread
+    /// exited. Replaced when the stack grows.
+    pub(crate) open: Mutex<Option<Arc<OpenStack>>>,
     /// Whether the lane's records were placed in another lane (a
     /// [`Segment::Nested`] there): then cuts read them there, and only
     /// there. Set under the store's lock of its lanes (`Store::splice`),
@@ -328,6 +333,7 @@ impl Lane {
             metadata: Mutex::new(Vec::new()),
             meta_blocks: Mutex::new(Vec::new()),
             aggregates: Mutex::new(None),
+            open: Mutex::new(None),
             spliced: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
         }

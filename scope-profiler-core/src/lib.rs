@@ -24,7 +24,7 @@ use internal::comm;
 #[allow(unused_imports)]
 use internal::{
     active, assemble, callmatch, callmeta, callsite, calltree, clock, config, counters, error,
-    fxhash, histogram, json, lane, lanemeta, metadata, options, placement, platform, profile,
+    fxhash, histogram, json, lane, lanemeta, metadata, open, options, placement, platform, profile,
     publish, record, region, registry, scratch, sink, spill, store, sync, task, thread, trace,
     value,
 };

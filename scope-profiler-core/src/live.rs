@@ -24,6 +24,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use crate::lane::{Lane, Segment};
+use crate::open::TaskOpen;
 use crate::platform;
 use crate::record::Record;
 use crate::spill;
@@ -33,6 +34,9 @@ use crate::sync::lock;
 /// Depths past this are folded without their own time (their own time is
 /// their duration): the running sums stay small whatever a record says.
 const MAX_TRACKED_DEPTH: usize = 4096;
+
+/// The open calls shown per thread at most (the outermost ones).
+pub const MAX_OPEN_SHOWN: usize = 64;
 
 /// How many records ahead of the one folded its memory is asked for.
 const PREFETCH_AHEAD: usize = 64;
@@ -66,6 +70,19 @@ pub struct LaneTotal {
     pub name: String,
     /// Calls folded.
     pub calls: u64,
+    /// A thread lane: the calls open on the thread at the last update,
+    /// outermost first (none in aggregation mode, which keeps no records
+    /// to tell them by, and none once a call of the lane was dropped).
+    pub open: Vec<OpenCall>,
+}
+
+/// A call open on a thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenCall {
+    /// The region's id in the session.
+    pub region: u32,
+    /// Its start, in ticks.
+    pub start: u64,
 }
 
 /// Where one lane's fold stands.
@@ -77,7 +94,12 @@ struct LaneFold {
     /// Per depth, the summed durations of the calls at that depth since
     /// the last call one level up ended (its children, when it ends).
     sums: Vec<u64>,
+    /// Per depth, the start of the last call folded there: a call open on
+    /// the thread at that depth started after it (see `open`).
+    last_start: Vec<u64>,
     calls: u64,
+    /// The calls open at the last update (a thread lane's).
+    open: Vec<OpenCall>,
 }
 
 /// The totals of one session's calls, updated in place.
@@ -91,6 +113,8 @@ pub struct LiveTotals {
     decoded: Vec<Record>,
     /// Spilled blocks read back (folded after they spilled).
     blocks_read: u64,
+    /// The tasks in flight at the last update.
+    tasks: Vec<TaskOpen>,
 }
 
 impl LiveTotals {
@@ -115,9 +139,28 @@ impl LiveTotals {
             for lane in lanes {
                 // A spliced lane is folded where its host places it.
                 if !lane.is_spliced() {
+                    // The slots first, the calls that ended then: a call
+                    // that ends in between is not shown open.
+                    let slots = lock(&lane.open)
+                        .as_ref()
+                        .map(|stack| stack.read(MAX_OPEN_SHOWN))
+                        .unwrap_or_default();
                     self.fold_lane(store, lane)?;
+                    if let Some(fold) = self.lanes.get_mut(&key(lane)) {
+                        fold.open = if lane.is_stopped() {
+                            Vec::new()
+                        } else {
+                            still_open(&slots, &fold.last_start)
+                        };
+                    }
                 }
             }
+            self.tasks = store
+                .task_stacks()
+                .iter()
+                .filter_map(|s| s.read_task(MAX_OPEN_SHOWN))
+                .collect();
+            self.tasks.sort_by_key(|t| (t.thread, t.index));
             for total in &mut self.regions {
                 total.dropped = 0;
             }
@@ -139,6 +182,13 @@ impl LiveTotals {
         self.blocks_read
     }
 
+    /// The tasks in flight (instrumented futures polled at least once and
+    /// not finished) at the last update, by thread and number: each with
+    /// its open calls, its own first; only its own while it is polled.
+    pub fn tasks(&self) -> &[TaskOpen] {
+        &self.tasks
+    }
+
     /// Per region id, its finished calls so far.
     pub fn regions(&self) -> &[RegionTotal] {
         &self.regions
@@ -157,6 +207,11 @@ impl LiveTotals {
                         tasks: l.kind == crate::lane::LaneKind::Tasks,
                         name: l.name.clone(),
                         calls: self.lanes.get(&key(l)).map_or(0, |f| f.calls),
+                        open: self
+                            .lanes
+                            .get(&key(l))
+                            .map(|f| f.open.clone())
+                            .unwrap_or_default(),
                     })
                     .collect()
             })
@@ -286,6 +341,10 @@ impl LiveTotals {
                     *s = 0;
                 }
                 add_at(&mut fold.sums, depth, duration);
+                if fold.last_start.len() <= depth {
+                    fold.last_start.resize(depth + 1, 0);
+                }
+                fold.last_start[depth] = r.start;
                 children
             } else {
                 0
@@ -350,6 +409,21 @@ fn add_at(sums: &mut Vec<u64>, depth: usize, v: u64) {
         sums.resize(depth + 1, 0);
     }
     sums[depth] = sums[depth].wrapping_add(v);
+}
+
+/// The calls of `slots` (a thread's stack as read, outermost first) still
+/// open: a call at a depth is open if it started after the last call that
+/// ended there (`last_start`, from the fold), and the calls under it are
+/// open. A call that ended at that depth began at or before the last one
+/// that did (calls at one depth of one thread follow each other), so the
+/// slot it left, unless a later call took it, starts no later than that.
+fn still_open(slots: &[(u64, u32)], last_start: &[u64]) -> Vec<OpenCall> {
+    slots
+        .iter()
+        .enumerate()
+        .take_while(|(depth, (start, _))| *start > last_start.get(*depth).copied().unwrap_or(0))
+        .map(|(_, &(start, region))| OpenCall { region, start })
+        .collect()
 }
 
 /// A lane's key among the folds: its address, stable while the store
@@ -442,6 +516,79 @@ mod tests {
             totals.update(&session.store).unwrap().unwrap();
             check(&totals, 50);
             assert_eq!(totals.blocks_read(), 0);
+        });
+    }
+
+    /// The regions open on each thread lane now, by id.
+    fn open_now(totals: &mut LiveTotals, session: &Arc<crate::active::Session>) -> Vec<Vec<u32>> {
+        totals.update(&session.store).unwrap().unwrap();
+        totals
+            .lanes(&session.store)
+            .iter()
+            .filter(|l| !l.tasks)
+            .map(|l| l.open.iter().map(|c| c.region).collect())
+            .collect()
+    }
+
+    /// A thread's open calls are its stack now: not the calls that came
+    /// and went under it, not a call that just ended, nothing of a thread
+    /// that exited.
+    #[test]
+    fn the_calls_open_now_are_the_threads_stack() {
+        in_session(64 << 20, |session| {
+            let mut totals = LiveTotals::new();
+            let (outer, middle, inner) = (
+                crate::region::region("outer"),
+                crate::region::region("middle"),
+                crate::region::region("inner"),
+            );
+            let o = outer.enter();
+            // Deeper calls come and go under `outer`, in several chunks.
+            for _ in 0..5000 {
+                let _m = middle.enter();
+                let _i = inner.enter();
+            }
+            assert_eq!(open_now(&mut totals, session), [vec![0]]);
+            let m = middle.enter();
+            let i = inner.enter();
+            assert_eq!(open_now(&mut totals, session), [vec![0, 1, 2]]);
+            drop(i);
+            assert_eq!(open_now(&mut totals, session), [vec![0, 1]]);
+            drop(m);
+            let start = totals.lanes(&session.store)[0].open[0].start;
+            drop(o);
+            assert_eq!(open_now(&mut totals, session), [Vec::<u32>::new()]);
+            let o = outer.enter();
+            let again = open_now(&mut totals, session);
+            assert_eq!(again, [vec![0]]);
+            assert!(
+                totals.lanes(&session.store)[0].open[0].start > start,
+                "the new call"
+            );
+            drop(o);
+
+            // Another thread's stack, while it runs; none once it exited.
+            let (held, release) = (
+                std::sync::mpsc::channel::<()>(),
+                std::sync::mpsc::channel::<()>(),
+            );
+            let (held_tx, held_rx) = held;
+            let (release_tx, release_rx) = release;
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    let _w = crate::region::region("worker").enter();
+                    let _i = crate::region::region("inner").enter();
+                    held_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                });
+                held_rx.recv().unwrap();
+                assert_eq!(open_now(&mut totals, session), [vec![], vec![3, 2]]);
+                release_tx.send(()).unwrap();
+            });
+            assert_eq!(
+                open_now(&mut totals, session),
+                [Vec::<u32>::new(), Vec::new()]
+            );
         });
     }
 }

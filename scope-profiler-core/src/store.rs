@@ -21,12 +21,13 @@
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use crate::clock::ticks;
 use crate::counters::CounterSet;
 use crate::lane::{CounterTable, KeyedEntry, Lane, Segment};
+use crate::open::OpenStack;
 use crate::options::OnSpillFailure;
 use crate::platform::PerfGroup;
 use crate::record::{Chunk, HUGE_PAGE, Record};
@@ -116,12 +117,23 @@ pub struct Store {
     /// The threads whose perf group could not be opened, each with why
     /// (`thread NAME (tid N): ...`): their calls count no perf events.
     pub perf_failures: Mutex<Vec<String>>,
+    /// The stacks of the session's tasks (see `open`), for the live server:
+    /// weak, so a task's stack goes when its recorder does.
+    task_stacks: Mutex<TaskStacks>,
     /// Held by a live reader (`read_live`) and by `release`: no record is
     /// read after the store let go of it.
     reading: Mutex<()>,
     /// Shown each chunk the writer spills, before it is spilled (a live
     /// reader folds what it has not yet, while the records are in memory).
     watch: OnceLock<Arc<dyn SpillWatch>>,
+}
+
+/// The task stacks a store lists, and its length when it last let go of
+/// the stacks of finished recorders.
+#[derive(Default)]
+struct TaskStacks {
+    list: Vec<Weak<OpenStack>>,
+    pruned_at: usize,
 }
 
 /// What the spill writer shows each chunk it is about to spill: a live
@@ -162,6 +174,7 @@ impl Store {
             counter_tables: Mutex::new(Vec::new()),
             perf_groups: Mutex::new(Vec::new()),
             perf_failures: Mutex::new(Vec::new()),
+            task_stacks: Mutex::new(TaskStacks::default()),
             reading: Mutex::new(()),
             watch: OnceLock::new(),
         })
@@ -180,6 +193,32 @@ impl Store {
     /// The next thread lane's index (dense, from 0).
     pub(crate) fn next_thread_index(&self) -> u32 {
         self.threads.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Lists a task's stack (once: `registered`), for the live server.
+    pub(crate) fn register_task_stack(&self, stack: &Arc<OpenStack>) {
+        // A task's recorder kept for the next task is listed already.
+        if stack.registered.load(Ordering::Relaxed)
+            || stack.registered.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let mut stacks = lock(&self.task_stacks);
+        // The stacks of finished recorders go before the list doubles.
+        if stacks.list.len() >= stacks.pruned_at.max(64) * 2 {
+            stacks.list.retain(|s| s.strong_count() > 0);
+            stacks.pruned_at = stacks.list.len();
+        }
+        stacks.list.push(Arc::downgrade(stack));
+    }
+
+    /// The stacks of the session's task recorders alive now.
+    pub(crate) fn task_stacks(&self) -> Vec<Arc<OpenStack>> {
+        lock(&self.task_stacks)
+            .list
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 
     /// The next task's number (dense, from 0, in order of first polls).

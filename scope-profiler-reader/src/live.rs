@@ -44,6 +44,9 @@ pub struct Snapshot {
     pub regions: Vec<SnapshotRegion>,
     /// The session's recording threads and tasks lanes.
     pub threads: Vec<SnapshotThread>,
+    /// The instrumented futures in flight (polled, not finished), by
+    /// thread and number.
+    pub tasks: Vec<SnapshotTask>,
 }
 
 /// One region's calls finished so far.
@@ -71,8 +74,10 @@ pub struct SnapshotRegion {
 /// One recording thread (or the tasks a thread completed) of the session.
 ///
 /// ```
-/// let t = scope_profiler_reader::live::SnapshotThread { index: 0, name: "main".into(), tasks: false, calls: 10 };
-/// assert!(!t.tasks);
+/// use scope_profiler_reader::live::{SnapshotCall, SnapshotThread};
+/// let open = vec![SnapshotCall { name: "main".into(), open_ns: 2_000_000 }];
+/// let t = SnapshotThread { index: 0, name: "main".into(), tasks: false, calls: 10, open };
+/// assert!(!t.tasks && t.open[0].name == "main");
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SnapshotThread {
@@ -84,6 +89,45 @@ pub struct SnapshotThread {
     pub tasks: bool,
     /// Calls finished so far.
     pub calls: u64,
+    /// A thread's calls open now, outermost first (empty for a tasks lane,
+    /// in aggregation mode, and in a snapshot from before this key).
+    pub open: Vec<SnapshotCall>,
+}
+
+/// An instrumented future in flight (a task of its own) when the snapshot
+/// was taken.
+///
+/// ```
+/// use scope_profiler_reader::live::{SnapshotCall, SnapshotTask};
+/// let open = vec![SnapshotCall { name: "request".into(), open_ns: 40_000_000 }];
+/// let t = SnapshotTask { thread: 0, index: 7, polled: false, open };
+/// assert_eq!(t.open[0].name, "request");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotTask {
+    /// The lane index of the thread that first polled it.
+    pub thread: u32,
+    /// Its number in the session (the file's task index).
+    pub index: u32,
+    /// Being polled now: then only its own call is listed.
+    pub polled: bool,
+    /// Its open calls, its own first (the calls of the futures it awaits
+    /// are not listed).
+    pub open: Vec<SnapshotCall>,
+}
+
+/// A call open on a thread when the snapshot was taken.
+///
+/// ```
+/// let c = scope_profiler_reader::live::SnapshotCall { name: "solve".into(), open_ns: 1_500 };
+/// assert_eq!(c.open_ns, 1_500);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotCall {
+    /// The region's name.
+    pub name: String,
+    /// How long it has been open, in nanoseconds.
+    pub open_ns: i64,
 }
 
 impl Default for Snapshot {
@@ -101,6 +145,7 @@ impl Default for Snapshot {
             label: String::new(),
             regions: Vec::new(),
             threads: Vec::new(),
+            tasks: Vec::new(),
         }
     }
 }
@@ -172,6 +217,24 @@ impl Snapshot {
             });
             out.extend_from_slice(b",\"calls\":");
             json::push_int(&mut out, clamp(t.calls));
+            push_open(&mut out, &t.open);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"],\"tasks\":[");
+        for (i, t) in self.tasks.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"thread\":");
+            json::push_int(&mut out, i64::from(t.thread));
+            out.extend_from_slice(b",\"index\":");
+            json::push_int(&mut out, i64::from(t.index));
+            out.extend_from_slice(if t.polled {
+                b",\"polled\":true"
+            } else {
+                b",\"polled\":false"
+            });
+            push_open(&mut out, &t.open);
             out.push(b'}');
         }
         out.extend_from_slice(b"]}");
@@ -212,6 +275,10 @@ impl Snapshot {
                     })?,
                     "threads" => p.array(|p| {
                         s.threads.push(thread(p)?);
+                        Ok(())
+                    })?,
+                    "tasks" => p.array(|p| {
+                        s.tasks.push(task(p)?);
                         Ok(())
                     })?,
                     _ => p.skip()?,
@@ -262,19 +329,71 @@ fn thread(p: &mut Parser<'_>) -> json::Result<SnapshotThread> {
     let mut t = SnapshotThread::default();
     p.object(|p, key: Cow<'_, str>| {
         match key.as_ref() {
-            "index" => {
-                let v = p.int()?;
-                t.index =
-                    u32::try_from(v).or_else(|_| p.error(format!("a thread index of {v}")))?;
-            }
+            "index" => t.index = index(p, "thread index")?,
             "name" => t.name = p.string()?.into_owned(),
             "tasks" => t.tasks = p.bool()?,
             "calls" => t.calls = count(p)?,
+            "open" => p.array(|p| {
+                t.open.push(call(p)?);
+                Ok(())
+            })?,
             _ => p.skip()?,
         }
         Ok(())
     })?;
     Ok(t)
+}
+
+/// `,"open":[...]`: open calls.
+fn push_open(out: &mut Vec<u8>, open: &[SnapshotCall]) {
+    out.extend_from_slice(b",\"open\":[");
+    for (j, c) in open.iter().enumerate() {
+        if j > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"name\":");
+        json::push_string(out, &c.name);
+        out.extend_from_slice(b",\"open_ns\":");
+        json::push_int(out, c.open_ns);
+        out.push(b'}');
+    }
+    out.push(b']');
+}
+
+fn index(p: &mut Parser<'_>, what: &str) -> json::Result<u32> {
+    let v = p.int()?;
+    u32::try_from(v).or_else(|_| p.error(format!("a {what} of {v}")))
+}
+
+fn task(p: &mut Parser<'_>) -> json::Result<SnapshotTask> {
+    let mut t = SnapshotTask::default();
+    p.object(|p, key: Cow<'_, str>| {
+        match key.as_ref() {
+            "thread" => t.thread = index(p, "thread index")?,
+            "index" => t.index = index(p, "task index")?,
+            "polled" => t.polled = p.bool()?,
+            "open" => p.array(|p| {
+                t.open.push(call(p)?);
+                Ok(())
+            })?,
+            _ => p.skip()?,
+        }
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+fn call(p: &mut Parser<'_>) -> json::Result<SnapshotCall> {
+    let mut c = SnapshotCall::default();
+    p.object(|p, key: Cow<'_, str>| {
+        match key.as_ref() {
+            "name" => c.name = p.string()?.into_owned(),
+            "open_ns" => c.open_ns = p.int()?,
+            _ => p.skip()?,
+        }
+        Ok(())
+    })?;
+    Ok(c)
 }
 
 #[cfg(test)]
@@ -297,9 +416,33 @@ mod tests {
         s.threads.push(SnapshotThread {
             index: 7,
             name: "wörker".into(),
-            tasks: true,
+            tasks: false,
             calls: 2,
+            open: vec![
+                SnapshotCall {
+                    name: "main".into(),
+                    open_ns: 5_000_000_000,
+                },
+                SnapshotCall {
+                    name: "x\"y".into(),
+                    open_ns: 0,
+                },
+            ],
         });
+        s.tasks.push(SnapshotTask {
+            thread: 7,
+            index: u32::MAX,
+            polled: true,
+            open: vec![SnapshotCall {
+                name: "req".into(),
+                open_ns: 1,
+            }],
+        });
+        let back = Snapshot::parse(&s.to_json()).unwrap();
+        assert_eq!(back.tasks, s.tasks);
+        // A version-1 document from before `open`: no open calls.
+        let old = Snapshot::parse(r#"{"version":1,"threads":[{"index":1,"calls":3}]}"#).unwrap();
+        assert!(old.threads[0].open.is_empty());
         let back = Snapshot::parse(&s.to_json()).unwrap();
         assert_eq!(back.regions[0].calls, i64::MAX as u64);
         assert_eq!(back.regions[0].name, s.regions[0].name);

@@ -128,6 +128,34 @@ fn print_text(out: &mut impl Write, view: &LiveView) -> std::io::Result<()> {
             duration(r.max_ns as f64)
         )?;
     }
+    for t in &s.threads {
+        if t.tasks {
+            writeln!(out, "{}: {} calls", view::lane_name(t), t.calls)?;
+        } else {
+            writeln!(
+                out,
+                "{}: {} calls, open: {}",
+                view::lane_name(t),
+                t.calls,
+                if t.open.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    view::open_calls(&t.open)
+                }
+            )?;
+        }
+    }
+    if !s.tasks.is_empty() {
+        writeln!(out, "{} tasks in flight:", s.tasks.len())?;
+        for t in &s.tasks {
+            writeln!(
+                out,
+                "  {} (first polled on thread {})",
+                view::task_line(t),
+                t.thread
+            )?;
+        }
+    }
     Ok(())
 }
 

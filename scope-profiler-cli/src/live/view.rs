@@ -1,7 +1,7 @@
 //! How `scope-prof live` draws its state: a header (the address, the
 //! session's label and age, recording or paused, the sort), the regions'
 //! table (calls, calls/s, time/s, total, own, max, a sparkline of calls/s),
-//! the threads and the keys at the bottom.
+//! each thread's calls open now, and the keys at the bottom.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
 use super::model::{Link, LiveView, Row as Region};
 use crate::units::duration;
 use crate::width::printable;
+use scope_profiler_reader::live::{Snapshot, SnapshotCall, SnapshotTask, SnapshotThread};
 
 /// `values` as a line of block characters, the largest the tallest.
 pub(crate) fn sparkline(values: &[f64]) -> String {
@@ -28,6 +29,73 @@ pub(crate) fn sparkline(values: &[f64]) -> String {
         .collect()
 }
 
+/// A lane's name as shown: a thread's own, or whose tasks.
+pub(crate) fn lane_name(t: &SnapshotThread) -> String {
+    if t.tasks {
+        format!("tasks of {}", t.index)
+    } else {
+        printable(&t.name)
+    }
+}
+
+/// Open calls, outermost first, each with how long it has been open:
+/// `main 3.10 s > solve 1.20 s`.
+pub(crate) fn open_calls(open: &[SnapshotCall]) -> String {
+    open.iter()
+        .map(|c| format!("{} {}", printable(&c.name), duration(c.open_ns as f64)))
+        .collect::<Vec<_>>()
+        .join(" > ")
+}
+
+/// The lines of the threads' pane: per thread lane, its calls finished and
+/// open now; the tasks lanes on one line.
+fn thread_lines(s: &Snapshot) -> Vec<String> {
+    let mut lines: Vec<String> = s
+        .threads
+        .iter()
+        .filter(|t| !t.tasks)
+        .map(|t| {
+            let open = if t.open.is_empty() {
+                "(nothing open)".to_owned()
+            } else {
+                open_calls(&t.open)
+            };
+            format!("{:<16} {:>10} calls  open: {open}", lane_name(t), t.calls)
+        })
+        .collect();
+    let tasks: Vec<String> = s
+        .threads
+        .iter()
+        .filter(|t| t.tasks)
+        .map(|t| format!("{} {}", lane_name(t), t.calls))
+        .collect();
+    if !tasks.is_empty() {
+        lines.push(format!("tasks completed: {}", tasks.join(", ")));
+    }
+    if !s.tasks.is_empty() {
+        // The oldest first: those are the ones to look at.
+        let mut flight: Vec<&SnapshotTask> = s.tasks.iter().collect();
+        flight.sort_by_key(|t| std::cmp::Reverse(t.open.first().map_or(0, |c| c.open_ns)));
+        let oldest: Vec<String> = flight.iter().take(3).map(|t| task_line(t)).collect();
+        lines.push(format!(
+            "{} tasks in flight, the oldest: {}",
+            s.tasks.len(),
+            oldest.join("; ")
+        ));
+    }
+    lines
+}
+
+/// A task in flight: `task 7: request 1.20 s > db 0.40 s (polled now)`.
+pub(crate) fn task_line(t: &SnapshotTask) -> String {
+    format!(
+        "task {}: {}{}",
+        t.index,
+        open_calls(&t.open),
+        if t.polled { " (polled now)" } else { "" }
+    )
+}
+
 /// A count per second, short.
 fn rate(v: f64) -> String {
     if v >= 1e6 {
@@ -41,10 +109,14 @@ fn rate(v: f64) -> String {
 
 /// Draws the whole screen.
 pub(crate) fn draw(frame: &mut Frame<'_>, v: &LiveView) {
+    let lines = v.last.as_ref().map(thread_lines).unwrap_or_default();
+    // The threads' pane: a line each, a quarter of the screen at most.
+    let room = (frame.area().height / 4).max(2);
+    let shown = (lines.len() as u16).min(room);
     let [head, body, threads, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
-        Constraint::Length(1),
+        Constraint::Length(shown + 1),
         Constraint::Length(1),
     ])
     .areas(frame.area());
@@ -81,22 +153,21 @@ pub(crate) fn draw(frame: &mut Frame<'_>, v: &LiveView) {
     );
     let rows = v.rows();
     table(frame, v, &rows, body);
-    let lanes = v.last.as_ref().map_or(String::new(), |s| {
-        let names: Vec<String> = s
-            .threads
-            .iter()
-            .map(|t| {
-                let name = if t.tasks {
-                    format!("tasks of {}", t.index)
-                } else {
-                    printable(&t.name)
-                };
-                format!("{name} {}", t.calls)
-            })
-            .collect();
-        format!("{} lanes: {}", s.threads.len(), names.join(", "))
-    });
-    frame.render_widget(Paragraph::new(lanes), threads);
+    let more = lines.len().saturating_sub(shown as usize);
+    let mut text: Vec<String> = lines.into_iter().take(shown as usize).collect();
+    if more > 0
+        && let Some(last) = text.last_mut()
+    {
+        *last = format!("(and {} more lanes: `--once` lists them all)", more + 1);
+    }
+    let title = format!(
+        " {} lanes, calls open now ",
+        v.last.as_ref().map_or(0, |s| s.threads.len())
+    );
+    frame.render_widget(
+        Paragraph::new(text.join("\n")).block(Block::new().borders(Borders::TOP).title(title)),
+        threads,
+    );
     let keys = "q quit  s sort  p pause  r resume  c checkpoint  arrows/jk move";
     let status = if v.message.is_empty() {
         keys.to_owned()

@@ -10,12 +10,13 @@ use super::counting::{Counting, RecCounts};
 use super::finish::TasksLane;
 use super::frames::{DEFERS, Deferred, FrameCalls};
 use super::tasks::{TaskId, TaskState};
-use super::{COLD, FIRST_CHUNK, HOT, Hot, Open, SEQ_BASES};
+use super::{COLD, FIRST_CHUNK, HOT, Hot, SEQ_BASES};
 use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
 use crate::counters;
-use crate::lane::{AggTable, Lane, Segment};
+use crate::lane::{AggTable, Lane, LaneKind, Segment};
 use crate::lanemeta::MetaBlock;
+use crate::open::Stack;
 use crate::record::{Chunk, Record};
 use crate::store::Store;
 use crate::sync::lock;
@@ -29,7 +30,7 @@ pub(super) struct Cold {
     pub(super) lane: Option<Arc<Lane>>,
     pub(super) store: Option<Arc<Store>>,
     pub(super) chunk: Option<Arc<Chunk>>,
-    pub(super) stack: Vec<Open>,
+    pub(super) stack: Stack,
     /// The task being polled, if one is.
     pub(super) task: Option<TaskId>,
     /// The thread's tasks lane: the blocks of the tasks it completed.
@@ -92,13 +93,13 @@ impl Cold {
         // A session that counts takes the slow paths, which count: the
         // fast ones stay as they are without counters.
         let counting = self.store.as_ref().is_some_and(|s| s.counters().is_some());
-        // SAFETY: `len` initialized `Open`s of this thread's own stack,
-        // which stays in place until the next disarm (see above) and which
-        // `Cold` does not touch until then.
+        let slots = self.stack.slots().as_ptr().cast_mut();
+        // SAFETY: `len` slots of the current stack, atomics, which `Cold`
+        // holds (an `Arc`) and does not replace until the next disarm (see
+        // above); other threads only read them (`OpenSlot::read`).
         unsafe {
-            hot.stack.lend(self.stack.as_mut_ptr(), len);
-            hot.fast_stack
-                .lend(self.stack.as_mut_ptr(), if counting { 0 } else { len });
+            hot.stack.lend(slots, len);
+            hot.fast_stack.lend(slots, if counting { 0 } else { len });
         }
         self.arm_counted(hot);
         match &self.chunk {
@@ -227,6 +228,9 @@ impl Cold {
         self.counting = None;
         counters::set_tracking(false);
         self.own = Some((generation, lane.index));
+        // A stack of the lane's own, which the live server may read.
+        self.stack.renew(self.stack.len().max(64));
+        *lock(&lane.open) = self.stack.shared();
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;
@@ -239,8 +243,9 @@ impl Cold {
     /// recorder, if it is open. From the top: a task's stack holds calls of
     /// several threads, whose numbers are not in order.
     pub(super) fn open_depth(&self, hot: &Hot, seq: u64) -> Option<usize> {
-        let open = &self.stack[..hot.depth.get().min(self.stack.len())];
-        open.iter().rposition(|o| o.seq & !DEFERS == seq)
+        self.stack
+            .calls(hot.depth.get())
+            .rposition(|o| o.seq & !DEFERS == seq)
     }
 
     /// Appends a one-value metadata scope to the thread's block, a new one
@@ -268,9 +273,21 @@ impl Cold {
     pub(super) fn grow_stack(&mut self, hot: &Hot) {
         let depth = hot.depth.get();
         if depth >= self.stack.len() {
-            let mut grown = vec![Open::default(); (self.stack.len() * 2).max(64)];
-            grown[..self.stack.len()].copy_from_slice(&self.stack);
-            self.stack = grown;
+            self.stack.grow((self.stack.len() * 2).max(64));
+            // The thread's own stack (not a task's polled here): its lane
+            // shows the new one.
+            match (self.task, &self.lane) {
+                (None, Some(lane)) if lane.kind == LaneKind::Thread => {
+                    *lock(&lane.open) = self.stack.shared();
+                }
+                // A task's (a frame's is not listed).
+                (Some(task), _) if !task.frame => {
+                    if let (Some(store), Some(stack)) = (&self.store, self.stack.stack()) {
+                        store.register_task_stack(stack);
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
@@ -338,10 +355,7 @@ impl Cold {
     /// Ends the innermost open call at `end` and records it.
     pub(super) fn close_top(&mut self, hot: &Hot, end: u64) {
         let depth = hot.depth.get();
-        let Some(open) = depth
-            .checked_sub(1)
-            .and_then(|d| self.stack.get(d).copied())
-        else {
+        let Some(open) = depth.checked_sub(1).and_then(|d| self.stack.get(d)) else {
             return;
         };
         hot.depth.set(depth - 1);
@@ -364,6 +378,8 @@ impl Drop for Cold {
         });
         if let Some(lane) = &self.lane {
             *lock(&lane.exit) = Some((ticks(), thread_cpu_ns().unwrap_or(-1)));
+            // The thread is gone: nothing of it is open now.
+            *lock(&lane.open) = None;
         }
         if let Some(tasks) = &self.tasks {
             *lock(&tasks.lane.exit) = Some((ticks(), -1)); // its last chunk may spill

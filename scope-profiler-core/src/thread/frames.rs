@@ -70,8 +70,9 @@ impl Cold {
             return Nesting::Alone(calls);
         }
         let depth = hot.depth.get().min(self.stack.len());
-        let base = self.stack[..depth]
-            .iter()
+        let base = self
+            .stack
+            .calls(depth)
             .rposition(|o| o.start <= start)
             .map_or(0, |i| i + 1);
         if base == 0 && self.task.is_some() {
@@ -83,9 +84,12 @@ impl Cold {
             self.place(hot, base as u32, &calls);
             return Nesting::Placed(calls);
         }
-        let call = &mut self.stack[base];
-        call.seq |= DEFERS;
+        let Some(mut call) = self.stack.get(base) else {
+            return Nesting::Alone(calls);
+        };
         let seq = call.seq & !DEFERS;
+        call.seq |= DEFERS;
+        self.stack.set(base, call);
         self.deferred.push(Deferred {
             seq,
             depth: base as u32,

@@ -60,11 +60,14 @@ fn enter_cold(region: u32, generation: u32) -> u64 {
         if cold.counting.is_some() {
             cold.count_enter(hot, depth);
         }
-        cold.stack[depth] = Open {
-            start: ticks(),
-            seq,
-            region,
-        };
+        cold.stack.set(
+            depth,
+            Open {
+                start: ticks(),
+                seq,
+                region,
+            },
+        );
         hot.depth.set(depth + 1);
         seq
     })

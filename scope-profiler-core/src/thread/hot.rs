@@ -6,11 +6,12 @@
 use std::cell::Cell;
 use std::sync::atomic::AtomicU64;
 
+use super::HOT;
 use super::raw::RawSlice;
-use super::{HOT, Open};
 use crate::clock::ticks;
 use crate::counters;
 use crate::lane::AggEntry;
+use crate::open::{Open, OpenSlot};
 use crate::record::{Chunk, Record};
 
 /// The hot half of a thread's recorder: cells only, so reaching it is a
@@ -36,10 +37,10 @@ pub(super) struct Hot {
     /// The stack of open calls as the fast paths see it: the whole stack,
     /// or nothing while the session counts (every enter and exit then takes
     /// the slow path, which counts).
-    pub(super) fast_stack: RawSlice<Open>,
+    pub(super) fast_stack: RawSlice<OpenSlot>,
     pub(super) depth: Cell<usize>,
     /// The whole stack, also while the session counts.
-    pub(super) stack: RawSlice<Open>,
+    pub(super) stack: RawSlice<OpenSlot>,
     pub(super) chunk: Cell<*const Chunk>,
     pub(super) len: Cell<usize>,
     pub(super) cap: Cell<usize>,
@@ -114,7 +115,7 @@ impl Hot {
             seq,
             region,
         };
-        if !self.fast_stack.set(depth, open) {
+        if !self.fast_stack.set_open(depth, open) {
             return false;
         }
         self.depth.set(depth + 1);
@@ -126,7 +127,7 @@ impl Hot {
     pub(super) fn top(&self) -> Option<Open> {
         // At depth 0 the index wraps to `usize::MAX`, never below a length:
         // one comparison for both checks.
-        self.fast_stack.get(self.depth.get().wrapping_sub(1))
+        self.fast_stack.open(self.depth.get().wrapping_sub(1))
     }
 
     /// Appends a record to the current chunk; `false` when it is full.
@@ -167,7 +168,7 @@ impl Hot {
             seq,
             region,
         };
-        if !self.stack.set(depth, open) {
+        if !self.stack.set_open(depth, open) {
             return None;
         }
         self.seq.set(seq);
@@ -186,7 +187,7 @@ impl Hot {
         }
         // At depth 0 the index wraps to `usize::MAX`, never below a length.
         let d = self.depth.get().wrapping_sub(1);
-        let Some(top) = self.stack.get(d) else {
+        let Some(top) = self.stack.open(d) else {
             return false;
         };
         if top.seq != seq || d >= self.snaps.len() {
@@ -194,7 +195,7 @@ impl Hot {
         }
         // The parent's region, for its children's totals.
         let parent = match d.checked_sub(1) {
-            Some(up) => match self.stack.get(up) {
+            Some(up) => match self.stack.open(up) {
                 Some(open) => Some(open.region as usize),
                 None => return false,
             },
@@ -248,7 +249,7 @@ impl Hot {
     /// The calls open in this recorder: how many, and the outermost.
     pub(super) fn outermost(&self) -> (usize, Option<Open>) {
         let depth = self.depth.get().min(self.stack.len());
-        match self.stack.get(0) {
+        match self.stack.open(0) {
             Some(bottom) if depth > 0 => (depth, Some(bottom)),
             _ => (0, None),
         }

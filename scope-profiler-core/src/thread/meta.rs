@@ -101,7 +101,7 @@ pub(crate) fn add_call_metadata(seq: u64, at: u64, values: Arc<CallMetadata>) ->
         };
         let scope = MetaScope::Call {
             depth: depth as u32,
-            at: at.max(cold.stack[depth].start),
+            at: at.max(cold.stack.get(depth).map_or(0, |o| o.start)),
         };
         let values = Arc::clone(&values);
         lock(&lane.metadata).push(MetaEntry { scope, values });
@@ -128,7 +128,9 @@ pub(crate) fn add_keyed_metadata(seq: u64, values: Arc<CallMetadata>) -> bool {
         let (Some(depth), Some(store)) = (cold.open_depth(hot, seq), &cold.store) else {
             return false;
         };
-        let call = cold.stack[depth];
+        let Some(call) = cold.stack.get(depth) else {
+            return false;
+        };
         if cold.agg.is_some() {
             return false;
         }

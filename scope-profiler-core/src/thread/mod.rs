@@ -44,13 +44,7 @@ pub(crate) use tasks::{Start, TaskState, poll_in_task, start_frame, start_task, 
 
 const FIRST_CHUNK: usize = 1024;
 
-/// A call that has started and not ended.
-#[derive(Clone, Copy, Default)]
-struct Open {
-    start: u64,
-    seq: u64,
-    region: u32,
-}
+use crate::open::{Open, Stack};
 
 /// Gives each thread its own range of call sequence numbers: a task's
 /// stack can hold calls entered on several threads, and they never share
@@ -64,7 +58,7 @@ thread_local! {
             lane: None,
             store: None,
             chunk: None,
-            stack: Vec::new(),
+            stack: Stack::none(),
             task: None,
             tasks: None,
             spare: None,

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::lane::AggEntry;
 use crate::lanemeta::{self, Row};
+use crate::open::{Open, OpenSlot};
 
 /// A pointer and a length, both in cells, lent by [`RawSlice::lend`] and
 /// taken back by [`RawSlice::withdraw`] (length 0). Every access checks its
@@ -49,6 +50,34 @@ impl<T> RawSlice<T> {
     #[inline(always)]
     pub(super) fn len(&self) -> usize {
         self.len.get()
+    }
+}
+
+impl RawSlice<OpenSlot> {
+    /// The call in slot `i`, if lent.
+    #[inline(always)]
+    pub(super) fn open(&self, i: usize) -> Option<Open> {
+        if i >= self.len.get() {
+            return None;
+        }
+        // SAFETY: `i < len`: by `lend`'s contract slot `i` is allocated and
+        // initialized; its fields are atomics, read through a shared
+        // reference (other threads may read them too, never write them).
+        Some(unsafe { &*self.ptr.get().add(i) }.load())
+    }
+
+    /// Writes `open` in slot `i`; `false` (nothing written) if it is not
+    /// lent.
+    #[inline(always)]
+    pub(super) fn set_open(&self, i: usize, open: Open) -> bool {
+        if i >= self.len.get() {
+            return false;
+        }
+        // SAFETY: `i < len`: by `lend`'s contract slot `i` is allocated and
+        // initialized, and this thread is its only writer; its fields are
+        // atomics, written through a shared reference.
+        unsafe { &*self.ptr.get().add(i) }.store(open);
+        true
     }
 }
 

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use super::counting::RecCounts;
-use super::{Cold, Hot, Open};
+use super::{Cold, Hot};
 use crate::clock::ticks;
 use crate::lane::{Lane, Segment, TaskRecord};
+use crate::open::Stack;
 use crate::record::Chunk;
 use crate::store::Store;
 use crate::sync::lock;
@@ -33,7 +34,7 @@ pub(crate) struct TaskState {
     pub(super) lane: Option<Arc<Lane>>,
     pub(super) store: Option<Arc<Store>>,
     pub(super) chunk: Option<Arc<Chunk>>,
-    pub(super) stack: Vec<Open>,
+    pub(super) stack: Stack,
     pub(super) id: Option<TaskId>,
     pub(super) depth: usize,
     pub(super) len: usize,
@@ -85,7 +86,7 @@ impl Cold {
                     lane: None,
                     store: Some(Arc::clone(&store)),
                     chunk: Some(chunk),
-                    stack: Vec::new(),
+                    stack: Stack::none(),
                     id: None,
                     depth: 0,
                     len: 0,
@@ -106,9 +107,21 @@ impl Cold {
             thread,
             frame,
         });
+        let start = ticks();
+        // A task's stack, listed for the live server from its first poll on
+        // (a frame's is not a task: its calls show in its task's).
+        if !frame && task.stack.len() == 0 {
+            task.stack.grow(16);
+        }
+        if let Some(stack) = task.stack.stack() {
+            stack.set_task((!frame).then_some((index, thread, start)));
+            if !frame {
+                store.register_task_stack(stack);
+            }
+        }
         task.record = TaskRecord {
             index,
-            start: ticks(),
+            start,
             end: 0,
             region,
             first_lane: thread,
@@ -161,6 +174,9 @@ impl Cold {
 
     /// Swaps the task's recorder with the thread's (twice: back).
     pub(super) fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
+        // The stack that leaves says how deep it was left; the one that
+        // comes in is being polled (see `open`).
+        self.stack.end_poll(hot.depth.get());
         self.swap_counts(hot, task);
         std::mem::swap(&mut self.lane, &mut task.lane);
         std::mem::swap(&mut self.store, &mut task.store);
@@ -172,6 +188,7 @@ impl Cold {
         hot.len.set(task.len);
         hot.generation.set(task.generation);
         (task.depth, task.len, task.generation) = (depth, len, generation);
+        self.stack.begin_poll();
     }
 }
 

@@ -15,7 +15,7 @@ use crate::active::{self, Session, active_generation};
 use crate::clock::Anchor;
 use crate::error::Error;
 use crate::live::LiveTotals;
-use crate::reader::live::{Snapshot, SnapshotRegion, SnapshotThread};
+use crate::reader::live::{Snapshot, SnapshotCall, SnapshotRegion, SnapshotTask, SnapshotThread};
 use crate::sync::{fork_epoch, lock};
 
 /// How often the totals are folded without a request.
@@ -224,6 +224,12 @@ impl Serving {
         let ns_per_tick = (now.ns - session.start.ns).max(0) as f64 / ticks as f64;
         let ns = |t: u64| (t as f64 * ns_per_tick) as i64;
         let table = session.regions.snapshot();
+        let call = |region: u32, start: u64| SnapshotCall {
+            name: table
+                .get(region as usize)
+                .map_or_else(|| format!("region {region}"), |i| i.entry.name.to_owned()),
+            open_ns: ns(now.ticks.saturating_sub(start)),
+        };
         let mut s = Snapshot::new();
         s.elapsed_ns = now.ns - session.start.ns;
         s.paused = active_generation() == session.generation && active::is_paused();
@@ -252,6 +258,21 @@ impl Serving {
                 name: l.name,
                 tasks: l.tasks,
                 calls: l.calls,
+                open: l.open.iter().map(|c| call(c.region, c.start)).collect(),
+            })
+            .collect();
+        s.tasks = totals
+            .tasks()
+            .iter()
+            .map(|t| SnapshotTask {
+                thread: t.thread,
+                index: t.index,
+                polled: t.polled,
+                open: t
+                    .calls
+                    .iter()
+                    .map(|&(start, region)| call(region, start))
+                    .collect(),
             })
             .collect();
         s
