@@ -115,7 +115,8 @@ impl Cold {
         }
         if let Some(stack) = task.stack.stack() {
             stack.set_task((!frame).then_some((index, thread, start)));
-            if !frame {
+            // A recorder kept from the last task is listed already.
+            if !frame && !stack.registered.load(std::sync::atomic::Ordering::Relaxed) {
                 store.register_task_stack(stack);
             }
         }
