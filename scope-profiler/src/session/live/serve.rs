@@ -18,8 +18,12 @@ use crate::live::LiveTotals;
 use crate::reader::live::{Snapshot, SnapshotCall, SnapshotRegion, SnapshotTask, SnapshotThread};
 use crate::sync::{fork_epoch, lock};
 
-/// How often the totals are folded without a request.
-const FOLD_EVERY: Duration = Duration::from_millis(100);
+/// How often the totals are folded without a request (a request folds
+/// first, whenever it comes). Seldom, so that the spill writer, which reads
+/// each chunk it spills anyway, folds most of them (`SpillWatch`): folding
+/// every 100 ms instead took the serving thread from 0.9-1.5% to 2.2% of a
+/// core at 4.6M calls/s (bench-compare's live section).
+const FOLD_EVERY: Duration = Duration::from_secs(1);
 /// How long the loop sleeps when no connection waits.
 const IDLE: Duration = Duration::from_millis(25);
 
