@@ -1,4 +1,4 @@
-//! The calls open now: a recorder's stack of open calls ([`OpenStack`]),
+//! The calls open now: a recorder's stack of open calls (`OpenStack`),
 //! in slots of atomics that its thread writes on every enter and another
 //! thread (the live server) may read at any time.
 //!
