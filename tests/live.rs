@@ -513,7 +513,8 @@ async fn request(gate: Gate) {
 }
 
 /// The tasks in flight are in the snapshot, each with its own call open
-/// (and how long), not polled while they wait; none once they finished.
+/// (and how long), not polled while they wait, and the calls they finished
+/// are counted (once); none in flight once they finished.
 #[test]
 fn the_snapshot_shows_the_tasks_in_flight() {
     let _s = serial();
@@ -550,6 +551,10 @@ fn the_snapshot_shows_the_tasks_in_flight() {
         assert_eq!(t.open[0].name, "request", "{t:?}");
         assert!(t.open[0].open_ns >= 20_000_000, "{t:?}");
     }
+    // The calls they finished before they waited are in no lane yet (in
+    // each task's private chunk, lent to the server while it waits).
+    assert_eq!(calls(&s, "before-wait"), 3, "{s:?}");
+    assert_eq!(calls(&s, "request"), 0, "{s:?}");
     gate.0.store(true, std::sync::atomic::Ordering::SeqCst);
     for w in gate.1.lock().unwrap().drain(..) {
         w.wake();
@@ -560,8 +565,79 @@ fn the_snapshot_shows_the_tasks_in_flight() {
     let s = snapshot(addr);
     assert!(s.tasks.is_empty(), "{:?}", s.tasks);
     assert_eq!(calls(&s, "request"), 3);
+    // Taken back when the tasks ended, then folded from their lane: once.
+    assert_eq!(calls(&s, "before-wait"), 3, "{s:?}");
     drop(rt);
     run.finalize().unwrap();
+}
+
+/// Pending at its first poll, ready at the next.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+}
+
+#[profile]
+async fn grows(early: usize, late: usize) {
+    for _ in 0..early {
+        let _c = sp::region("early").enter();
+    }
+    YieldOnce(false).await;
+    for _ in 0..late {
+        let _c = sp::region("late").enter();
+    }
+    YieldOnce(false).await;
+}
+
+/// A waiting task's finished calls are counted once at each step of its
+/// life: lent from its private chunk, then in the lane it gets when it
+/// outgrows that chunk, then at its end.
+#[test]
+fn a_waiting_tasks_calls_are_counted_once_as_it_grows() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut task = std::pin::pin!(grows(10, 100));
+    let mut step = || std::future::Future::poll(task.as_mut(), &mut cx);
+    assert!(step().is_pending());
+    let s = snapshot(addr);
+    assert_eq!((calls(&s, "early"), calls(&s, "late")), (10, 0), "{s:?}");
+    assert_eq!(s.tasks.len(), 1, "{s:?}");
+    // 110 calls: past the private chunk, a lane of its own.
+    assert!(step().is_pending());
+    let s = snapshot(addr);
+    assert_eq!((calls(&s, "early"), calls(&s, "late")), (10, 100), "{s:?}");
+    assert!(s.threads.iter().any(|t| t.tasks), "a lane of its own: {s:?}");
+    assert!(step().is_ready());
+    let s = snapshot(addr);
+    assert_eq!(
+        (calls(&s, "early"), calls(&s, "late"), calls(&s, "grows")),
+        (10, 100, 1),
+        "{s:?}"
+    );
+    assert!(s.tasks.is_empty(), "{s:?}");
+    let results = run.finalize().unwrap();
+    let profile = results.profile().unwrap();
+    assert_eq!(profile.events.len(), 111);
 }
 
 /// The TOML keys `live`, `live_token` and `start_paused`.

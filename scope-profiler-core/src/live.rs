@@ -12,7 +12,9 @@
 //! lane (a large frame's, see `Segment::Nested`) is folded with its own
 //! sums, and its depth-0 calls are added to its host's sum at the depth it
 //! was placed at. In aggregation mode the threads' tables are summed
-//! instead.
+//! instead. A task in flight keeps its finished calls in a private chunk
+//! until it ends: the chunks waiting tasks lend (`OpenStack::lend`) are
+//! counted afresh at each update, apart from the folded totals.
 //!
 //! The store's lanes are read under `Store::read_live`, which `release`
 //! waits for: no record is read after the session let go of it.
@@ -105,6 +107,10 @@ struct LaneFold {
 /// The totals of one session's calls, updated in place.
 #[derive(Default)]
 pub struct LiveTotals {
+    /// The calls folded from the lanes, each once.
+    folded: Vec<RegionTotal>,
+    /// `folded` and, at the last update, the calls the tasks in flight
+    /// finished (lent while they wait, in no lane yet: see `update`).
     regions: Vec<RegionTotal>,
     /// By the lane's address (the store keeps every lane it registered
     /// until the session ends).
@@ -155,12 +161,21 @@ impl LiveTotals {
                     }
                 }
             }
-            self.tasks = store
-                .task_stacks()
+            let stacks = store.task_stacks();
+            self.tasks = stacks
                 .iter()
                 .filter_map(|s| s.read_task(MAX_OPEN_SHOWN))
                 .collect();
             self.tasks.sort_by_key(|t| (t.thread, t.index));
+            // A waiting task's finished calls are in its private chunk until
+            // it ends (or outgrows it): counted afresh at each update from
+            // the chunk it lends, which it takes back before its records go
+            // to a lane. A task that ends between the lanes' fold above and
+            // here is missed by this update, never counted twice.
+            self.regions.clone_from(&self.folded);
+            for chunk in stacks.iter().filter_map(|s| s.lent_records()) {
+                fold_records(&mut self.regions, &mut LaneFold::default(), chunk.records());
+            }
             for total in &mut self.regions {
                 total.dropped = 0;
             }
@@ -323,43 +338,48 @@ impl LiveTotals {
 
     /// Folds `records`, the lane's next.
     fn fold_records(&mut self, fold: &mut LaneFold, records: &[Record]) {
-        for (i, r) in records.iter().enumerate() {
-            // The records were written by other cores, usually a while ago:
-            // the loop waits on memory, not on its arithmetic (perf: two
-            // thirds of its samples on the record's first loads). Asking
-            // for the line 64 records (1.5 KiB) ahead took the serving
-            // thread from ~8 to ~4 ns a record on the 2-core VM (24 ahead:
-            // ~5; 160: no better than 64; bench-compare's live section).
-            if let Some(ahead) = records.get(i + PREFETCH_AHEAD) {
-                platform::prefetch(ahead);
+        fold_records(&mut self.folded, fold, records);
+    }
+}
+
+/// Adds `records` (the next of the lane `fold` stands in) to `regions`.
+fn fold_records(regions: &mut Vec<RegionTotal>, fold: &mut LaneFold, records: &[Record]) {
+    for (i, r) in records.iter().enumerate() {
+        // The records were written by other cores, usually a while ago:
+        // the loop waits on memory, not on its arithmetic (perf: two
+        // thirds of its samples on the record's first loads). Asking
+        // for the line 64 records (1.5 KiB) ahead took the serving
+        // thread from ~8 to ~4 ns a record on the 2-core VM (24 ahead:
+        // ~5; 160: no better than 64; bench-compare's live section).
+        if let Some(ahead) = records.get(i + PREFETCH_AHEAD) {
+            platform::prefetch(ahead);
+        }
+        let duration = r.end.saturating_sub(r.start);
+        let depth = r.depth() as usize;
+        let children = if depth < MAX_TRACKED_DEPTH {
+            let children = fold.sums.get(depth + 1).copied().unwrap_or(0);
+            if let Some(s) = fold.sums.get_mut(depth + 1) {
+                *s = 0;
             }
-            let duration = r.end.saturating_sub(r.start);
-            let depth = r.depth() as usize;
-            let children = if depth < MAX_TRACKED_DEPTH {
-                let children = fold.sums.get(depth + 1).copied().unwrap_or(0);
-                if let Some(s) = fold.sums.get_mut(depth + 1) {
-                    *s = 0;
-                }
-                add_at(&mut fold.sums, depth, duration);
-                if fold.last_start.len() <= depth {
-                    fold.last_start.resize(depth + 1, 0);
-                }
-                fold.last_start[depth] = r.start;
-                children
-            } else {
-                0
-            };
-            fold.calls += 1;
-            let region = r.region as usize;
-            if region >= self.regions.len() && region < MAX_REGIONS {
-                self.regions.resize(region + 1, RegionTotal::default());
+            add_at(&mut fold.sums, depth, duration);
+            if fold.last_start.len() <= depth {
+                fold.last_start.resize(depth + 1, 0);
             }
-            if let Some(total) = self.regions.get_mut(r.region as usize) {
-                total.calls += 1;
-                total.total = total.total.wrapping_add(duration);
-                total.own = total.own.wrapping_add(duration.saturating_sub(children));
-                total.max = total.max.max(duration);
-            }
+            fold.last_start[depth] = r.start;
+            children
+        } else {
+            0
+        };
+        fold.calls += 1;
+        let region = r.region as usize;
+        if region >= regions.len() && region < MAX_REGIONS {
+            regions.resize(region + 1, RegionTotal::default());
+        }
+        if let Some(total) = regions.get_mut(r.region as usize) {
+            total.calls += 1;
+            total.total = total.total.wrapping_add(duration);
+            total.own = total.own.wrapping_add(duration.saturating_sub(children));
+            total.max = total.max.max(duration);
         }
     }
 }

@@ -27,8 +27,11 @@
 
 #![forbid(unsafe_code)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, Mutex};
+
+use crate::record::Chunk;
+use crate::sync::lock;
 
 /// A call that has started and not ended, as its recorder sees it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,6 +98,11 @@ pub(crate) struct OpenStack {
     started: AtomicU64,
     /// Listed in its store's task stacks (`Store::register_task_stack`).
     pub(crate) registered: AtomicBool,
+    /// A waiting task's finished calls (its private chunk), lent to the
+    /// live server (`lend`): they are in no lane until the task ends.
+    records: Mutex<Option<Arc<Chunk>>>,
+    /// Whether `records` holds a chunk (the recording thread's to read).
+    lent: AtomicBool,
 }
 
 /// A task in flight as a reader saw it.
@@ -119,7 +127,7 @@ impl OpenStack {
     }
 
     /// A copy with `len` slots (at least this one's), its header too (not
-    /// its registration).
+    /// its registration, nor a chunk lent).
     pub(crate) fn grown(&self, len: usize) -> OpenStack {
         let grown = OpenStack::new(len.max(self.len()));
         for (to, from) in grown.slots.iter().zip(self.slots.iter()) {
@@ -208,6 +216,26 @@ impl OpenStack {
             polled,
             calls,
         })
+    }
+
+    /// Lends the task's private chunk to a live reader (`None`: takes it
+    /// back, as the task must before its records go anywhere else, so
+    /// that a reader counts them once). Its recording thread only.
+    pub(crate) fn lend(&self, chunk: Option<Arc<Chunk>>) {
+        self.lent.store(chunk.is_some(), Ordering::Relaxed);
+        *lock(&self.records) = chunk;
+    }
+
+    /// Whether a chunk is lent (see `lend`); its recording thread only.
+    pub(crate) fn lent(&self) -> bool {
+        self.lent.load(Ordering::Relaxed)
+    }
+
+    /// From another thread: the chunk lent now, if any. Held, it is not
+    /// reused (a chunk is cleared only by its one owner), only read: its
+    /// records published so far are finished calls of the task.
+    pub fn lent_records(&self) -> Option<Arc<Chunk>> {
+        lock(&self.records).clone()
     }
 
     /// The number of slots.

@@ -267,6 +267,12 @@ impl Store {
         let _ = self.watch.set(watch);
     }
 
+    /// Whether a live reader watches the store (`watch_spills`): a waiting
+    /// task then lends it the calls it finished (`OpenStack::lend`).
+    pub(crate) fn watched(&self) -> bool {
+        self.watch.get().is_some()
+    }
+
     /// Records per chunk at most.
     pub fn max_chunk(&self) -> usize {
         self.max_chunk

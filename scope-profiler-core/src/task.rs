@@ -241,6 +241,9 @@ impl<F: Future, O: OutcomeOf<F::Output>> Future for Instrumented<F, O> {
                 let t1 = ticks();
                 task.record.polls += 1;
                 task.record.running += t1.saturating_sub(t0);
+                if poll.is_pending() {
+                    thread::lend_waiting(task);
+                }
                 poll
             }
             _ => poll_inner(),

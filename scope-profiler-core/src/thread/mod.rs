@@ -40,7 +40,9 @@ pub(crate) use guard::{close, enter, open};
 pub(crate) use meta::{
     add_call_metadata, add_keyed_metadata, add_meta_row, add_metadata, meta_key,
 };
-pub(crate) use tasks::{Start, TaskState, poll_in_task, start_frame, start_task, start_task_here};
+pub(crate) use tasks::{
+    Start, TaskState, lend_waiting, poll_in_task, start_frame, start_task, start_task_here,
+};
 
 const FIRST_CHUNK: usize = 1024;
 

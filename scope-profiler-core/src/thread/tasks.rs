@@ -166,6 +166,13 @@ impl Cold {
                 return;
             }
         }
+        // Its records go to its lane, where a live reader folds them: the
+        // chunk lent while it waited is taken back first (counted once).
+        if let Some(stack) = self.stack.stack()
+            && stack.lent()
+        {
+            stack.lend(None);
+        }
         let lane = store.register_tasks_lane(task.thread, (!task.frame).then_some(task.index));
         if let Some(chunk) = &self.chunk {
             lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));
@@ -246,6 +253,28 @@ fn start_inside(generation: u32, region: u32, frame: bool) -> Option<Box<TaskSta
         cold.task_state(generation, store, around.thread, region, frame)
     })
     .flatten()
+}
+
+/// A task's poll ended and it waits: a live reader (if the store has one)
+/// is lent the calls it finished so far, which are in no lane until it
+/// ends or outgrows its private chunk (`OpenStack::lend`); once per task.
+#[inline]
+pub(crate) fn lend_waiting(task: &TaskState) {
+    if task.len != 0 && task.lane.is_none() {
+        lend_records(task);
+    }
+}
+
+#[inline(never)]
+fn lend_records(task: &TaskState) {
+    let (Some(store), Some(stack), Some(chunk), Some(id)) =
+        (&task.store, task.stack.stack(), &task.chunk, task.id)
+    else {
+        return;
+    };
+    if !id.frame && !stack.lent() && store.watched() {
+        stack.lend(Some(Arc::clone(chunk)));
+    }
 }
 
 /// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
