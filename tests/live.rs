@@ -548,8 +548,11 @@ fn the_snapshot_shows_the_tasks_in_flight() {
     assert_eq!(s.tasks.len(), 3, "{s:?}");
     for t in &s.tasks {
         assert!(!t.polled, "{t:?}");
-        assert_eq!(t.open[0].name, "request", "{t:?}");
+        // Its own call, and under it the future it awaits (a frame).
+        let open: Vec<(&str, u32)> = t.open.iter().map(|c| (c.name.as_str(), c.depth)).collect();
+        assert_eq!(open, [("request", 0), ("waits", 1)], "{t:?}");
         assert!(t.open[0].open_ns >= 20_000_000, "{t:?}");
+        assert!(t.open[1].open_ns <= t.open[0].open_ns, "{t:?}");
     }
     // The calls they finished before they waited are in no lane yet (in
     // each task's private chunk, lent to the server while it waits).
@@ -568,6 +571,108 @@ fn the_snapshot_shows_the_tasks_in_flight() {
     // Taken back when the tasks ended, then folded from their lane: once.
     assert_eq!(calls(&s, "before-wait"), 3, "{s:?}");
     drop(rt);
+    run.finalize().unwrap();
+}
+
+/// Two futures polled side by side, as `join!` does.
+struct Join2(
+    Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>,
+    Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>>,
+);
+
+impl std::future::Future for Join2 {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let this = &mut *self;
+        for f in [&mut this.0, &mut this.1] {
+            if f.as_mut().is_some_and(|f| f.as_mut().poll(cx).is_ready()) {
+                *f = None;
+            }
+        }
+        if this.0.is_none() && this.1.is_none() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+}
+
+#[profile]
+async fn inner_wait(gate: Gate) {
+    for _ in 0..5 {
+        let _c = sp::region("in-frame").enter();
+    }
+    let _held = sp::region("held").enter();
+    waits(gate).await;
+}
+
+#[profile]
+async fn both(a: Gate, b: Gate) {
+    Join2(Some(Box::pin(inner_wait(a))), Some(Box::pin(waits(b)))).await;
+}
+
+/// A task awaiting two futures side by side lists both under its own
+/// call, each with what it awaits and holds open, at their levels; the
+/// calls a waiting frame finished are counted, once.
+#[test]
+fn a_tasks_frames_side_by_side_are_listed_under_it() {
+    let _s = serial();
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    let gate = std::sync::Arc::new((
+        std::sync::atomic::AtomicBool::new(false),
+        std::sync::Mutex::new(Vec::new()),
+    ));
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut task = std::pin::pin!(both(
+        Gate(std::sync::Arc::clone(&gate)),
+        Gate(std::sync::Arc::clone(&gate))
+    ));
+    assert!(std::future::Future::poll(task.as_mut(), &mut cx).is_pending());
+    let s = snapshot(addr);
+    assert_eq!(s.tasks.len(), 1, "{s:?}");
+    let open: Vec<(&str, u32)> = s.tasks[0]
+        .open
+        .iter()
+        .map(|c| (c.name.as_str(), c.depth))
+        .collect();
+    assert_eq!(
+        open,
+        [
+            ("both", 0),
+            ("inner_wait", 1),
+            ("held", 2),
+            ("waits", 3),
+            ("waits", 1)
+        ],
+        "{s:?}"
+    );
+    // The calls the frame finished, in its private chunk: lent.
+    assert_eq!(calls(&s, "in-frame"), 5, "{s:?}");
+    gate.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(std::future::Future::poll(task.as_mut(), &mut cx).is_ready());
+    let s = snapshot(addr);
+    assert!(s.tasks.is_empty(), "{s:?}");
+    // Taken back, nested in the task's calls, then in its block: once.
+    assert_eq!(
+        (
+            calls(&s, "both"),
+            calls(&s, "waits"),
+            calls(&s, "held"),
+            calls(&s, "in-frame")
+        ),
+        (1, 2, 1, 5)
+    );
     run.finalize().unwrap();
 }
 
@@ -626,7 +731,10 @@ fn a_waiting_tasks_calls_are_counted_once_as_it_grows() {
     assert!(step().is_pending());
     let s = snapshot(addr);
     assert_eq!((calls(&s, "early"), calls(&s, "late")), (10, 100), "{s:?}");
-    assert!(s.threads.iter().any(|t| t.tasks), "a lane of its own: {s:?}");
+    assert!(
+        s.threads.iter().any(|t| t.tasks),
+        "a lane of its own: {s:?}"
+    );
     assert!(step().is_ready());
     let s = snapshot(addr);
     assert_eq!(

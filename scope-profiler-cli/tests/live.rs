@@ -22,13 +22,41 @@ fn spin(us: u64) {
     }
 }
 
+/// Pending for ever.
+struct Never;
+
+impl std::future::Future for Never {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::task::Poll::Pending
+    }
+}
+
+#[sp::profile]
+async fn db_query() {
+    Never.await;
+}
+
+#[sp::profile]
+async fn request() {
+    db_query().await;
+}
+
 /// A thread, `worker`, recording `heavy` (few long calls, the most time)
 /// and `light` (many short ones, the most calls) inside `main-loop`, open
-/// until `stop`.
+/// until `stop`; and a task in flight, `request`, waiting in `db_query`
+/// (polled once, then cancelled at `stop`).
 fn record(stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name("worker".into())
         .spawn(move || {
+            let mut task = Box::pin(request());
+            let waker = std::task::Waker::noop();
+            let pending = std::future::Future::poll(
+                task.as_mut(),
+                &mut std::task::Context::from_waker(waker),
+            );
+            assert!(pending.is_pending());
             let (heavy, light) = (sp::region("heavy"), sp::region("light"));
             let _loop = sp::region("main-loop").enter();
             while !stop.load(Ordering::Relaxed) {
@@ -88,6 +116,13 @@ fn once_prints_a_snapshot_as_text_or_json() {
     // The worker's calls open now, outermost first.
     let worker_line = text.lines().find(|l| l.starts_with("worker: ")).unwrap();
     assert!(worker_line.contains("open: main-loop "), "{text}");
+    // The task in flight, with the future it awaits.
+    assert!(text.contains("1 tasks in flight:"), "{text}");
+    let task_line = text.lines().find(|l| l.contains("task 0: ")).unwrap();
+    assert!(
+        task_line.contains("request ") && task_line.contains(" > db_query "),
+        "{text}"
+    );
     stop.store(true, Ordering::Relaxed);
     worker.join().unwrap();
     run.finalize().unwrap();
@@ -160,6 +195,11 @@ fn the_live_view_sorts_pauses_checkpoints_and_outlives_the_program() {
         .find(|l| l.starts_with("worker "))
         .unwrap_or_else(|| panic!("no line for the worker:\n{first}"));
     assert!(line.contains("open: main-loop "), "{first}");
+    assert!(
+        first.contains("1 tasks in flight, the oldest: task 0: request "),
+        "{first}"
+    );
+    assert!(first.contains(" > db_query "), "{first}");
     assert!(row(&first, "heavy") < row(&first, "light"), "{first}");
     assert!(first.contains("/s"), "time per second:\n{first}");
 

@@ -26,7 +26,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use crate::lane::{Lane, Segment};
-use crate::open::TaskOpen;
+use crate::open::{OpenStack, TaskOpen};
 use crate::platform;
 use crate::record::Record;
 use crate::spill;
@@ -78,13 +78,34 @@ pub struct LaneTotal {
     pub open: Vec<OpenCall>,
 }
 
-/// A call open on a thread.
+/// A call open on a thread or in a task.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpenCall {
     /// The region's id in the session.
     pub region: u32,
     /// Its start, in ticks.
     pub start: u64,
+    /// How many listed calls it is nested in: it is nested in the closest
+    /// call before it in its list one level up (a thread's calls: its
+    /// place in the list; a task's: futures it awaits side by side, as
+    /// `join!` polls them, are at one level).
+    pub depth: u32,
+}
+
+/// A task in flight: an instrumented future polled at least once, not
+/// finished.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskInFlight {
+    /// Its number in the session and its first thread's lane index.
+    pub index: u32,
+    pub thread: u32,
+    /// Being polled now (then only its own call is known, and the futures
+    /// it awaits that wait).
+    pub polled: bool,
+    /// Its open calls, its own first, then in the order they nest (see
+    /// [`OpenCall::depth`]), with those of the instrumented futures it
+    /// awaits (its frames); at most [`MAX_OPEN_SHOWN`].
+    pub calls: Vec<OpenCall>,
 }
 
 /// Where one lane's fold stands.
@@ -120,7 +141,7 @@ pub struct LiveTotals {
     /// Spilled blocks read back (folded after they spilled).
     blocks_read: u64,
     /// The tasks in flight at the last update.
-    tasks: Vec<TaskOpen>,
+    tasks: Vec<TaskInFlight>,
 }
 
 impl LiveTotals {
@@ -162,20 +183,13 @@ impl LiveTotals {
                 }
             }
             let stacks = store.task_stacks();
-            self.tasks = stacks
-                .iter()
-                .filter_map(|s| s.read_task(MAX_OPEN_SHOWN))
-                .collect();
-            self.tasks.sort_by_key(|t| (t.thread, t.index));
-            // A waiting task's finished calls are in its private chunk until
-            // it ends (or outgrows it): counted afresh at each update from
-            // the chunk it lends, which it takes back before its records go
-            // to a lane. A task that ends between the lanes' fold above and
-            // here is missed by this update, never counted twice.
-            self.regions.clone_from(&self.folded);
-            for chunk in stacks.iter().filter_map(|s| s.lent_records()) {
-                fold_records(&mut self.regions, &mut LaneFold::default(), chunk.records());
-            }
+            self.tasks = task_trees(
+                stacks
+                    .iter()
+                    .filter_map(|s| s.read_task(MAX_OPEN_SHOWN))
+                    .collect(),
+            );
+            self.count_lent(&stacks);
             for total in &mut self.regions {
                 total.dropped = 0;
             }
@@ -190,6 +204,27 @@ impl LiveTotals {
         })
     }
 
+    /// `folded` and the calls the waiting tasks and frames finished (each
+    /// in its private chunk until it ends or outgrows it), counted afresh
+    /// from the chunks they lend. A task or frame takes its chunk back
+    /// before its records go to a lane (read above) or to the recorder it
+    /// nests in, which started before it: the chunks are read in the order
+    /// of their recorders' starts, so a call moved while they are read is
+    /// missed by this update (not by the next), never counted twice.
+    fn count_lent(&mut self, stacks: &[Arc<OpenStack>]) {
+        self.regions.clone_from(&self.folded);
+        let mut lent: Vec<(u64, &Arc<OpenStack>)> = stacks
+            .iter()
+            .filter_map(|s| s.lent_since().map(|t| (t, s)))
+            .collect();
+        lent.sort_by_key(|(started, _)| *started);
+        for (started, stack) in lent {
+            if let Some(chunk) = stack.lent_records(started) {
+                fold_records(&mut self.regions, &mut LaneFold::default(), chunk.records());
+            }
+        }
+    }
+
     /// The spilled blocks read back so far: chunks spilled before they
     /// were folded (neither a fold nor the spill writer's `SpillWatch` got
     /// to them in memory).
@@ -199,8 +234,9 @@ impl LiveTotals {
 
     /// The tasks in flight (instrumented futures polled at least once and
     /// not finished) at the last update, by thread and number: each with
-    /// its open calls, its own first; only its own while it is polled.
-    pub fn tasks(&self) -> &[TaskOpen] {
+    /// its open calls and its frames', its own first; only its own and its
+    /// waiting frames' while it is polled.
+    pub fn tasks(&self) -> &[TaskInFlight] {
         &self.tasks
     }
 
@@ -442,8 +478,79 @@ fn still_open(slots: &[(u64, u32)], last_start: &[u64]) -> Vec<OpenCall> {
         .iter()
         .enumerate()
         .take_while(|(depth, (start, _))| *start > last_start.get(*depth).copied().unwrap_or(0))
-        .map(|(_, &(start, region))| OpenCall { region, start })
+        .map(|(depth, &(start, region))| OpenCall {
+            region,
+            start,
+            depth: u32::try_from(depth).unwrap_or(u32::MAX),
+        })
         .collect()
+}
+
+/// The tasks of `read` (tasks and frames as their stacks were read), each
+/// with its frames' calls placed under the calls they were first polled
+/// in, by thread and number. A frame whose recorder was not read (being
+/// rewritten, or finished) is left out with what nests in it.
+fn task_trees(read: Vec<TaskOpen>) -> Vec<TaskInFlight> {
+    // The frames by where they were first polled: the thread and the start
+    // of that recorder's own call; in order of their own calls' starts.
+    let mut frames: HashMap<(u32, u64), Vec<&TaskOpen>> = HashMap::new();
+    for t in &read {
+        if let Some((parent, _)) = t.parent {
+            frames.entry((t.thread, parent)).or_default().push(t);
+        }
+    }
+    for siblings in frames.values_mut() {
+        siblings.sort_by_key(|f| f.calls.first().map(|c| c.0));
+    }
+    let mut tasks: Vec<TaskInFlight> = read
+        .iter()
+        .filter(|t| t.parent.is_none())
+        .map(|t| {
+            let mut calls = Vec::new();
+            place(t, 0, &frames, &mut calls);
+            TaskInFlight {
+                index: t.index,
+                thread: t.thread,
+                polled: t.polled,
+                calls,
+            }
+        })
+        .collect();
+    tasks.sort_by_key(|t| (t.thread, t.index));
+    tasks
+}
+
+/// Lists `t`'s calls from `depth` on, then its frames' under them, up to
+/// `MAX_OPEN_SHOWN` calls in all. Each level lists a call at least, and a
+/// frame started after the recorder it nests in: the recursion ends.
+fn place(
+    t: &TaskOpen,
+    depth: u32,
+    frames: &HashMap<(u32, u64), Vec<&TaskOpen>>,
+    out: &mut Vec<OpenCall>,
+) {
+    for (i, &(start, region)) in t.calls.iter().enumerate() {
+        if out.len() >= MAX_OPEN_SHOWN {
+            return;
+        }
+        let depth = depth.saturating_add(u32::try_from(i).unwrap_or(u32::MAX));
+        out.push(OpenCall {
+            region,
+            start,
+            depth,
+        });
+    }
+    let Some(&(own, _)) = t.calls.first() else {
+        return;
+    };
+    for frame in frames.get(&(t.thread, own)).into_iter().flatten() {
+        if let Some((_, under)) = frame.parent
+            && frame.calls.first().is_some_and(|c| c.0 > own)
+        {
+            let at = under.min(u32::try_from(t.calls.len()).unwrap_or(u32::MAX));
+            place(frame, depth.saturating_add(at), frames, out);
+        }
+    }
 }
 
 /// A lane's key among the folds: its address, stable while the store

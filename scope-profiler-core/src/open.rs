@@ -91,30 +91,42 @@ pub(crate) struct OpenStack {
     version: AtomicU64,
     /// A task's depth when its last poll ended.
     depth: AtomicUsize,
-    /// The task's number + 1 (0: not a task: a thread's stack, a frame's).
+    /// The task's number + 1 (0: not listed: a thread's stack, a frame's
+    /// until it waits with a live reader on; `FRAME`: a frame's).
     task: AtomicU64,
     /// The task's first thread (its lane index) and first poll (ticks).
     thread: AtomicU32,
     started: AtomicU64,
+    /// A frame's: the start of the own call of the task or frame it was
+    /// first polled in, and how many calls were open there then.
+    parent: AtomicU64,
+    under: AtomicU32,
     /// Listed in its store's task stacks (`Store::register_task_stack`).
     pub(crate) registered: AtomicBool,
     /// A waiting task's finished calls (its private chunk), lent to the
-    /// live server (`lend`): they are in no lane until the task ends.
-    records: Mutex<Option<Arc<Chunk>>>,
+    /// live server (`lend`) with the task's first poll: they are in no
+    /// lane until the task ends.
+    records: Mutex<Option<(u64, Arc<Chunk>)>>,
     /// Whether `records` holds a chunk (the recording thread's to read).
     lent: AtomicBool,
 }
 
-/// A task in flight as a reader saw it.
+/// The header's `task` of a frame's stack (see `OpenStack::set_frame`).
+const FRAME: u64 = 1 << 32;
+
+/// A task (or a frame of one) in flight as a reader saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskOpen {
-    /// The task's number in the session and its first thread's lane index.
-    pub index: u32,
-    pub thread: u32,
+pub(crate) struct TaskOpen {
+    /// The task's number in the session (`u32::MAX` for a frame) and its
+    /// first thread's lane index.
+    pub(crate) index: u32,
+    pub(crate) thread: u32,
     /// Being polled now (then only its own call is known).
-    pub polled: bool,
+    pub(crate) polled: bool,
     /// Its open calls' starts and regions, outermost (its own) first.
-    pub calls: Vec<(u64, u32)>,
+    pub(crate) calls: Vec<(u64, u32)>,
+    /// A frame's: where it was first polled (`OpenStack::set_frame`).
+    pub(crate) parent: Option<(u64, u32)>,
 }
 
 impl OpenStack {
@@ -137,15 +149,16 @@ impl OpenStack {
             (&grown.version, &self.version),
             (&grown.task, &self.task),
             (&grown.started, &self.started),
+            (&grown.parent, &self.parent),
         ] {
             to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
         }
         grown
             .depth
             .store(self.depth.load(Ordering::Relaxed), Ordering::Relaxed);
-        grown
-            .thread
-            .store(self.thread.load(Ordering::Relaxed), Ordering::Relaxed);
+        for (to, from) in [(&grown.thread, &self.thread), (&grown.under, &self.under)] {
+            to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
         grown
     }
 
@@ -158,7 +171,28 @@ impl OpenStack {
         self.thread.store(thread, Ordering::Relaxed);
         self.started.store(started, Ordering::Relaxed);
         self.task.store(index, Ordering::Relaxed);
+        self.parent.store(0, Ordering::Relaxed);
         self.end_poll(0);
+    }
+
+    /// Lists the stack as a frame's: first polled at `started` inside the
+    /// task or frame whose own call started at `parent` (on the thread of
+    /// lane `thread`), `under` calls deep there; its last poll left it
+    /// `depth` deep. Between polls (see `read_task`).
+    pub(crate) fn set_frame(&self, thread: u32, started: u64, parent: (u64, u32), depth: usize) {
+        self.begin_poll();
+        self.thread.store(thread, Ordering::Relaxed);
+        self.started.store(started, Ordering::Relaxed);
+        self.parent.store(parent.0, Ordering::Relaxed);
+        self.under.store(parent.1, Ordering::Relaxed);
+        self.task.store(FRAME, Ordering::Relaxed);
+        self.end_poll(depth);
+    }
+
+    /// Whether the stack is listed as a task's or a frame's; its
+    /// recording thread only.
+    pub(crate) fn listed(&self) -> bool {
+        self.task.load(Ordering::Relaxed) != 0
     }
 
     /// A poll of the task begins (the version turns odd).
@@ -177,16 +211,22 @@ impl OpenStack {
         self.version.store((v | 1) + 1, Ordering::Release);
     }
 
-    /// From another thread: the task this stack is of, if it is one and is
-    /// in flight (its own call open), with its open calls (up to `max`);
-    /// `None` if it is no task, finished, or changed while it was read.
-    pub fn read_task(&self, max: usize) -> Option<TaskOpen> {
+    /// From another thread: the task (or frame) this stack is of, if it is
+    /// one and is in flight (its own call open), with its open calls (up to
+    /// `max`); `None` if it is none, finished, or changed while it was read.
+    pub(crate) fn read_task(&self, max: usize) -> Option<TaskOpen> {
         let before = self.version.load(Ordering::Acquire);
         let task = self.task.load(Ordering::Relaxed);
         let (thread, started) = (
             self.thread.load(Ordering::Relaxed),
             self.started.load(Ordering::Relaxed),
         );
+        let parent = (task == FRAME).then(|| {
+            (
+                self.parent.load(Ordering::Relaxed),
+                self.under.load(Ordering::Relaxed),
+            )
+        });
         let polled = before & 1 == 1;
         // While it is polled its depth is its thread's to know: its own
         // call (which stays in slot 0 for the whole task) only.
@@ -215,13 +255,15 @@ impl OpenStack {
             thread,
             polled,
             calls,
+            parent,
         })
     }
 
     /// Lends the task's private chunk to a live reader (`None`: takes it
     /// back, as the task must before its records go anywhere else, so
     /// that a reader counts them once). Its recording thread only.
-    pub(crate) fn lend(&self, chunk: Option<Arc<Chunk>>) {
+    /// `chunk` comes with the task's first poll (`started`).
+    pub(crate) fn lend(&self, chunk: Option<(u64, Arc<Chunk>)>) {
         self.lent.store(chunk.is_some(), Ordering::Relaxed);
         *lock(&self.records) = chunk;
     }
@@ -231,11 +273,21 @@ impl OpenStack {
         self.lent.load(Ordering::Relaxed)
     }
 
-    /// From another thread: the chunk lent now, if any. Held, it is not
-    /// reused (a chunk is cleared only by its one owner), only read: its
-    /// records published so far are finished calls of the task.
-    pub fn lent_records(&self) -> Option<Arc<Chunk>> {
-        lock(&self.records).clone()
+    /// From another thread: the first poll of the task whose chunk is
+    /// lent now, if one is.
+    pub(crate) fn lent_since(&self) -> Option<u64> {
+        lock(&self.records).as_ref().map(|(started, _)| *started)
+    }
+
+    /// From another thread: the chunk lent now, if it is still the task's
+    /// first polled at `started`. Held, it is not reused (a chunk is
+    /// cleared only by its one owner), only read: its records published so
+    /// far are finished calls of the task.
+    pub(crate) fn lent_records(&self, started: u64) -> Option<Arc<Chunk>> {
+        lock(&self.records)
+            .as_ref()
+            .filter(|(s, _)| *s == started)
+            .map(|(_, chunk)| Arc::clone(chunk))
     }
 
     /// The number of slots.

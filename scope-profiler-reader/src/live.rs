@@ -75,7 +75,7 @@ pub struct SnapshotRegion {
 ///
 /// ```
 /// use scope_profiler_reader::live::{SnapshotCall, SnapshotThread};
-/// let open = vec![SnapshotCall { name: "main".into(), open_ns: 2_000_000 }];
+/// let open = vec![SnapshotCall { name: "main".into(), open_ns: 2_000_000, depth: 0 }];
 /// let t = SnapshotThread { index: 0, name: "main".into(), tasks: false, calls: 10, open };
 /// assert!(!t.tasks && t.open[0].name == "main");
 /// ```
@@ -99,7 +99,7 @@ pub struct SnapshotThread {
 ///
 /// ```
 /// use scope_profiler_reader::live::{SnapshotCall, SnapshotTask};
-/// let open = vec![SnapshotCall { name: "request".into(), open_ns: 40_000_000 }];
+/// let open = vec![SnapshotCall { name: "request".into(), open_ns: 40_000_000, depth: 0 }];
 /// let t = SnapshotTask { thread: 0, index: 7, polled: false, open };
 /// assert_eq!(t.open[0].name, "request");
 /// ```
@@ -111,15 +111,16 @@ pub struct SnapshotTask {
     pub index: u32,
     /// Being polled now: then only its own call is listed.
     pub polled: bool,
-    /// Its open calls, its own first (the calls of the futures it awaits
-    /// are not listed).
+    /// Its open calls, its own first, with those of the instrumented
+    /// futures it awaits (its frames) under the calls they were first
+    /// polled in (see [`SnapshotCall::depth`]).
     pub open: Vec<SnapshotCall>,
 }
 
 /// A call open on a thread when the snapshot was taken.
 ///
 /// ```
-/// let c = scope_profiler_reader::live::SnapshotCall { name: "solve".into(), open_ns: 1_500 };
+/// let c = scope_profiler_reader::live::SnapshotCall { name: "solve".into(), open_ns: 1_500, depth: 0 };
 /// assert_eq!(c.open_ns, 1_500);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -128,6 +129,12 @@ pub struct SnapshotCall {
     pub name: String,
     /// How long it has been open, in nanoseconds.
     pub open_ns: i64,
+    /// How many calls of its list it is nested in: it is nested in the
+    /// closest call before it one level up. A thread's calls are a path
+    /// (0, 1, 2, ...); a task's list its frames too, and futures it awaits
+    /// side by side (`join!`) are at one level. A document without it (an
+    /// older program's) gives each call its place in the list.
+    pub depth: u32,
 }
 
 impl Default for Snapshot {
@@ -333,10 +340,7 @@ fn thread(p: &mut Parser<'_>) -> json::Result<SnapshotThread> {
             "name" => t.name = p.string()?.into_owned(),
             "tasks" => t.tasks = p.bool()?,
             "calls" => t.calls = count(p)?,
-            "open" => p.array(|p| {
-                t.open.push(call(p)?);
-                Ok(())
-            })?,
+            "open" => t.open = open_calls(p)?,
             _ => p.skip()?,
         }
         Ok(())
@@ -355,6 +359,8 @@ fn push_open(out: &mut Vec<u8>, open: &[SnapshotCall]) {
         json::push_string(out, &c.name);
         out.extend_from_slice(b",\"open_ns\":");
         json::push_int(out, c.open_ns);
+        out.extend_from_slice(b",\"depth\":");
+        json::push_int(out, i64::from(c.depth));
         out.push(b'}');
     }
     out.push(b']');
@@ -372,10 +378,7 @@ fn task(p: &mut Parser<'_>) -> json::Result<SnapshotTask> {
             "thread" => t.thread = index(p, "thread index")?,
             "index" => t.index = index(p, "task index")?,
             "polled" => t.polled = p.bool()?,
-            "open" => p.array(|p| {
-                t.open.push(call(p)?);
-                Ok(())
-            })?,
+            "open" => t.open = open_calls(p)?,
             _ => p.skip()?,
         }
         Ok(())
@@ -383,17 +386,26 @@ fn task(p: &mut Parser<'_>) -> json::Result<SnapshotTask> {
     Ok(t)
 }
 
-fn call(p: &mut Parser<'_>) -> json::Result<SnapshotCall> {
-    let mut c = SnapshotCall::default();
-    p.object(|p, key: Cow<'_, str>| {
-        match key.as_ref() {
-            "name" => c.name = p.string()?.into_owned(),
-            "open_ns" => c.open_ns = p.int()?,
-            _ => p.skip()?,
-        }
+/// An `open` array; a call without `depth` is at its place in the list.
+fn open_calls(p: &mut Parser<'_>) -> json::Result<Vec<SnapshotCall>> {
+    let mut calls = Vec::new();
+    p.array(|p| {
+        let mut c = SnapshotCall::default();
+        let mut depth = None;
+        p.object(|p, key: Cow<'_, str>| {
+            match key.as_ref() {
+                "name" => c.name = p.string()?.into_owned(),
+                "open_ns" => c.open_ns = p.int()?,
+                "depth" => depth = Some(index(p, "depth")?),
+                _ => p.skip()?,
+            }
+            Ok(())
+        })?;
+        c.depth = depth.unwrap_or_else(|| u32::try_from(calls.len()).unwrap_or(u32::MAX));
+        calls.push(c);
         Ok(())
     })?;
-    Ok(c)
+    Ok(calls)
 }
 
 #[cfg(test)]
@@ -422,10 +434,12 @@ mod tests {
                 SnapshotCall {
                     name: "main".into(),
                     open_ns: 5_000_000_000,
+                    depth: 0,
                 },
                 SnapshotCall {
                     name: "x\"y".into(),
                     open_ns: 0,
+                    depth: 1,
                 },
             ],
         });
@@ -433,16 +447,36 @@ mod tests {
             thread: 7,
             index: u32::MAX,
             polled: true,
-            open: vec![SnapshotCall {
-                name: "req".into(),
-                open_ns: 1,
-            }],
+            open: vec![
+                SnapshotCall {
+                    name: "req".into(),
+                    open_ns: 1,
+                    depth: 0,
+                },
+                SnapshotCall {
+                    name: "fetch".into(),
+                    open_ns: 1,
+                    depth: 1,
+                },
+                SnapshotCall {
+                    name: "fetch".into(),
+                    open_ns: 1,
+                    depth: 1,
+                },
+            ],
         });
         let back = Snapshot::parse(&s.to_json()).unwrap();
         assert_eq!(back.tasks, s.tasks);
         // A version-1 document from before `open`: no open calls.
         let old = Snapshot::parse(r#"{"version":1,"threads":[{"index":1,"calls":3}]}"#).unwrap();
         assert!(old.threads[0].open.is_empty());
+        // One from before `depth`: each call at its place in the list.
+        let old = Snapshot::parse(
+            r#"{"version":1,"tasks":[{"index":1,"open":[{"name":"a","open_ns":2},{"name":"b","open_ns":1}]}]}"#,
+        )
+        .unwrap();
+        let depths: Vec<u32> = old.tasks[0].open.iter().map(|c| c.depth).collect();
+        assert_eq!(depths, [0, 1]);
         let back = Snapshot::parse(&s.to_json()).unwrap();
         assert_eq!(back.regions[0].calls, i64::MAX as u64);
         assert_eq!(back.regions[0].name, s.regions[0].name);
@@ -459,6 +493,7 @@ mod tests {
             "{\"version\":1,\"threads\":[{\"index\":4294967296}]}",
             "{\"version\":\"1\"}",
             "{\"version\":-3}",
+            "{\"version\":1,\"tasks\":[{\"open\":[{\"depth\":-1}]}]}",
         ] {
             assert!(Snapshot::parse(bad).is_err(), "{bad}");
         }

@@ -39,12 +39,52 @@ pub(crate) fn lane_name(t: &SnapshotThread) -> String {
 }
 
 /// Open calls, outermost first, each with how long it has been open:
-/// `main 3.10 s > solve 1.20 s`.
+/// `main 3.10 s > solve 1.20 s`; calls side by side under one (a task's
+/// futures polled by `join!`) in brackets: `req 2.0 s > [a 1.9 s | b 1.9 s]`.
 pub(crate) fn open_calls(open: &[SnapshotCall]) -> String {
-    open.iter()
-        .map(|c| format!("{} {}", printable(&c.name), duration(c.open_ns as f64)))
-        .collect::<Vec<_>>()
-        .join(" > ")
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < open.len() {
+        let mut tree = String::new();
+        i = subtree(open, i, 0, &mut tree);
+        out.push(tree);
+    }
+    out.join(" | ")
+}
+
+/// Writes the call at `i` and the calls nested in it (those after it,
+/// deeper); the index after them. Past 64 levels (a hostile document),
+/// the rest is one path.
+fn subtree(open: &[SnapshotCall], i: usize, level: usize, out: &mut String) -> usize {
+    let c = &open[i];
+    out.push_str(&format!(
+        "{} {}",
+        printable(&c.name),
+        duration(c.open_ns as f64)
+    ));
+    if level >= 64 {
+        for c in &open[i + 1..] {
+            out.push_str(&format!(
+                " > {} {}",
+                printable(&c.name),
+                duration(c.open_ns as f64)
+            ));
+        }
+        return open.len();
+    }
+    let mut kids = Vec::new();
+    let mut j = i + 1;
+    while j < open.len() && open[j].depth > c.depth {
+        let mut kid = String::new();
+        j = subtree(open, j, level + 1, &mut kid);
+        kids.push(kid);
+    }
+    match kids.len() {
+        0 => {}
+        1 => out.push_str(&format!(" > {}", kids[0])),
+        _ => out.push_str(&format!(" > [{}]", kids.join(" | "))),
+    }
+    j
 }
 
 /// The lines of the threads' pane: per thread lane, its calls finished and
@@ -236,5 +276,32 @@ mod tests {
         assert_eq!(sparkline(&[0.0, 1.0, 2.0, 4.0]), " ▃▅█");
         assert_eq!(sparkline(&[0.0, 0.0]), "  ");
         assert_eq!(sparkline(&[]), "");
+    }
+
+    fn call(name: &str, depth: u32) -> SnapshotCall {
+        SnapshotCall {
+            name: name.into(),
+            open_ns: 2_000_000_000,
+            depth,
+        }
+    }
+
+    #[test]
+    fn open_calls_nest_by_depth() {
+        let path = [call("main", 0), call("solve", 1)];
+        assert_eq!(open_calls(&path), "main 2.00 s > solve 2.00 s");
+        // A task awaiting two futures side by side, one of them deeper.
+        let tree = [call("req", 0), call("a", 1), call("db", 2), call("b", 1)];
+        assert_eq!(
+            open_calls(&tree),
+            "req 2.00 s > [a 2.00 s > db 2.00 s | b 2.00 s]"
+        );
+        // A hostile document: far too deep, or starting deep, is shown.
+        let deep: Vec<SnapshotCall> = (0..10_000).map(|d| call("x", d)).collect();
+        assert!(open_calls(&deep).matches(" > ").count() == 9_999);
+        assert_eq!(
+            open_calls(&[call("x", 5), call("y", 0)]),
+            "x 2.00 s | y 2.00 s"
+        );
     }
 }

@@ -280,8 +280,10 @@ impl Cold {
                 (None, Some(lane)) if lane.kind == LaneKind::Thread => {
                     *lock(&lane.open) = self.stack.shared();
                 }
-                // A task's (a frame's is not listed).
-                (Some(task), _) if !task.frame => {
+                // A task's, or a frame's listed for a live reader.
+                (Some(task), _)
+                    if !task.frame || self.stack.stack().is_some_and(|s| s.listed()) =>
+                {
                     if let (Some(store), Some(stack)) = (&self.store, self.stack.stack()) {
                         store.register_task_stack(stack);
                     }

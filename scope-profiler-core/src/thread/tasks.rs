@@ -44,6 +44,9 @@ pub(crate) struct TaskState {
     /// The sequence number of the task's own call (depth 0) while it is
     /// open; 0 before its first poll and after it closed.
     pub root: u64,
+    /// A frame's: the start of the own call of the recorder it was first
+    /// polled in, and that recorder's depth then (0: unknown).
+    pub(super) parent: (u64, u32),
 }
 
 impl TaskState {
@@ -93,6 +96,7 @@ impl Cold {
                     counts: RecCounts::default(),
                     record: TaskRecord::default(),
                     root: 0,
+                    parent: (0, 0),
                 })
             }
         };
@@ -150,6 +154,13 @@ impl Cold {
                     return;
                 };
                 let len = hot.len.get();
+                // The chunk lent while it waited goes: the bigger one is
+                // lent when it next waits.
+                if let Some(stack) = self.stack.stack()
+                    && stack.lent()
+                {
+                    stack.lend(None);
+                }
                 if let Some(chunk) = self.chunk.take() {
                     for (i, r) in chunk.records()[..len.min(chunk.records().len())]
                         .iter()
@@ -250,30 +261,45 @@ fn start_inside(generation: u32, region: u32, frame: bool) -> Option<Box<TaskSta
             return None;
         }
         let store = cold.store.clone()?;
-        cold.task_state(generation, store, around.thread, region, frame)
+        // Where a frame nests, for the live server to place its stack.
+        let parent = match cold.stack.get(0) {
+            Some(own) if frame => (own.start, u32::try_from(hot.depth.get()).unwrap_or(0)),
+            _ => (0, 0),
+        };
+        let mut task = cold.task_state(generation, store, around.thread, region, frame)?;
+        task.parent = parent;
+        Some(task)
     })
     .flatten()
 }
 
-/// A task's poll ended and it waits: a live reader (if the store has one)
-/// is lent the calls it finished so far, which are in no lane until it
-/// ends or outgrows its private chunk (`OpenStack::lend`); once per task.
+/// A task's (or frame's) poll ended and it waits. For a live reader (if
+/// the store has one), a frame's stack is listed (a task's is from its
+/// start), and the calls it finished so far, which are in no lane until
+/// it ends or outgrows its private chunk, are lent (`OpenStack::lend`).
 #[inline]
 pub(crate) fn lend_waiting(task: &TaskState) {
-    if task.len != 0 && task.lane.is_none() {
+    if task.len != 0 || task.id.is_some_and(|id| id.frame) {
         lend_records(task);
     }
 }
 
 #[inline(never)]
 fn lend_records(task: &TaskState) {
-    let (Some(store), Some(stack), Some(chunk), Some(id)) =
-        (&task.store, task.stack.stack(), &task.chunk, task.id)
-    else {
+    let (Some(store), Some(stack), Some(id)) = (&task.store, task.stack.stack(), task.id) else {
         return;
     };
-    if !id.frame && !stack.lent() && store.watched() {
-        stack.lend(Some(Arc::clone(chunk)));
+    if !store.watched() {
+        return;
+    }
+    if id.frame && !stack.listed() && task.parent.0 != 0 {
+        stack.set_frame(id.thread, task.record.start, task.parent, task.depth);
+        store.register_task_stack(stack);
+    }
+    if let (Some(chunk), None, false) = (&task.chunk, &task.lane, stack.lent())
+        && task.len != 0
+    {
+        stack.lend(Some((task.record.start, Arc::clone(chunk))));
     }
 }
 

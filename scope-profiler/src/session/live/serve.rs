@@ -14,7 +14,7 @@ use super::http::{self, Failed};
 use crate::active::{self, Session, active_generation};
 use crate::clock::Anchor;
 use crate::error::Error;
-use crate::live::LiveTotals;
+use crate::live::{LiveTotals, OpenCall};
 use crate::reader::live::{Snapshot, SnapshotCall, SnapshotRegion, SnapshotTask, SnapshotThread};
 use crate::sync::{fork_epoch, lock};
 
@@ -228,11 +228,13 @@ impl Serving {
         let ns_per_tick = (now.ns - session.start.ns).max(0) as f64 / ticks as f64;
         let ns = |t: u64| (t as f64 * ns_per_tick) as i64;
         let table = session.regions.snapshot();
-        let call = |region: u32, start: u64| SnapshotCall {
-            name: table
-                .get(region as usize)
-                .map_or_else(|| format!("region {region}"), |i| i.entry.name.to_owned()),
-            open_ns: ns(now.ticks.saturating_sub(start)),
+        let call = |c: &OpenCall| SnapshotCall {
+            name: table.get(c.region as usize).map_or_else(
+                || format!("region {}", c.region),
+                |i| i.entry.name.to_owned(),
+            ),
+            open_ns: ns(now.ticks.saturating_sub(c.start)),
+            depth: c.depth,
         };
         let mut s = Snapshot::new();
         s.elapsed_ns = now.ns - session.start.ns;
@@ -262,7 +264,7 @@ impl Serving {
                 name: l.name,
                 tasks: l.tasks,
                 calls: l.calls,
-                open: l.open.iter().map(|c| call(c.region, c.start)).collect(),
+                open: l.open.iter().map(call).collect(),
             })
             .collect();
         s.tasks = totals
@@ -272,11 +274,7 @@ impl Serving {
                 thread: t.thread,
                 index: t.index,
                 polled: t.polled,
-                open: t
-                    .calls
-                    .iter()
-                    .map(|&(start, region)| call(region, start))
-                    .collect(),
+                open: t.calls.iter().map(call).collect(),
             })
             .collect();
         s
