@@ -107,15 +107,7 @@ impl Hot {
     pub(super) fn push_open(&self, region: u32, seq: u64) -> bool {
         let depth = self.depth.get();
         // The timestamp only once there is room.
-        if depth >= self.fast_stack.len() {
-            return false;
-        }
-        let open = Open {
-            start: ticks(),
-            seq,
-            region,
-        };
-        if !self.fast_stack.set_open(depth, open) {
+        if !self.fast_stack.open_now(depth, seq, region) {
             return false;
         }
         self.depth.set(depth + 1);

@@ -66,6 +66,31 @@ impl RawSlice<OpenSlot> {
         Some(unsafe { &*self.ptr.get().add(i) }.load())
     }
 
+    /// Opens a call of `region` numbered `seq` in slot `i`, starting now:
+    /// the timestamp is taken only if the slot is lent, and after the
+    /// check (the clock runs none of this crate's code, so nothing can
+    /// withdraw the slice in between: no second check); `false` (nothing
+    /// written, no timestamp) if it is not lent.
+    #[inline(always)]
+    pub(super) fn open_now(&self, i: usize, seq: u64, region: u32) -> bool {
+        if i >= self.len.get() {
+            return false;
+        }
+        // SAFETY: `i < len`: by `lend`'s contract slot `i` is allocated and
+        // initialized, and this thread is its only writer; only `ticks()`
+        // runs between the check and the access, which reads a clock (the
+        // TSC, or quanta's clock) and calls nothing that could reach this
+        // thread's `Cold` and withdraw the slice. Its fields are atomics,
+        // written through a shared reference.
+        let slot = unsafe { &*self.ptr.get().add(i) };
+        slot.store(Open {
+            start: crate::clock::ticks(),
+            seq,
+            region,
+        });
+        true
+    }
+
     /// Writes `open` in slot `i`; `false` (nothing written) if it is not
     /// lent.
     #[inline(always)]
