@@ -46,6 +46,19 @@ fn snapshot(addr: SocketAddr) -> Snapshot {
     Snapshot::parse(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
 }
 
+/// A session in memory serving a free loopback port, and its address.
+fn live_in_memory() -> (sp::Run, SocketAddr) {
+    let run = sp::setup(
+        Options::new()
+            .in_memory()
+            .verbose(false)
+            .live("127.0.0.1:0"),
+    )
+    .unwrap();
+    let addr = run.live_addr().unwrap();
+    (run, addr)
+}
+
 fn calls(s: &Snapshot, name: &str) -> u64 {
     s.regions
         .iter()
@@ -303,14 +316,7 @@ fn a_token_is_required_of_every_request() {
 #[test]
 fn a_malformed_request_does_not_stop_the_server() {
     let _s = serial();
-    let run = sp::setup(
-        Options::new()
-            .in_memory()
-            .verbose(false)
-            .live("127.0.0.1:0"),
-    )
-    .unwrap();
-    let addr = run.live_addr().unwrap();
+    let (run, addr) = live_in_memory();
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.write_all(b"\x00\x01 nonsense\r\n\r\n").unwrap();
     let mut response = String::new();
@@ -360,14 +366,7 @@ fn aggregation_mode_snapshots() {
 #[test]
 fn the_snapshot_shows_each_threads_open_calls() {
     let _s = serial();
-    let run = sp::setup(
-        Options::new()
-            .in_memory()
-            .verbose(false)
-            .live("127.0.0.1:0"),
-    )
-    .unwrap();
-    let addr = run.live_addr().unwrap();
+    let (run, addr) = live_in_memory();
     let (held_tx, held_rx) = std::sync::mpsc::channel::<()>();
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
@@ -518,14 +517,7 @@ async fn request(gate: Gate) {
 #[test]
 fn the_snapshot_shows_the_tasks_in_flight() {
     let _s = serial();
-    let run = sp::setup(
-        Options::new()
-            .in_memory()
-            .verbose(false)
-            .live("127.0.0.1:0"),
-    )
-    .unwrap();
-    let addr = run.live_addr().unwrap();
+    let (run, addr) = live_in_memory();
     let gate = std::sync::Arc::new((
         std::sync::atomic::AtomicBool::new(false),
         std::sync::Mutex::new(Vec::new()),
@@ -620,14 +612,7 @@ async fn both(a: Gate, b: Gate) {
 #[test]
 fn a_tasks_frames_side_by_side_are_listed_under_it() {
     let _s = serial();
-    let run = sp::setup(
-        Options::new()
-            .in_memory()
-            .verbose(false)
-            .live("127.0.0.1:0"),
-    )
-    .unwrap();
-    let addr = run.live_addr().unwrap();
+    let (run, addr) = live_in_memory();
     let gate = std::sync::Arc::new((
         std::sync::atomic::AtomicBool::new(false),
         std::sync::Mutex::new(Vec::new()),
@@ -711,14 +696,7 @@ async fn grows(early: usize, late: usize) {
 #[test]
 fn a_waiting_tasks_calls_are_counted_once_as_it_grows() {
     let _s = serial();
-    let run = sp::setup(
-        Options::new()
-            .in_memory()
-            .verbose(false)
-            .live("127.0.0.1:0"),
-    )
-    .unwrap();
-    let addr = run.live_addr().unwrap();
+    let (run, addr) = live_in_memory();
     let waker = std::task::Waker::noop();
     let mut cx = std::task::Context::from_waker(waker);
     let mut task = std::pin::pin!(grows(10, 100));

@@ -89,7 +89,7 @@ pub mod assemble;
 pub mod callmatch;
 #[path = "calltree/mod.rs"]
 pub mod calltree;
-#[path = "live.rs"]
+#[path = "live/mod.rs"]
 pub mod live;
 #[path = "merge/mod.rs"]
 pub mod merge;

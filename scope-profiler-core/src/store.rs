@@ -197,10 +197,9 @@ impl Store {
 
     /// Lists a task's stack (once: `registered`), for the live server.
     pub(crate) fn register_task_stack(&self, stack: &Arc<OpenStack>) {
-        // A task's recorder kept for the next task is listed already.
-        if stack.registered.load(Ordering::Relaxed)
-            || stack.registered.swap(true, Ordering::Relaxed)
-        {
+        // A recorder kept for the next task is listed already (a task's
+        // start tests `registered` inline before it calls this).
+        if stack.registered.swap(true, Ordering::Relaxed) {
             return;
         }
         let mut stacks = lock(&self.task_stacks);
