@@ -5,6 +5,9 @@ use std::ptr::NonNull;
 
 use super::HUGE_PAGE;
 
+mod samples;
+pub use samples::{Sample, Sampler};
+
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) const NAME: &str = "linux";
 /// The timeline of `monotonic_ns`.
@@ -251,11 +254,11 @@ pub fn user_from_database() -> String {
 
 /// `struct perf_event_attr`, zero-filled through its 120 bytes (the Python
 /// package's size: a kernel that knows fewer fields accepts trailing zeros).
-const PERF_ATTR_WORDS: usize = 15;
+pub(super) const PERF_ATTR_WORDS: usize = 15;
 /// `perf_event_open` flags: the descriptor is closed on exec.
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+pub(super) const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 /// `perf_type_id` of the kernel's software events.
-const PERF_TYPE_SOFTWARE: u32 = 1;
+pub(super) const PERF_TYPE_SOFTWARE: u32 = 1;
 /// `read_format`: `PERF_FORMAT_GROUP` (one read gives every member).
 const PERF_FORMAT_GROUP: u64 = 1 << 3;
 /// `exclude_kernel | exclude_hv`, as the Python package sets them (a user
