@@ -24,6 +24,13 @@
 //! even between polls, with the depth it was left at; `read_task` is the
 //! reader's side of that seqlock (its stores between the odd and even
 //! versions are read again if the version moved).
+//!
+//! A frame (a future first polled inside a task) has a stack of its own,
+//! listed like a task's once one of its polls ends pending while a live
+//! server runs (`set_frame`: where it was first polled, so that the
+//! server places it under that recorder's calls). A waiting task or frame
+//! also lends the server its private chunk of finished calls (`lend`),
+//! which are in no lane yet, and takes it back before they move.
 
 #![forbid(unsafe_code)]
 
