@@ -285,8 +285,19 @@ mod tests {
         std::hint::black_box(x)
     }
 
+    /// Under valgrind (scripts/memcheck.sh sets SP_MEMCHECK) the thread
+    /// runs valgrind's translation of its code, one thread at a time: the
+    /// samples' addresses are not the program's and their rate is not its
+    /// CPU time's. The ring's reading, what memcheck is there for, is
+    /// checked all the same.
+    fn under_valgrind() -> bool {
+        std::env::var_os("SP_MEMCHECK").is_some()
+    }
+
     #[test]
     fn a_busy_thread_is_sampled_at_its_rate_on_the_monotonic_clock() {
+        // Before the event opens: every sample is taken after.
+        let before = crate::platform::monotonic_ns() as u64;
         let mut sampler = match Sampler::open(1000, 16) {
             Ok(s) => s,
             Err(errno) => {
@@ -297,33 +308,40 @@ mod tests {
                 return;
             }
         };
-        let before = crate::platform::monotonic_ns() as u64;
         let cpu0 = crate::platform::thread_cpu_ns().unwrap_or(0);
         busy(std::time::Instant::now() + std::time::Duration::from_millis(300));
         let cpu = crate::platform::thread_cpu_ns().unwrap_or(0) - cpu0;
-        let after = crate::platform::monotonic_ns() as u64;
         let mut samples = Vec::new();
         let lost = sampler.drain(&mut |s| samples.push(s.clone()));
+        // After the drain: every sample it gave was taken before.
+        let after = crate::platform::monotonic_ns() as u64;
         assert_eq!(lost, 0);
         // 1 kHz of this thread's CPU time, within 20%.
         let expected = cpu as f64 / 1e6;
         let n = samples.len() as f64;
         assert!(
-            (n - expected).abs() <= expected * 0.2,
+            (n - expected).abs() <= expected * 0.2 || under_valgrind() && n > 0.0,
             "{n} samples for {expected:.0} ms of CPU"
         );
         let tid = crate::platform::native_thread_id() as u32;
         let busy_at = busy as fn(std::time::Instant) -> u64 as usize as u64;
         for s in &samples {
             assert_eq!(s.tid, tid);
-            assert!(before <= s.time_ns && s.time_ns <= after, "{s:?}");
+            assert!(
+                before <= s.time_ns && s.time_ns <= after,
+                "{s:?} not within {before}..{after}"
+            );
         }
         // Most land in `busy` (its code follows `busy_at`).
         let inside = samples
             .iter()
             .filter(|s| s.ip >= busy_at && s.ip < busy_at + 4096)
             .count();
-        assert!(inside * 2 > samples.len(), "{inside} of {}", samples.len());
+        assert!(
+            inside * 2 > samples.len() || under_valgrind(),
+            "{inside} of {}",
+            samples.len()
+        );
         // A second drain: only what came since (the timer runs on).
         let last = samples.iter().map(|s| s.time_ns).max().unwrap_or(0);
         sampler.drain(&mut |s| assert!(s.time_ns > last, "drained twice: {s:?}"));
@@ -369,12 +387,12 @@ mod tests {
         let expected = (crate::platform::thread_cpu_ns().unwrap_or(0) - cpu0) as f64 / 1e6;
         assert_eq!(lost, 0);
         assert!(
-            (samples as f64 - expected).abs() <= expected * 0.2,
+            (samples as f64 - expected).abs() <= expected * 0.2 || under_valgrind(),
             "{samples} samples for {expected:.0} ms of CPU"
         );
         // More bytes went through the ring than it holds (a sample is at
         // least 40 bytes).
-        assert!(samples * 40 > 2 * 4096, "{samples}");
+        assert!(samples * 40 > 2 * 4096 || under_valgrind(), "{samples}");
     }
 
     /// A ring not drained fills: the kernel counts what it could not write.
@@ -396,7 +414,7 @@ mod tests {
         let expected = (crate::platform::thread_cpu_ns().unwrap_or(0) - cpu0) as f64 / 1e6;
         let total = (samples + lost) as f64;
         assert!(
-            (total - expected).abs() <= expected * 0.2,
+            (total - expected).abs() <= expected * 0.2 || under_valgrind(),
             "{samples} + {lost} lost for {expected:.0} ms of CPU"
         );
     }
