@@ -10,6 +10,7 @@ use super::{Cold, FIRST_CHUNK, Hot};
 use crate::counters;
 use crate::lane::{Lane, Segment, TaskRecord};
 use crate::record::{Chunk, Record};
+use crate::store::Store;
 use crate::sync::lock;
 
 /// A thread's tasks lane and the chunk its blocks go to.
@@ -66,12 +67,18 @@ impl Cold {
                 len: 0,
             });
         }
-        let Some(store) = self.store.clone() else {
-            return;
-        };
-        let Some(tasks) = &mut self.tasks else {
-            return;
-        };
+        if let (Some(store), Some(tasks)) = (&self.store, &mut self.tasks) {
+            tasks.append(store, records, task);
+        }
+    }
+}
+
+impl TasksLane {
+    /// Appends a completed task's block of records (its depth-0 call last)
+    /// with the task, in one step for cuts; or, if there is no room for
+    /// all of it, counts its calls as dropped.
+    pub(super) fn append(&mut self, store: &Store, records: &[Record], task: TaskRecord) {
+        let tasks = self;
         let mut blocks = lock(&tasks.lane.tasks);
         let room = tasks.chunk.as_ref().map_or(0, |c| c.capacity() - tasks.len);
         if room < records.len() {
@@ -180,58 +187,100 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     // task's block appended), then the state kept as the thread's spare
     // for the next task (no allocation then). What is left in the slots
     // afterwards goes back to the store: nothing if the frame waits for
-    // an open call (its chunk is held there).
+    // an open call (its chunk is held there). A task's visit, on the
+    // thread of its session with no task polled around it, leaves the
+    // hot half armed (`Cold::with_unlent`).
     let (mut chunk_slot, mut task_slot) = (Some(chunk), Some(task));
-    let _ = Cold::with(|cold, hot| {
-        let (Some(chunk), Some(task)) = (chunk_slot.take(), task_slot.as_mut()) else {
-            return;
-        };
-        let mut alone = kept && !frame;
-        let mut chunk = if kept && frame {
-            match cold.nest(
-                hot,
-                generation,
-                start,
-                &root,
-                FrameCalls::Records(chunk, len),
-            ) {
-                Nesting::Placed(FrameCalls::Records(chunk, _)) => chunk,
-                Nesting::Alone(FrameCalls::Records(chunk, _)) => {
-                    alone = true;
-                    if let Some(store) = &task.store {
-                        task.record.index = store.next_task_index();
-                    }
-                    chunk
-                }
-                _ => return, // kept until an open call ends
+    let light = !frame
+        && Cold::with_unlent(|u, hot| {
+            let attached = u.task.is_none() && hot.generation.get() == generation;
+            let (true, Some(store), Some(tasks)) = (attached, u.store, u.tasks.as_mut()) else {
+                return false;
+            };
+            if tasks.generation != generation {
+                return false;
             }
-        } else {
-            chunk
-        };
-        if alone {
-            cold.append_block(hot, generation, &chunk.records()[..len], task.record);
-        }
-        let spare = cold.spare.is_none() && hot.generation.get() == generation;
-        match Arc::get_mut(&mut chunk) {
-            Some(only) if spare => only.clear(),
-            _ => {
-                chunk_slot = Some(chunk);
+            let Some(chunk) = chunk_slot.take() else {
+                return false;
+            };
+            if let (true, Some(task)) = (kept, &task_slot) {
+                tasks.append(store, &chunk.records()[..len], task.record);
+            }
+            match keep_spare(u.spare.is_none(), chunk, &mut task_slot, &mut root) {
+                Ok(spare) => *u.spare = Some(spare),
+                Err(chunk) => chunk_slot = Some(chunk),
+            }
+            true
+        }) == Some(true);
+    if !light {
+        let _ = Cold::with(|cold, hot| {
+            let (Some(chunk), Some(task)) = (chunk_slot.take(), task_slot.as_mut()) else {
                 return;
+            };
+            let mut alone = kept && !frame;
+            let chunk = if kept && frame {
+                match cold.nest(
+                    hot,
+                    generation,
+                    start,
+                    &root,
+                    FrameCalls::Records(chunk, len),
+                ) {
+                    Nesting::Placed(FrameCalls::Records(chunk, _)) => chunk,
+                    Nesting::Alone(FrameCalls::Records(chunk, _)) => {
+                        alone = true;
+                        if let Some(store) = &task.store {
+                            task.record.index = store.next_task_index();
+                        }
+                        chunk
+                    }
+                    _ => return, // kept until an open call ends
+                }
+            } else {
+                chunk
+            };
+            if alone {
+                cold.append_block(hot, generation, &chunk.records()[..len], task.record);
             }
-        }
-        let Some(mut task) = task_slot.take() else {
-            return;
-        };
-        task.chunk = Some(chunk);
-        (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
-        task.counts.active = false;
-        task.counts.root = std::mem::take(&mut root);
-        task.counts.root.fill(0);
-        cold.spare = Some(task);
-    });
+            let keep = cold.spare.is_none() && hot.generation.get() == generation;
+            match keep_spare(keep, chunk, &mut task_slot, &mut root) {
+                Ok(spare) => cold.spare = Some(spare),
+                Err(chunk) => chunk_slot = Some(chunk),
+            }
+        });
+    }
     if let (Some(chunk), Some(task)) = (chunk_slot, &task_slot)
         && let Some(store) = &task.store
     {
         store.recycle(chunk);
     }
+}
+
+/// The finished task's state, to be kept as its thread's spare for the
+/// next task (no allocation then) if `keep` (the thread has none, and is
+/// of the task's session): its chunk cleared for it, its counts zeroed.
+/// Else (or if a live reader still holds the chunk) the chunk back, for
+/// the store.
+fn keep_spare(
+    keep: bool,
+    mut chunk: Arc<Chunk>,
+    task_slot: &mut Option<Box<TaskState>>,
+    root: &mut Vec<u64>,
+) -> Result<Box<TaskState>, Arc<Chunk>> {
+    if !keep {
+        return Err(chunk);
+    }
+    match Arc::get_mut(&mut chunk) {
+        Some(only) => only.clear(),
+        None => return Err(chunk),
+    }
+    let Some(mut task) = task_slot.take() else {
+        return Err(chunk);
+    };
+    task.chunk = Some(chunk);
+    (task.len, task.depth, task.root, task.id) = (0, 0, 0, None);
+    task.counts.active = false;
+    task.counts.root = std::mem::take(root);
+    task.counts.root.fill(0);
+    Ok(task)
 }

@@ -66,76 +66,76 @@ pub(crate) enum Start {
     Off,
 }
 
-impl Cold {
-    /// The state of a new task (or, with `frame`, a frame of the task being
-    /// polled) of `region` first polled on the thread of lane `thread`: the
-    /// state the last finished one left here if it is of this session (no
-    /// allocation), else a new one with a private chunk from `store`.
-    pub(super) fn task_state(
-        &mut self,
-        generation: u32,
-        store: Arc<Store>,
-        thread: u32,
-        region: u32,
-        frame: bool,
-    ) -> Option<Box<TaskState>> {
-        let spare = self.spare.take().filter(|s| s.generation == generation);
-        let mut task = match spare {
-            Some(spare) => spare,
-            None => {
-                let chunk = store.new_task_chunk(TASK_CHUNK)?;
-                Box::new(TaskState {
-                    generation,
-                    lane: None,
-                    store: Some(Arc::clone(&store)),
-                    chunk: Some(chunk),
-                    stack: Stack::none(),
-                    id: None,
-                    depth: 0,
-                    len: 0,
-                    counts: RecCounts::default(),
-                    record: TaskRecord::default(),
-                    root: 0,
-                    parent: (0, 0),
-                })
-            }
-        };
-        // A frame gets a number only if it becomes a task.
-        let index = if frame {
-            u32::MAX
-        } else {
-            store.next_task_index()
-        };
-        task.id = Some(TaskId {
-            index,
-            thread,
-            frame,
-        });
-        let start = ticks();
-        // A task's stack, listed for the live server from its first poll on
-        // (a frame's is not a task: its calls show in its task's).
-        if !frame && task.stack.len() == 0 {
-            task.stack.grow(16);
+/// The state of a new task (or, with `frame`, a frame of the task being
+/// polled) of `region` first polled on the thread of lane `thread`: the
+/// state the last finished one left in `spare` if it is of this session (no
+/// allocation), else a new one with a private chunk from `store`.
+fn task_state(
+    spare: &mut Option<Box<TaskState>>,
+    generation: u32,
+    store: Arc<Store>,
+    thread: u32,
+    region: u32,
+    frame: bool,
+) -> Option<Box<TaskState>> {
+    let spare = spare.take().filter(|s| s.generation == generation);
+    let mut task = match spare {
+        Some(spare) => spare,
+        None => {
+            let chunk = store.new_task_chunk(TASK_CHUNK)?;
+            Box::new(TaskState {
+                generation,
+                lane: None,
+                store: Some(Arc::clone(&store)),
+                chunk: Some(chunk),
+                stack: Stack::none(),
+                id: None,
+                depth: 0,
+                len: 0,
+                counts: RecCounts::default(),
+                record: TaskRecord::default(),
+                root: 0,
+                parent: (0, 0),
+            })
         }
-        if let Some(stack) = task.stack.stack() {
-            stack.set_task((!frame).then_some((index, thread, start)));
-            // A recorder kept from the last task is listed already.
-            if !frame && !stack.registered.load(std::sync::atomic::Ordering::Relaxed) {
-                store.register_task_stack(stack);
-            }
-        }
-        task.record = TaskRecord {
-            index,
-            start,
-            end: 0,
-            region,
-            first_lane: thread,
-            polls: 0,
-            running: 0,
-        };
-        Some(task)
+    };
+    // A frame gets a number only if it becomes a task.
+    let index = if frame {
+        u32::MAX
+    } else {
+        store.next_task_index()
+    };
+    task.id = Some(TaskId {
+        index,
+        thread,
+        frame,
+    });
+    let start = ticks();
+    // A task's stack, listed for the live server from its first poll on
+    // (a frame's is not a task: its calls show in its task's).
+    if !frame && task.stack.len() == 0 {
+        task.stack.grow(16);
     }
+    if let Some(stack) = task.stack.stack() {
+        stack.set_task((!frame).then_some((index, thread, start)));
+        // A recorder kept from the last task is listed already.
+        if !frame && !stack.registered.load(std::sync::atomic::Ordering::Relaxed) {
+            store.register_task_stack(stack);
+        }
+    }
+    task.record = TaskRecord {
+        index,
+        start,
+        end: 0,
+        region,
+        first_lane: thread,
+        polls: 0,
+        running: 0,
+    };
+    Some(task)
+}
 
+impl Cold {
     /// A task being polled whose private chunk is full gets a lane of its
     /// own, which starts with that chunk. A frame grows its chunk first, up
     /// to the store's chunk size; past it (or with `force`), it gets a lane
@@ -215,19 +215,44 @@ impl Cold {
 /// first poll): a private chunk from the store, the next task number;
 /// unless a task is being polled here.
 pub(crate) fn start_task(generation: u32, region: u32) -> Start {
-    let started = Cold::with(|cold, hot| {
-        if cold.task.is_some() {
-            return Some(Start::InTask);
+    // On a thread attached to the session, nothing lent to the hot half
+    // changes: no disarming (`Cold::with_unlent`).
+    let light = Cold::with_unlent(|u, hot| {
+        if u.task.is_some() {
+            return Some(Some(Start::InTask));
         }
-        if !cold.attach(hot, generation) {
-            return None;
+        if hot.generation.get() != generation {
+            return None; // to attach first
         }
-        let store = cold.store.clone()?;
-        let thread = cold.lane.as_ref()?.index;
-        cold.task_state(generation, store, thread, region, false)
-            .map(Start::Task)
-    })
-    .flatten();
+        let (Some(store), Some(thread)) = (u.store, u.lane) else {
+            return Some(None);
+        };
+        let task = task_state(
+            u.spare,
+            generation,
+            Arc::clone(store),
+            thread,
+            region,
+            false,
+        );
+        Some(task.map(Start::Task))
+    });
+    let started = match light {
+        Some(Some(started)) => started,
+        Some(None) => Cold::with(|cold, hot| {
+            if cold.task.is_some() {
+                return Some(Start::InTask);
+            }
+            if !cold.attach(hot, generation) {
+                return None;
+            }
+            let store = cold.store.clone()?;
+            let thread = cold.lane.as_ref()?.index;
+            task_state(&mut cold.spare, generation, store, thread, region, false).map(Start::Task)
+        })
+        .flatten(),
+        None => None,
+    };
     started.unwrap_or(Start::Off)
 }
 
@@ -266,7 +291,14 @@ fn start_inside(generation: u32, region: u32, frame: bool) -> Option<Box<TaskSta
             Some(own) if frame => (own.start, u32::try_from(hot.depth.get()).unwrap_or(0)),
             _ => (0, 0),
         };
-        let mut task = cold.task_state(generation, store, around.thread, region, frame)?;
+        let mut task = task_state(
+            &mut cold.spare,
+            generation,
+            store,
+            around.thread,
+            region,
+            frame,
+        )?;
         task.parent = parent;
         Some(task)
     })
