@@ -43,6 +43,7 @@ mod layout;
 mod place;
 mod plan;
 mod rows;
+pub mod samples;
 mod spilled;
 mod tables;
 mod walk;
