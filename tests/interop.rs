@@ -157,3 +157,54 @@ print("json ok", counts)
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A sample file we write (`scope_profiler_reader::sps`) is what the
+/// Python package's `native_samples.read_samples` reads, field by field.
+#[test]
+fn python_reads_our_sample_file() {
+    use scope_profiler_reader::sps::{Sample, SampleFile};
+    let python = match reader_python(env!("CARGO_TARGET_TMPDIR"), true) {
+        Ok(p) => p,
+        Err(why) => return prerequisite_missing(&format!("interop test: {why}")),
+    };
+    let dir = integration_tests::temp_dir("interop-sps");
+    let path = dir.join("run_rank00002.sps");
+    let file = SampleFile {
+        rank: 2,
+        hz: 997,
+        ticks: 12345,
+        regions: vec!["main".into(), "sölve".into()],
+        modules: vec![("/bin/app".into(), 0x5555_0000_0000)],
+        samples: vec![
+            Sample {
+                region: 1,
+                module: 0,
+                address: 0x5555_0000_1234,
+            },
+            Sample {
+                region: -1,
+                module: -1,
+                address: 7,
+            },
+        ],
+    };
+    std::fs::write(&path, file.to_bytes()).unwrap();
+    let script = "import sys\n\
+        from scope_profiler.native_samples import read_samples\n\
+        f = read_samples(sys.argv[1])\n\
+        print(f.rank, f.hz, f.ticks, f.regions, f.modules, f.samples.tolist())\n";
+    let out = output_ok(
+        Command::new(&python).arg("-c").arg(script).arg(&path),
+        "run python",
+        "native_samples.read_samples failed",
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let (base, address) = (0x5555_0000_0000u64, 0x5555_0000_1234u64);
+    assert_eq!(
+        printed.trim(),
+        format!(
+            "2 997 12345 ['main', 'sölve'] [('/bin/app', {base})] [(1, 0, {address}), (-1, -1, 7)]"
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

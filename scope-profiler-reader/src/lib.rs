@@ -16,6 +16,7 @@ use scope_profiler_hdf5 as hdf5;
 
 pub mod export;
 pub mod live;
+pub mod sps;
 use internal::jsonfile;
 mod profile_reader;
 
