@@ -14,9 +14,21 @@
 use std::io;
 
 /// The file's first bytes.
+///
+/// ```
+/// use scope_profiler_reader::sps::{MAGIC, SampleFile};
+/// assert!(SampleFile::default().to_bytes().starts_with(MAGIC));
+/// ```
 pub const MAGIC: &[u8; 8] = b"SCOPESMP";
 
-/// The layout's version this crate writes and reads.
+/// The layout's version this crate writes and reads (the Python
+/// package's, 1).
+///
+/// ```
+/// use scope_profiler_reader::sps::{SampleFile, VERSION};
+/// let bytes = SampleFile::default().to_bytes();
+/// assert_eq!(bytes[8..12], VERSION.to_ne_bytes());
+/// ```
 pub const VERSION: i32 = 1;
 
 /// One sample: the innermost region open at it and where it fell.
