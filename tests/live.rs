@@ -498,6 +498,17 @@ impl std::future::Future for Gate {
     }
 }
 
+/// A gate's shared state, closed, with no waker yet.
+fn closed_gate() -> std::sync::Arc<(
+    std::sync::atomic::AtomicBool,
+    std::sync::Mutex<Vec<std::task::Waker>>,
+)> {
+    std::sync::Arc::new((
+        std::sync::atomic::AtomicBool::new(false),
+        std::sync::Mutex::new(Vec::new()),
+    ))
+}
+
 #[profile]
 async fn waits(gate: Gate) {
     gate.await;
@@ -518,10 +529,7 @@ async fn request(gate: Gate) {
 fn the_snapshot_shows_the_tasks_in_flight() {
     let _s = serial();
     let (run, addr) = live_in_memory();
-    let gate = std::sync::Arc::new((
-        std::sync::atomic::AtomicBool::new(false),
-        std::sync::Mutex::new(Vec::new()),
-    ));
+    let gate = closed_gate();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()
@@ -613,10 +621,7 @@ async fn both(a: Gate, b: Gate) {
 fn a_tasks_frames_side_by_side_are_listed_under_it() {
     let _s = serial();
     let (run, addr) = live_in_memory();
-    let gate = std::sync::Arc::new((
-        std::sync::atomic::AtomicBool::new(false),
-        std::sync::Mutex::new(Vec::new()),
-    ));
+    let gate = closed_gate();
     let waker = std::task::Waker::noop();
     let mut cx = std::task::Context::from_waker(waker);
     let mut task = std::pin::pin!(both(

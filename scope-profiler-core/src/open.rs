@@ -280,6 +280,15 @@ impl OpenStack {
         self.lent.load(Ordering::Relaxed)
     }
 
+    /// Takes back the chunk lent, if one is (a test of `lent`, no lock
+    /// otherwise): before the task's records move. Its recording thread
+    /// only.
+    pub(crate) fn take_back(&self) {
+        if self.lent() {
+            self.lend(None);
+        }
+    }
+
     /// From another thread: the first poll of the task whose chunk is
     /// lent now, if one is.
     pub(crate) fn lent_since(&self) -> Option<u64> {
@@ -417,6 +426,13 @@ impl Stack {
     pub(crate) fn end_poll(&self, depth: usize) {
         if let Some(s) = &self.0 {
             s.end_poll(depth);
+        }
+    }
+
+    /// See [`OpenStack::take_back`].
+    pub(crate) fn take_back(&self) {
+        if let Some(s) = &self.0 {
+            s.take_back();
         }
     }
 }

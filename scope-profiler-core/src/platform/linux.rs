@@ -6,7 +6,7 @@ use std::ptr::NonNull;
 use super::HUGE_PAGE;
 
 mod samples;
-pub use samples::{Sample, Sampler};
+pub use samples::Sampler;
 
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) const NAME: &str = "linux";
@@ -254,9 +254,9 @@ pub fn user_from_database() -> String {
 
 /// `struct perf_event_attr`, zero-filled through its 120 bytes (the Python
 /// package's size: a kernel that knows fewer fields accepts trailing zeros).
-pub(super) const PERF_ATTR_WORDS: usize = 15;
+const PERF_ATTR_WORDS: usize = 15;
 /// `perf_event_open` flags: the descriptor is closed on exec.
-pub(super) const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 /// `perf_type_id` of the kernel's software events.
 pub(super) const PERF_TYPE_SOFTWARE: u32 = 1;
 /// `read_format`: `PERF_FORMAT_GROUP` (one read gives every member).
@@ -264,6 +264,41 @@ const PERF_FORMAT_GROUP: u64 = 1 << 3;
 /// `exclude_kernel | exclude_hv`, as the Python package sets them (a user
 /// may count user space where kernel counting is barred).
 const PERF_EXCLUDE_KERNEL_HV: u64 = (1 << 5) | (1 << 6);
+
+/// A zeroed `perf_event_attr` of event `config` of type `kind`, its size
+/// set (`type` and `size`, two u32s, share the first word).
+pub(super) fn perf_attr(kind: u32, config: u64) -> [u64; PERF_ATTR_WORDS] {
+    let mut attr = [0u64; PERF_ATTR_WORDS];
+    let mut head = [0u8; 8];
+    head[..4].copy_from_slice(&kind.to_ne_bytes());
+    head[4..].copy_from_slice(&((PERF_ATTR_WORDS * 8) as u32).to_ne_bytes());
+    attr[0] = u64::from_ne_bytes(head);
+    attr[1] = config;
+    attr
+}
+
+/// Opens the event `attr` of the calling thread on any CPU, in the group
+/// of the open descriptor `leader` (-1: none), closed on exec; the errno
+/// if the kernel refused.
+pub(super) fn perf_event_open(attr: &[u64; PERF_ATTR_WORDS], leader: i32) -> Result<i32, i32> {
+    // SAFETY: `attr` is a perf_event_attr of the size its `size` field
+    // says (`perf_attr`), alive for the call; pid 0 / cpu -1 is the
+    // calling thread on any CPU; `leader` is -1 or an fd its caller owns.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr.as_ptr(),
+            0 as libc::pid_t,
+            -1 as libc::c_int,
+            leader as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+    }
+    Ok(fd as i32)
+}
 
 /// A perf counter group of the calling thread: its descriptors, the
 /// leader first.
@@ -299,33 +334,10 @@ impl PerfGroup {
     /// Opens one member of the group (the leader if it is the first) with
     /// the attribute flags `flags`; the errno if the kernel refused.
     fn open_one(&self, kind: u32, config: u64, flags: u64) -> Result<i32, i32> {
-        let mut attr = [0u64; PERF_ATTR_WORDS];
-        // `type` and `size`, two u32s, share the first word.
-        let mut head = [0u8; 8];
-        head[..4].copy_from_slice(&kind.to_ne_bytes());
-        head[4..].copy_from_slice(&((PERF_ATTR_WORDS * 8) as u32).to_ne_bytes());
-        attr[0] = u64::from_ne_bytes(head);
-        attr[1] = config;
+        let mut attr = perf_attr(kind, config);
         attr[4] = PERF_FORMAT_GROUP;
         attr[5] = flags;
-        let leader = self.fds.first().copied().unwrap_or(-1);
-        // SAFETY: `attr` is a zeroed perf_event_attr of the size its
-        // `size` field says, alive for the call; pid 0 / cpu -1 is the
-        // calling thread on any CPU; `leader` is -1 or our open fd.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                attr.as_ptr(),
-                0 as libc::pid_t,
-                -1 as libc::c_int,
-                leader as libc::c_int,
-                PERF_FLAG_FD_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
-        }
-        Ok(fd as i32)
+        perf_event_open(&attr, self.fds.first().copied().unwrap_or(-1))
     }
 
     /// Reads every member's count into `out` (one `read`); `false` if the

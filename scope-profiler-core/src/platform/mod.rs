@@ -319,7 +319,20 @@ impl std::fmt::Debug for PerfGroup {
     }
 }
 
-pub use os::Sample;
+/// One sample of a thread's sampling event ([`Sampler`]), as the kernel
+/// wrote it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// The thread's kernel id.
+    pub tid: u32,
+    /// CLOCK_MONOTONIC nanoseconds.
+    pub time_ns: u64,
+    /// The interrupted instruction's address.
+    pub ip: u64,
+    /// The return addresses of the user call chain, innermost first (the
+    /// interrupted address excluded; empty without frame pointers).
+    pub chain: Vec<u64>,
+}
 
 /// The calling thread's sampling event (`perf_event_open`'s `cpu-clock`,
 /// user space only): the kernel writes a sample (address, thread, time on

@@ -139,15 +139,6 @@ impl PerfGroup {
     }
 }
 
-/// One sample (none is ever taken here).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Sample {
-    pub tid: u32,
-    pub time_ns: u64,
-    pub ip: u64,
-    pub chain: Vec<u64>,
-}
-
 /// No sampling event off Linux (and in the portable build).
 pub struct Sampler;
 
@@ -156,7 +147,7 @@ impl Sampler {
         Err(38) // ENOSYS
     }
 
-    pub fn drain(&mut self, _f: &mut dyn FnMut(&Sample)) -> u64 {
+    pub fn drain(&mut self, _f: &mut dyn FnMut(&super::Sample)) -> u64 {
         0
     }
 }

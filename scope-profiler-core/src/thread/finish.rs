@@ -143,11 +143,7 @@ pub(crate) fn finish_task(mut task: Box<TaskState>, end: u64) {
     let _quiet = counters::suspend();
     // The calls lent to a live reader while the task waited are taken back
     // before they go to a lane (a reader counts them once).
-    if let Some(stack) = task.stack.stack()
-        && stack.lent()
-    {
-        stack.lend(None);
-    }
+    task.stack.take_back();
     task.record.end = end;
     let frame = task.id.is_some_and(|id| id.frame);
     if let Some(id) = task.id {

@@ -156,11 +156,7 @@ impl Cold {
                 let len = hot.len.get();
                 // The chunk lent while it waited goes: the bigger one is
                 // lent when it next waits.
-                if let Some(stack) = self.stack.stack()
-                    && stack.lent()
-                {
-                    stack.lend(None);
-                }
+                self.stack.take_back();
                 if let Some(chunk) = self.chunk.take() {
                     for (i, r) in chunk.records()[..len.min(chunk.records().len())]
                         .iter()
@@ -179,11 +175,7 @@ impl Cold {
         }
         // Its records go to its lane, where a live reader folds them: the
         // chunk lent while it waited is taken back first (counted once).
-        if let Some(stack) = self.stack.stack()
-            && stack.lent()
-        {
-            stack.lend(None);
-        }
+        self.stack.take_back();
         let lane = store.register_tasks_lane(task.thread, (!task.frame).then_some(task.index));
         if let Some(chunk) = &self.chunk {
             lock(&lane.segments).push(Segment::Memory(Arc::clone(chunk)));

@@ -8,7 +8,8 @@
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{PERF_ATTR_WORDS, PERF_FLAG_FD_CLOEXEC, PERF_TYPE_SOFTWARE};
+use super::{PERF_TYPE_SOFTWARE, perf_attr, perf_event_open};
+use crate::platform::Sample;
 
 /// `PERF_COUNT_SW_CPU_CLOCK`.
 const CPU_CLOCK: u64 = 0;
@@ -37,20 +38,6 @@ const MAX_CHAIN: usize = 128;
 /// `u64::MAX - 4095` up, which no user address reaches.
 const CONTEXT_MARKERS: u64 = u64::MAX - 4095;
 
-/// One sample as the kernel wrote it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Sample {
-    /// The thread's kernel id.
-    pub tid: u32,
-    /// CLOCK_MONOTONIC nanoseconds.
-    pub time_ns: u64,
-    /// The interrupted instruction's address.
-    pub ip: u64,
-    /// The return addresses of the user call chain, innermost first (the
-    /// interrupted address excluded; empty without frame pointers).
-    pub chain: Vec<u64>,
-}
-
 /// The calling thread's sampling event and its ring buffer.
 pub struct Sampler {
     fd: i32,
@@ -77,12 +64,7 @@ impl Sampler {
     /// of its CPU time, with a ring of `pages` data pages (rounded up to a
     /// power of two); the errno if the kernel refused.
     pub fn open(hz: u32, pages: usize) -> Result<Sampler, i32> {
-        let mut attr = [0u64; PERF_ATTR_WORDS];
-        let mut head = [0u8; 8];
-        head[..4].copy_from_slice(&PERF_TYPE_SOFTWARE.to_ne_bytes());
-        head[4..].copy_from_slice(&((PERF_ATTR_WORDS * 8) as u32).to_ne_bytes());
-        attr[0] = u64::from_ne_bytes(head);
-        attr[1] = CPU_CLOCK;
+        let mut attr = perf_attr(PERF_TYPE_SOFTWARE, CPU_CLOCK);
         attr[2] = u64::from(hz.max(1));
         attr[3] = SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CALLCHAIN;
         attr[5] = EXCLUDE_KERNEL | EXCLUDE_HV | FREQ | EXCLUDE_CALLCHAIN_KERNEL | USE_CLOCKID;
@@ -93,23 +75,7 @@ impl Sampler {
         } else {
             clock >> 32
         };
-        // SAFETY: `attr` is a zeroed perf_event_attr of the size its `size`
-        // field says, alive for the call; pid 0 / cpu -1 is the calling
-        // thread on any CPU; no group.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                attr.as_ptr(),
-                0 as libc::pid_t,
-                -1 as libc::c_int,
-                -1 as libc::c_int,
-                PERF_FLAG_FD_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
-        }
-        let fd = fd as i32;
+        let fd = perf_event_open(&attr, -1)?;
         // SAFETY: sysconf has no preconditions.
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
             .ok()
