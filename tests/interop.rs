@@ -160,6 +160,59 @@ print("json ok", counts)
 
 /// A sample file we write (`scope_profiler_reader::sps`) is what the
 /// Python package's `native_samples.read_samples` reads, field by field.
+/// A sampled session's `.sps` file, read by the Python package's
+/// `scope-profiler native-lines` (which symbolizes with addr2line or
+/// llvm-symbolizer): each region's hottest function is the one it spun in.
+#[test]
+fn native_lines_names_each_regions_hottest_function() {
+    use integration_tests::{busy_alpha, busy_beta};
+    use scope_profiler::{self as sp, Options};
+    let python = match reader_python(env!("CARGO_TARGET_TMPDIR"), true) {
+        Ok(p) => p,
+        Err(why) => return prerequisite_missing(&format!("interop test: {why}")),
+    };
+    if cfg!(scope_profiler_portable) {
+        return; // no sampling there (tests/sampling.rs checks the error)
+    }
+    let _serial = integration_tests::serial();
+    let dir = integration_tests::temp_dir("interop-native-lines");
+    let path = dir.join("native.h5");
+    if let Err(e) = sp::setup(
+        Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .sample_hz(1000),
+    ) {
+        return prerequisite_missing(&format!("no sampling here: {e}"));
+    }
+    sp::region("alpha").run(|| busy_alpha(300));
+    sp::region("beta").run(|| busy_beta(200));
+    let results = sp::finalize().unwrap();
+    let sps = results.samples_path().unwrap().to_path_buf();
+    let out = output_ok(
+        Command::new(&python)
+            .args(["-m", "scope_profiler", "native-lines", "--no-source"])
+            .arg(&sps),
+        "run scope-profiler native-lines",
+        "native-lines failed",
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    for (region, own) in [("alpha", "busy_alpha"), ("beta", "busy_beta")] {
+        // The region's block: its header, the table's header and rule,
+        // then its lines, hottest first.
+        let block = printed
+            .split("\n\n")
+            .find(|b| b.starts_with(&format!("{region}  (")))
+            .unwrap_or_else(|| panic!("no block for {region} in:\n{printed}"));
+        let hottest = block.lines().nth(3).unwrap_or("");
+        assert!(
+            hottest.contains(own) && hottest.contains("lib.rs:"),
+            "{region}'s hottest line is not in {own}:\n{printed}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn python_reads_our_sample_file() {
     use scope_profiler_reader::sps::{Sample, SampleFile};

@@ -343,3 +343,51 @@ pub fn profile_nesting(p: &Profile) -> nesting::NestingReport {
     let reader = scope_profiler_reader::ProfileReader::from_profile(p.clone()).expect("a reader");
     nesting::check_reader(&reader).expect("the events")
 }
+
+// Busy functions for the sampling tests (tests/sampling.rs, tests/interop.rs):
+// each region's samples must fall in its own.
+
+/// The calling thread's CPU time.
+pub fn cpu_time() -> std::time::Duration {
+    std::time::Duration::from_nanos(
+        scope_profiler_core::internal::platform::thread_cpu_ns()
+            .expect("a thread CPU clock on Linux") as u64,
+    )
+}
+
+/// Spins for `ms` of the thread's CPU time in its own code: the clock is
+/// read once per 100,000 steps of plain arithmetic (no call, even
+/// unoptimized), so nearly every sample falls here, not in the clock or a
+/// callee.
+#[inline(never)]
+pub fn busy_alpha(ms: u64) -> u64 {
+    let until = cpu_time() + std::time::Duration::from_millis(ms);
+    let mut x = 1u64;
+    while cpu_time() < until {
+        let mut i = 0u32;
+        while i < 100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            i += 1;
+        }
+    }
+    std::hint::black_box(x)
+}
+
+/// As [`busy_alpha`], another function.
+#[inline(never)]
+pub fn busy_beta(ms: u64) -> u64 {
+    let until = cpu_time() + std::time::Duration::from_millis(ms);
+    let mut x = 7u64;
+    while cpu_time() < until {
+        let mut i = 0u32;
+        while i < 100_000 {
+            x ^= x << 11;
+            x ^= x >> 9;
+            x ^= x << 23;
+            i += 1;
+        }
+    }
+    std::hint::black_box(x)
+}

@@ -330,20 +330,45 @@ impl CounterSet {
         PerfGroup::open(&self.perf).map(Some).map_err(|(i, errno)| {
             let first = usize::from(self.allocations) * ALLOC_EVENTS.len();
             let name = self.names.get(first + i).map_or("?", String::as_str);
-            let reason = std::io::Error::from_raw_os_error(errno);
-            let hint = match errno {
-                1 | 13 => {
-                    "; kernel policy may forbid this (check /proc/sys/kernel/perf_event_paranoid)"
-                }
-                2 | 19 | 95 => "; this machine (a VM without a PMU, say) does not count it",
-                _ => "",
-            };
             Error::InvalidOption {
                 option: "perf_events",
-                message: format!("could not open perf event {name:?}: {reason}{hint}"),
+                message: format!(
+                    "could not open perf event {name:?}: {}",
+                    perf_refusal(errno)
+                ),
             }
         })
     }
+}
+
+/// Why the kernel refused a perf event (`perf_event_open` or its ring's
+/// `mmap`): the errno's meaning and what usually causes it.
+///
+/// ```
+/// use scope_profiler_core::internal::counters::perf_refusal;
+/// assert!(perf_refusal(13).contains("perf_event_paranoid"));
+/// assert!(perf_refusal(24).contains("file descriptors"));
+/// ```
+pub fn perf_refusal(errno: i32) -> String {
+    let reason = std::io::Error::from_raw_os_error(errno);
+    let hint = match errno {
+        1 | 13 => {
+            "; kernel policy may forbid this (check /proc/sys/kernel/perf_event_paranoid, \
+             and for a sampling ring /proc/sys/kernel/perf_event_mlock_kb)"
+        }
+        2 | 19 | 95 => "; this machine (a VM without a PMU, say) does not count it",
+        22 => {
+            "; the kernel does not take these settings (a sampling rate above \
+             /proc/sys/kernel/perf_event_max_sample_rate, say)"
+        }
+        23 | 24 => "; the process is out of file descriptors (ulimit -n)",
+        38 => {
+            "; perf events are counted on Linux only, not in a build with \
+             --cfg scope_profiler_portable"
+        }
+        _ => "",
+    };
+    format!("{reason}{hint}")
 }
 
 #[cfg(test)]

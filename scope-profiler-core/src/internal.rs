@@ -55,6 +55,8 @@ pub mod lanemeta;
 pub mod open;
 #[path = "record.rs"]
 pub mod record;
+#[path = "sampling.rs"]
+pub mod sampling;
 #[path = "spill.rs"]
 pub mod spill;
 #[path = "store.rs"]

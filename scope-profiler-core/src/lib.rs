@@ -25,6 +25,6 @@ use internal::comm;
 use internal::{
     active, assemble, callmatch, callmeta, callsite, calltree, clock, config, counters, error,
     fxhash, histogram, json, lane, lanemeta, metadata, open, options, placement, platform, profile,
-    publish, record, region, registry, scratch, sink, spill, store, sync, task, thread, trace,
-    value,
+    publish, record, region, registry, sampling, scratch, sink, spill, store, sync, task, thread,
+    trace, value,
 };

@@ -31,6 +31,7 @@ use crate::open::OpenStack;
 use crate::options::OnSpillFailure;
 use crate::platform::PerfGroup;
 use crate::record::{Chunk, HUGE_PAGE, Record};
+use crate::sampling::Sampling;
 use crate::scratch;
 use crate::spill::{self, Encoder};
 use crate::sync::{fork_epoch, lock};
@@ -74,6 +75,8 @@ pub struct Limits {
     pub aggregate: bool,
     /// What the session's threads count besides time (`None`: nothing).
     pub counters: Option<Arc<CounterSet>>,
+    /// The rate at which recording threads are sampled (`None`: not).
+    pub sample_hz: Option<u32>,
 }
 
 /// The lanes of a session and its memory bound.
@@ -117,6 +120,9 @@ pub struct Store {
     /// The threads whose perf group could not be opened, each with why
     /// (`thread NAME (tid N): ...`): their calls count no perf events.
     pub perf_failures: Mutex<Vec<String>>,
+    /// The recording threads' sampling events and their samples, if the
+    /// session samples (closed with the store).
+    sampling: Option<Arc<Sampling>>,
     /// The stacks of the session's tasks (see `open`), for the live server:
     /// weak, so a task's stack goes when its recorder does.
     task_stacks: Mutex<TaskStacks>,
@@ -149,6 +155,10 @@ impl Store {
     /// A store within `limits`, spilling into a scratch file in `dir`.
     pub fn new(limits: Limits, dir: PathBuf) -> Arc<Store> {
         let max_chunk = (limits.memory / 64 / RECORD_BYTES).clamp(1024, HUGE_PAGE / RECORD_BYTES);
+        // Samples may take an eighth of the memory limit, besides it.
+        let sampling = limits
+            .sample_hz
+            .map(|hz| Arc::new(Sampling::new(hz, limits.memory / 8)));
         Arc::new(Store {
             lanes: Mutex::new(Vec::new()),
             limits,
@@ -174,6 +184,7 @@ impl Store {
             counter_tables: Mutex::new(Vec::new()),
             perf_groups: Mutex::new(Vec::new()),
             perf_failures: Mutex::new(Vec::new()),
+            sampling,
             task_stacks: Mutex::new(TaskStacks::default()),
             reading: Mutex::new(()),
             watch: OnceLock::new(),
@@ -183,6 +194,11 @@ impl Store {
     /// What the session counts besides time, if anything.
     pub fn counters(&self) -> Option<&Arc<CounterSet>> {
         self.limits.counters.as_ref()
+    }
+
+    /// The session's sampling, if it samples.
+    pub fn sampling(&self) -> Option<&Arc<Sampling>> {
+        self.sampling.as_ref()
     }
 
     /// Whether the session keeps per-region totals instead of records.
@@ -323,6 +339,9 @@ impl Store {
             .name("scope-profiler-spill".into())
             .spawn(move || store.run_writer())
             .ok();
+        if let Some(sampling) = &self.sampling {
+            sampling.start();
+        }
     }
 
     /// Stops the background writer and waits for it.
@@ -357,6 +376,9 @@ impl Store {
         // session holds no file descriptor of it.
         for group in std::mem::take(&mut *lock(&self.perf_groups)) {
             lock(&group).take();
+        }
+        if let Some(sampling) = &self.sampling {
+            sampling.close();
         }
         let lanes = std::mem::take(&mut *lock(&self.lanes));
         crate::record::keeping_spares(|| {

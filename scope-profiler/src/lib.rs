@@ -81,13 +81,13 @@
 #[cfg(feature = "live")]
 use scope_profiler_core::internal::json;
 use scope_profiler_core::internal::{
-    clock, counters, error, options, profile, publish, scratch, sync, value,
+    clock, counters, error, options, platform, profile, publish, scratch, sync, value,
 };
 #[cfg(feature = "mpi")]
-use scope_profiler_core::internal::{comm, fxhash, platform};
+use scope_profiler_core::internal::{comm, fxhash};
 
 // 2. Records, lanes and memory.
-use scope_profiler_core::internal::store;
+use scope_profiler_core::internal::{sampling, store};
 
 // 3. Names.
 use scope_profiler_core::internal::registry;
@@ -111,6 +111,7 @@ use scope_profiler_hdf5 as hdf5;
 use scope_profiler_reader as reader;
 mod python;
 mod results;
+mod samples;
 
 // 8. Lifecycle: setup, checkpoint, finalize.
 mod session;

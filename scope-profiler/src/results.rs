@@ -12,6 +12,7 @@ use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
 use crate::profile::{Profile, RecordingHealth, RegionCounters, RegionStatistics};
 use crate::reader::internal::jsonfile::{self, Document, JsonSink};
+use crate::reader::sps::SampleFile;
 use crate::sink::{IndexRow, MemorySink};
 
 /// `row` with its source file as the metadata level shows it (a suffix of it).
@@ -95,6 +96,30 @@ pub struct Results {
     statistics: Vec<RegionStatistics>,
     /// Per region, the counters of a session that counts.
     counters: Vec<RegionCounters>,
+    /// A sampled session's samples, and where they were written.
+    samples: Option<(SampleFile, Option<PathBuf>)>,
+}
+
+/// A sampled session's samples, as the `.sps` file holds them, written
+/// beside the profile at `profile` (if the session writes one) for `rank`.
+fn publish_samples(
+    plan: &mut Plan,
+    profile: Option<&Path>,
+    rank: i32,
+) -> Result<Option<(SampleFile, Option<PathBuf>)>, Error> {
+    let Some(sampled) = plan.sampled.take() else {
+        return Ok(None);
+    };
+    let file = crate::samples::sample_file(&sampled, plan, rank);
+    let path = match profile {
+        Some(profile) => {
+            let path = crate::samples::sample_path(profile, rank);
+            crate::samples::write(&file, &path)?;
+            Some(path)
+        }
+        None => None,
+    };
+    Ok(Some((file, path)))
 }
 
 /// The planned profile, emitted into memory, with its call tree.
@@ -209,6 +234,7 @@ impl Results {
                 (Some(profile), summary, None)
             }
         };
+        let samples = publish_samples(&mut plan, file_path.as_deref(), 0)?;
         let results = Results {
             profile,
             summary,
@@ -217,6 +243,7 @@ impl Results {
             write_path,
             statistics,
             counters: std::mem::take(&mut plan.counters),
+            samples,
         };
         if read::verbose(options) {
             eprintln!("{results}");
@@ -236,7 +263,10 @@ impl Results {
         path: &Path,
     ) -> Result<Results, Error> {
         let written = crate::collective::write(&mut plan, options, comm, path)?;
+        let rank = i32::try_from(comm.rank()).unwrap_or(i32::MAX);
+        let samples = publish_samples(&mut plan, Some(path), rank)?;
         let results = Results {
+            samples,
             profile: None,
             summary: written.summary,
             file_path: Some(path.to_path_buf()),
@@ -299,6 +329,7 @@ impl Results {
             health: plan.health,
             write_path: WritePath::Memory,
             counters: plan.counters,
+            samples: None,
         };
         if read::verbose(options) {
             eprintln!("{results}");
@@ -317,6 +348,7 @@ impl Results {
             write_path: WritePath::Deactivated,
             statistics: Vec::new(),
             counters: Vec::new(),
+            samples: None,
         }
     }
 
@@ -460,6 +492,44 @@ impl Results {
         &self.health
     }
 
+    /// A sampled session's samples ([`Options::sample_hz`](crate::Options::sample_hz)):
+    /// each sample's region (an index into the profile's region names, -1
+    /// outside every call), module and address, as the `.sps` file beside
+    /// the profile holds them; `None` if the session did not sample.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// // Sampling needs Linux's perf events: elsewhere `setup` says why.
+    /// if sp::setup(Options::new().in_memory().verbose(false).sample_hz(1000)).is_ok() {
+    ///     sp::region("spin").run(|| {
+    ///         let t = std::time::Instant::now();
+    ///         while t.elapsed().as_millis() < 50 {}
+    ///     });
+    ///     let results = sp::finalize()?;
+    ///     let samples = results.samples().unwrap();
+    ///     assert_eq!(samples.hz, 1000);
+    ///     assert_eq!(samples.regions, ["spin"]);
+    ///     assert!(results.samples_path().is_none()); // in memory
+    /// }
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn samples(&self) -> Option<&SampleFile> {
+        self.samples.as_ref().map(|(file, _)| file)
+    }
+
+    /// Where a sampled session's samples were written: beside the profile,
+    /// `<stem>_rank<NNNNN>.sps` (`None` in memory or without sampling).
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// sp::setup(Options::new().in_memory().verbose(false))?;
+    /// assert!(sp::finalize()?.samples_path().is_none());
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn samples_path(&self) -> Option<&Path> {
+        self.samples.as_ref().and_then(|(_, path)| path.as_deref())
+    }
+
     /// How the events were written (for tests of the writer; hidden from
     /// the documented API with [`WritePath`]).
     ///
@@ -530,6 +600,23 @@ impl std::fmt::Display for Results {
                  entrypoint. Mark one with #[profile(recursive)], or record every traced \
                  function with Options::trace_all(true) (SCOPE_PROFILER_TRACE_ALL=1)."
             )?;
+        }
+        if let Some((samples, path)) = &self.samples {
+            let landed = samples.samples.iter().filter(|s| s.region >= 0).count();
+            write!(
+                f,
+                "  {} samples at {} Hz, {landed} in regions",
+                samples.samples.len(),
+                samples.hz
+            )?;
+            match path {
+                Some(path) => writeln!(
+                    f,
+                    "; written to {} (scope-profiler native-lines {0})",
+                    path.display()
+                )?,
+                None => writeln!(f)?,
+            }
         }
         match &self.file_path {
             Some(path) => {

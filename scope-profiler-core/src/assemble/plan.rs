@@ -11,7 +11,10 @@ use std::sync::Arc;
 use super::counter_totals;
 use super::layout::{Layout, layout};
 use super::place::Walked;
-use super::tables::{complete_regions, health_metadata, task_info, task_table, thread_info};
+use super::samples::Sampled;
+use super::tables::{
+    complete_regions, health_metadata, sampling_metadata, task_info, task_table, thread_info,
+};
 use super::walk::WalkInput;
 use crate::callmatch::KeyedMeta;
 use crate::clock::{Anchor, TickConverter};
@@ -22,6 +25,7 @@ use crate::profile::{
     CallPath, DroppedCalls, RecordingHealth, RegionCounters, RegionStatistics, TaskInfo, ThreadInfo,
 };
 use crate::registry::{self, RegionTable};
+use crate::sampling::SampleCut;
 use crate::sink::{self, IndexRow};
 use crate::store::Store;
 use crate::sync::lock;
@@ -55,6 +59,12 @@ pub struct Plan {
     /// Every lane's call paths (set by the walk; `None` past
     /// `MAX_CALL_PATHS`).
     pub call_paths: Option<Vec<CallPath>>,
+    /// The samples taken up to the cut, if the session samples (given to
+    /// calls by the walk).
+    pub(super) sample_cut: Option<SampleCut>,
+    /// The samples, each given to the innermost call open at its time (set
+    /// by the walk).
+    pub sampled: Option<Sampled>,
 }
 
 /// The memory the placed calls may hold while the file is written, and
@@ -174,6 +184,11 @@ pub fn plan(
         .filter(|l| !l.is_spliced())
         .map(|l| l.cut())
         .collect();
+    // The samples up to the cut's end: a call that ended before it holds
+    // only samples taken before it.
+    let sample_cut = store
+        .sampling()
+        .map(|s| s.cut(u64::try_from(span.end.ns).unwrap_or(0)));
     // After the lanes: a keyed entry is added before its call's record.
     let keyed = KeyedMeta::new(&lock(&store.keyed_metadata));
     let (tasks, task_pos) = task_table(&lanes);
@@ -219,6 +234,9 @@ pub fn plan(
         perf_events_not_counted: lock(&store.perf_failures).clone(),
     };
     metadata.extend(health_metadata(&health, origin));
+    if let Some(cut) = &sample_cut {
+        metadata.extend(sampling_metadata(cut));
+    }
     Ok(Plan {
         metadata,
         threads: lanes
@@ -255,5 +273,7 @@ pub fn plan(
         walked: Walked::default(),
         statistics: Vec::new(),
         call_paths: None,
+        sample_cut,
+        sampled: None,
     })
 }

@@ -24,20 +24,30 @@ pub struct Span {
     pub region: u32,
 }
 
-/// Gives each of `times` (one lane's samples, sorted) the innermost of
-/// `calls` (the lane's finished calls, in any order) open at it; `None`
-/// where no call was. The calls of one lane nest, so of the calls open at a
-/// time the deepest is the innermost.
-///
-/// Each call visits the samples it holds (two binary searches find them):
-/// the work is the calls plus, per sample, the calls open at its time.
-pub fn attribute(times: &[u64], calls: impl IntoIterator<Item = Span>) -> Vec<Option<Landing>> {
-    debug_assert!(times.is_sorted(), "the samples' times are sorted");
-    let mut out: Vec<Option<Landing>> = vec![None; times.len()];
-    for call in calls {
-        let lo = times.partition_point(|&t| t < call.start);
-        let hi = times.partition_point(|&t| t < call.end).max(lo);
-        for slot in &mut out[lo..hi] {
+/// Samples given to calls as the calls come: each call visits the samples
+/// it holds (two binary searches find them), so the work is the calls
+/// plus, per sample, the calls open at its time. The calls of one lane
+/// nest, so of the calls open at a time the deepest is the innermost.
+pub struct Attribution<'t> {
+    times: &'t [u64],
+    landed: Vec<Option<Landing>>,
+}
+
+impl<'t> Attribution<'t> {
+    /// For `times`, one lane's samples, sorted.
+    pub fn new(times: &'t [u64]) -> Attribution<'t> {
+        debug_assert!(times.is_sorted(), "the samples' times are sorted");
+        Attribution {
+            times,
+            landed: vec![None; times.len()],
+        }
+    }
+
+    /// A finished call of the lane, in any order.
+    pub fn call(&mut self, call: Span) {
+        let lo = self.times.partition_point(|&t| t < call.start);
+        let hi = self.times.partition_point(|&t| t < call.end).max(lo);
+        for slot in &mut self.landed[lo..hi] {
             if slot.is_none_or(|l| call.depth >= l.depth) {
                 *slot = Some(Landing {
                     region: call.region,
@@ -46,7 +56,50 @@ pub fn attribute(times: &[u64], calls: impl IntoIterator<Item = Span>) -> Vec<Op
             }
         }
     }
-    out
+
+    /// Where each sample landed (`None`: outside every call).
+    pub fn finish(self) -> Vec<Option<Landing>> {
+        self.landed
+    }
+}
+
+/// Gives each of `times` (one lane's samples, sorted) the innermost of
+/// `calls` (the lane's finished calls, in any order) open at it; `None`
+/// where no call was. See [`Attribution`].
+pub fn attribute(times: &[u64], calls: impl IntoIterator<Item = Span>) -> Vec<Option<Landing>> {
+    let mut a = Attribution::new(times);
+    for call in calls {
+        a.call(call);
+    }
+    a.finish()
+}
+
+/// A sample of the session, given to a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LandedSample {
+    /// The sampled thread's index in the file's threads.
+    pub thread: u32,
+    /// CLOCK_MONOTONIC ns.
+    pub time_ns: u64,
+    /// The interrupted instruction's address.
+    pub ip: u64,
+    /// The index row (the file's region) of the innermost call open on the
+    /// thread then; `None` outside every recorded call.
+    pub row: Option<u32>,
+}
+
+/// A session's samples up to the cut, each given to a call.
+#[derive(Clone, Debug, Default)]
+pub struct Sampled {
+    /// Samples per second of a thread's CPU time.
+    pub hz: u32,
+    /// Every sample kept, thread by thread, in time order in each.
+    pub samples: Vec<LandedSample>,
+    /// Samples not kept (past the memory bound) or lost by the kernel (a
+    /// full ring).
+    pub missed: u64,
+    /// The threads whose event could not be opened, each with why.
+    pub failures: Vec<String>,
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::lane::{Lane, LaneCut, TaskRecord};
 use crate::metadata::json_string;
 use crate::profile::{RecordingHealth, TaskInfo, ThreadInfo};
 use crate::registry::{self, RegionInfo, RegionTable};
+use crate::sampling::SampleCut;
 use crate::sync::lock;
 use crate::value::Value;
 
@@ -96,6 +97,24 @@ pub(super) fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(
             .collect();
         out.push((
             "perf_events_not_counted".into(),
+            format!("[{}]", threads.join(", ")).into(),
+        ));
+    }
+    out
+}
+
+/// The file's notes on a session's sampling: the rate, the samples kept
+/// and missed, and the threads that could not be sampled.
+pub(super) fn sampling_metadata(cut: &SampleCut) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = vec![
+        ("sample_hz".into(), cut.hz.into()),
+        ("samples".into(), cut.len().into()),
+        ("samples_missed".into(), (cut.dropped + cut.lost).into()),
+    ];
+    if !cut.failures.is_empty() {
+        let threads: Vec<String> = cut.failures.iter().map(|t| json_string(t)).collect();
+        out.push((
+            "samples_not_taken".into(),
             format!("[{}]", threads.join(", ")).into(),
         ));
     }

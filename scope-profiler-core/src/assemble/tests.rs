@@ -68,6 +68,7 @@ fn input() -> WalkInput {
         on_failure: OnSpillFailure::KeepInMemory,
         aggregate: false,
         counters: None,
+        sample_hz: None,
     };
     WalkInput {
         conv: TickConverter::new(start, end),

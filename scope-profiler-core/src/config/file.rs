@@ -52,6 +52,9 @@ const PYTHON_KEYS: &[&str] = &[
     "live",
     "live_token",
     "start_paused",
+    // Sampling inside regions (Options::sample_hz; the C library's
+    // SCOPE_PROFILER_SAMPLE_HZ).
+    "sample_hz",
 ];
 
 /// The group tables (`[profiling.memray]`, `[profiling.gpu]`,
@@ -472,6 +475,18 @@ impl Options {
             "live_token" => self.live_token(s.string(src)?),
             "start_paused" => self.start_paused(s.boolean(src)?),
             "perf_events" => self.perf_events(s.strings(src)?),
+            "sample_hz" => {
+                let n = s.integer(src)?;
+                match u32::try_from(n) {
+                    Ok(hz) => self.sample_hz(hz),
+                    Err(_) => {
+                        return Err(src.error(
+                            s.span(),
+                            format!("`sample_hz` must be 0 (off) or a rate in Hz, got {n}"),
+                        ));
+                    }
+                }
+            }
             "metadata_detail" => match s.string(src)? {
                 "minimal" => self.full_metadata(false),
                 "full" => self.full_metadata(true),
@@ -708,6 +723,7 @@ mod tests {
             "live_token",
             "start_paused",
             "perf_events",
+            "sample_hz",
             "metadata_detail",
             "enable_tags",
             "hdf5_chunk_size",

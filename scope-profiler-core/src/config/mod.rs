@@ -38,6 +38,7 @@ impl Options {
     /// | `SCOPE_PROFILER_LIVE` | — | [`Options::live`] (`127.0.0.1:7878`) |
     /// | `SCOPE_PROFILER_LIVE_TOKEN` | — | [`Options::live_token`] |
     /// | `SCOPE_PROFILER_AUTO_FINALIZE` | same | nothing: one warning line if true (see the README) |
+    /// | `SCOPE_PROFILER_SAMPLE_HZ` | the C library's | [`Options::sample_hz`] (`0`: off) |
     /// | `SCOPE_PROFILER_MPI` | same | with the `mpi` feature, true: `Options::mpi` on the world communicator (MPI initialized by the application first, else an `Err`); ignored without the feature |
     ///
     /// Booleans are `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`, in any
@@ -139,6 +140,18 @@ impl Options {
         if let Some(token) = get(LIVE_TOKEN)? {
             options = options.live_token(token);
         }
+        if let Some(hz) = get(SAMPLE_HZ)? {
+            match hz.trim().parse::<u32>() {
+                Ok(hz) => options = options.sample_hz(hz),
+                Err(_) => {
+                    return Err(env_error(
+                        SAMPLE_HZ,
+                        &hz,
+                        "expected 0 (off) or a rate in Hz, a whole number",
+                    ));
+                }
+            }
+        }
         #[cfg(feature = "mpi")]
         if env_bool(MPI, get(MPI)?)? == Some(true) {
             if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
@@ -169,6 +182,7 @@ const TRACK_ALLOCATIONS: &str = "SCOPE_PROFILER_TRACK_ALLOCATIONS";
 const DISABLE: &str = "SCOPE_PROFILER_DISABLE";
 const LIVE: &str = "SCOPE_PROFILER_LIVE";
 const LIVE_TOKEN: &str = "SCOPE_PROFILER_LIVE_TOKEN";
+const SAMPLE_HZ: &str = "SCOPE_PROFILER_SAMPLE_HZ";
 const AUTO_FINALIZE: &str = "SCOPE_PROFILER_AUTO_FINALIZE";
 #[cfg(feature = "mpi")]
 const MPI: &str = "SCOPE_PROFILER_MPI";
@@ -273,6 +287,29 @@ mod tests {
         assert_eq!(read::live_token(&o), Some("t0k"));
         let err = Options::new().with_env(env(&[(LIVE, " ")])).unwrap_err();
         assert!(err.to_string().contains(LIVE), "{err}");
+    }
+
+    #[test]
+    fn env_sample_hz() {
+        let o = Options::new()
+            .with_env(env(&[(SAMPLE_HZ, " 997 ")]))
+            .unwrap();
+        assert_eq!(read::sample_hz(&o), Some(997));
+        let o = Options::new()
+            .sample_hz(50)
+            .with_env(env(&[(SAMPLE_HZ, "0")]))
+            .unwrap();
+        assert_eq!(read::sample_hz(&o), None);
+        for bad in ["", "-1", "1e3", "fast", "4294967296"] {
+            let text = Options::new()
+                .with_env(env(&[(SAMPLE_HZ, bad)]))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                text.contains(SAMPLE_HZ) && text.contains(&format!("{bad:?}")),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! `Options` and its defaults here; its settings by group: `output.rs`
 //! (file or memory, label, compression, chunks), `limits.rs` (memory, disk,
 //! spill failures), `recording.rs` (what is recorded), `counters.rs`,
-//! `metadata.rs`, `live.rs` (the live server, starting paused), `mpi.rs`
+//! `metadata.rs`, `live.rs` (the live server, starting paused), `sampling.rs`
+//! (samples inside regions), `mpi.rs`
 //! (feature `mpi`).
 
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ mod mpi;
 mod output;
 pub mod read;
 mod recording;
+mod sampling;
 
 use std::path::PathBuf;
 
@@ -62,6 +64,7 @@ pub struct Options {
     pub(crate) aggregation: bool,
     pub(crate) track_allocations: bool,
     pub(crate) perf_events: Vec<String>,
+    pub(crate) sample_hz: u32,
     pub(crate) deactivate: bool,
     pub(crate) metadata_detail: MetadataDetail,
     pub(crate) user_metadata: Vec<(String, Value)>,
@@ -94,6 +97,7 @@ impl Default for Options {
             aggregation: false,
             track_allocations: false,
             perf_events: Vec::new(),
+            sample_hz: 0,
             deactivate: false,
             metadata_detail: MetadataDetail::Minimal,
             user_metadata: Vec::new(),

@@ -29,6 +29,15 @@ pub fn perf_events(options: &Options) -> &[String] {
     &options.perf_events
 }
 
+/// The rate at which recording threads are sampled, `None` when off.
+///
+/// ```
+/// assert_eq!(scope_profiler_core::internal::options::read::sample_hz(&scope_profiler::Options::new()), None);
+/// ```
+pub fn sample_hz(options: &Options) -> Option<u32> {
+    (options.sample_hz > 0).then_some(options.sample_hz)
+}
+
 /// The memory bound for recorded calls, in bytes.
 ///
 /// ```

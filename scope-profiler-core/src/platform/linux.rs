@@ -5,7 +5,9 @@ use std::ptr::NonNull;
 
 use super::HUGE_PAGE;
 
+mod modules;
 mod samples;
+pub use modules::modules;
 pub use samples::Sampler;
 
 #[cfg_attr(not(test), allow(dead_code))]

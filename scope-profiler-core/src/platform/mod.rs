@@ -80,8 +80,16 @@ pub(crate) fn monotonic_ns() -> i64 {
     os::monotonic_ns()
 }
 
-/// CPU time of the calling thread, in nanoseconds; `None` where unknown.
-pub(crate) fn thread_cpu_ns() -> Option<i64> {
+/// CPU time of the calling thread, in nanoseconds; `None` where unknown
+/// (the portable build).
+///
+/// ```
+/// use scope_profiler_core::internal::platform::thread_cpu_ns;
+/// if let (Some(a), Some(b)) = (thread_cpu_ns(), thread_cpu_ns()) {
+///     assert!(a <= b);
+/// }
+/// ```
+pub fn thread_cpu_ns() -> Option<i64> {
     os::thread_cpu_ns()
 }
 
@@ -359,6 +367,30 @@ impl std::fmt::Debug for Sampler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Sampler")
     }
+}
+
+/// A file mapped into the process with code in it: an executable, a shared
+/// object, or a pseudo-file such as `[vdso]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    /// Its path (or the kernel's name for a pseudo-file).
+    pub path: String,
+    /// The address of its offset 0 (0 for a fixed-address executable): an
+    /// address minus it is what `addr2line -e PATH` takes.
+    pub base: u64,
+    /// Its executable ranges, `[start, end)`.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// The files with code mapped into the process now (`/proc/self/maps` on
+/// Linux; none in the portable build).
+///
+/// ```
+/// let code = scope_profiler_core::internal::platform::modules();
+/// assert!(code.iter().all(|m| !m.ranges.is_empty()));
+/// ```
+pub fn modules() -> Vec<Module> {
+    os::modules()
 }
 
 /// A test cannot run what it means to test here: under `CI=true` that

@@ -269,6 +269,11 @@ impl Cold {
         // A stack of the lane's own, which the live server may read.
         self.stack.renew(self.stack.len().max(64));
         *lock(&lane.open) = self.stack.shared();
+        // The thread's sampling event, once per session (its samples are
+        // given to this lane's calls at the cut).
+        if let Some(sampling) = store.sampling() {
+            sampling.open_thread(lane.index);
+        }
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;

@@ -42,6 +42,7 @@ pub(crate) fn in_session<R>(memory: usize, f: impl FnOnce(&Arc<Session>) -> R) -
         on_failure: crate::options::OnSpillFailure::KeepInMemory,
         aggregate: false,
         counters: None,
+        sample_hz: None,
     };
     let filter = TagFilter::new(&options);
     let session = Arc::new(Session::new(

@@ -20,6 +20,7 @@ pub(super) fn check_setup(options: &Options) -> Result<(), Error> {
     if read::deactivate(options) {
         return Ok(());
     }
+    check_sampling(options)?;
     if let Output::File(path) = read::output(options) {
         check_output_path(path)?;
         check_json_output(options, path)?;
@@ -45,6 +46,46 @@ pub(super) fn check_json_output(options: &Options, path: &Path) -> Result<(), Er
         });
     }
     Ok(())
+}
+
+/// A session that samples needs records to give the samples to, and an
+/// event the kernel opens: tried here, on the thread that calls `setup`.
+fn check_sampling(options: &Options) -> Result<(), Error> {
+    let Some(hz) = read::sample_hz(options) else {
+        return Ok(());
+    };
+    let refuse = |message: String| {
+        Err(Error::InvalidOption {
+            option: "sample_hz",
+            message,
+        })
+    };
+    if !crate::platform::HAS_PERF_EVENTS {
+        return refuse(format!(
+            "sampling needs Linux's perf_event_open; this build is for {}, which has \
+             none{}",
+            std::env::consts::OS,
+            if cfg!(scope_profiler_portable) {
+                " (built with --cfg scope_profiler_portable)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if read::aggregation(options) {
+        return refuse(
+            "an aggregation-mode session keeps per-region totals, not the calls a sample \
+             is given to: sample a session that records calls"
+                .to_owned(),
+        );
+    }
+    match crate::platform::Sampler::open(hz, crate::sampling::RING_PAGES) {
+        Ok(_) => Ok(()),
+        Err(errno) => refuse(format!(
+            "the kernel refused a cpu-clock sampling event at {hz} Hz: {}",
+            crate::counters::perf_refusal(errno)
+        )),
+    }
 }
 
 /// Option values `setup` refuses, naming the option.

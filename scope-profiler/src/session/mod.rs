@@ -185,6 +185,7 @@ pub(crate) fn setup(options: Options) -> Result<Run, Error> {
         on_failure: read::on_spill_failure(&options),
         aggregate: read::aggregation(&options),
         counters: counter_set.map(Arc::new),
+        sample_hz: read::sample_hz(&options),
     };
     let trace_all = read::trace_all(&options);
     let envelope = read::session_region(&options);

@@ -1,0 +1,355 @@
+//! A session's samples (issue 39, [`Options::sample_hz`]): one sampling
+//! event per recording thread (`platform::Sampler`), opened when the
+//! thread joins the session and closed when the session ends, and a
+//! background thread that drains their rings every few milliseconds into
+//! per-lane lists of (time, address), within a bound on their memory.
+//!
+//! Nothing here runs on a call's path: a thread opens its event once, when
+//! it joins the session (`thread::Cold::attach`); the samples are given to
+//! calls at the cut (`assemble::samples`).
+//!
+//! [`Options::sample_hz`]: crate::options::Options::sample_hz
+
+#![forbid(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use crate::counters::perf_refusal;
+use crate::platform::Sampler;
+use crate::sync::lock;
+
+/// Data pages of each thread's ring: 16 KiB, a few hundred samples with
+/// short call chains, drained every [`DRAIN_EVERY`]. Small, because the
+/// kernel counts every ring against the user's `perf_event_mlock_kb`.
+pub const RING_PAGES: usize = 4;
+
+/// How often the rings are drained.
+const DRAIN_EVERY: Duration = Duration::from_millis(10);
+
+/// Bytes a kept sample takes: its time and its address.
+pub const SAMPLE_BYTES: usize = 16;
+
+/// Threads named on stderr when their event cannot be opened; the rest
+/// are only in the file's recording notes.
+const PRINTED_FAILURES: usize = 8;
+
+/// One lane's samples, in time order: CLOCK_MONOTONIC ns and the
+/// interrupted instruction's address.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaneSamples {
+    pub times: Vec<u64>,
+    pub ips: Vec<u64>,
+}
+
+/// The samples of a session up to a cut.
+#[derive(Clone, Debug, Default)]
+pub struct SampleCut {
+    /// Samples per second of a thread's CPU time.
+    pub hz: u32,
+    /// By thread lane index.
+    pub lanes: Vec<LaneSamples>,
+    /// Samples not kept: past the memory bound.
+    pub dropped: u64,
+    /// Samples the kernel lost (a ring was full when it wrote).
+    pub lost: u64,
+    /// The threads whose event could not be opened, each with why.
+    pub failures: Vec<String>,
+}
+
+impl SampleCut {
+    /// Samples kept, on every lane.
+    pub fn len(&self) -> usize {
+        self.lanes.iter().map(|l| l.times.len()).sum()
+    }
+
+    /// Whether no sample was kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A thread's event and the lane its samples go to.
+struct ThreadSampler {
+    lane: u32,
+    sampler: Sampler,
+}
+
+#[derive(Default)]
+struct Log {
+    lanes: Vec<LaneSamples>,
+    kept: usize,
+    dropped: u64,
+    lost: u64,
+}
+
+/// A session's sampling: the threads' events and the samples drained.
+pub struct Sampling {
+    hz: u32,
+    /// Samples kept at most (the memory bound over [`SAMPLE_BYTES`]).
+    max_samples: usize,
+    threads: Mutex<Vec<ThreadSampler>>,
+    log: Mutex<Log>,
+    /// The threads whose event could not be opened, each with why.
+    failures: Mutex<Vec<String>>,
+    stop: Mutex<bool>,
+    wake: Condvar,
+    drainer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Closed: threads joining later open no event.
+    closed: AtomicBool,
+}
+
+impl Sampling {
+    /// Sampling at `hz`, keeping at most `max_bytes` of samples.
+    pub fn new(hz: u32, max_bytes: usize) -> Sampling {
+        Sampling {
+            hz,
+            max_samples: (max_bytes / SAMPLE_BYTES).max(1),
+            threads: Mutex::new(Vec::new()),
+            log: Mutex::new(Log::default()),
+            failures: Mutex::new(Vec::new()),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+            drainer: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The rate asked for.
+    pub fn hz(&self) -> u32 {
+        self.hz
+    }
+
+    /// Opens the calling thread's event, its samples for lane `lane`; a
+    /// thread whose event the kernel refuses is named (on stderr, the first
+    /// few) and listed with the errno's meaning, never sampled as idle.
+    pub fn open_thread(&self, lane: u32) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        match Sampler::open(self.hz, RING_PAGES) {
+            Ok(sampler) => lock(&self.threads).push(ThreadSampler { lane, sampler }),
+            Err(errno) => {
+                let thread = std::thread::current();
+                let what = format!(
+                    "thread {} (tid {}): {}",
+                    thread.name().unwrap_or("unnamed"),
+                    crate::platform::native_thread_id(),
+                    perf_refusal(errno)
+                );
+                let mut failures = lock(&self.failures);
+                match failures.len() {
+                    n if n < PRINTED_FAILURES => eprintln!(
+                        "scope-profiler: warning: cannot sample {what}; its time has no \
+                         samples (the file's metadata samples_not_taken lists such threads)"
+                    ),
+                    PRINTED_FAILURES => eprintln!(
+                        "scope-profiler: warning: more threads cannot open their sampling \
+                         event (samples_not_taken in the file lists them all)"
+                    ),
+                    _ => {}
+                }
+                failures.push(what);
+            }
+        }
+    }
+
+    /// Starts the thread that drains the rings; `false` if it cannot start
+    /// (then the rings are drained only at each cut, and a busy thread's
+    /// ring may fill: the kernel counts what it lost).
+    pub fn start(self: &Arc<Self>) -> bool {
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("scope-profiler-sampler".into())
+            .spawn(move || {
+                let mut stop = lock(&me.stop);
+                while !*stop {
+                    stop = me
+                        .wake
+                        .wait_timeout(stop, DRAIN_EVERY)
+                        .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+                    if *stop {
+                        break;
+                    }
+                    drop(stop);
+                    me.drain();
+                    stop = lock(&me.stop);
+                }
+            });
+        match spawned {
+            Ok(handle) => {
+                *lock(&self.drainer) = Some(handle);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Moves what every ring holds into the lanes' lists.
+    pub fn drain(&self) {
+        let mut threads = lock(&self.threads);
+        let mut log = lock(&self.log);
+        let log = &mut *log;
+        let max = self.max_samples;
+        for t in threads.iter_mut() {
+            let lane = t.lane as usize;
+            if log.lanes.len() <= lane {
+                log.lanes.resize_with(lane + 1, LaneSamples::default);
+            }
+            let (lanes, kept, dropped) = (&mut log.lanes, &mut log.kept, &mut log.dropped);
+            let into = &mut lanes[lane];
+            log.lost += t.sampler.drain(&mut |s| {
+                if *kept < max {
+                    into.times.push(s.time_ns);
+                    into.ips.push(s.ip);
+                    *kept += 1;
+                } else {
+                    *dropped += 1;
+                }
+            });
+        }
+    }
+
+    /// The samples taken before `until_ns` (CLOCK_MONOTONIC), the rings
+    /// drained first; the session samples on.
+    pub fn cut(&self, until_ns: u64) -> SampleCut {
+        self.drain();
+        let log = lock(&self.log);
+        let lanes = log
+            .lanes
+            .iter()
+            .map(|l| {
+                let n = l.times.partition_point(|&t| t < until_ns);
+                LaneSamples {
+                    times: l.times[..n].to_vec(),
+                    ips: l.ips[..n].to_vec(),
+                }
+            })
+            .collect();
+        SampleCut {
+            hz: self.hz,
+            lanes,
+            dropped: log.dropped,
+            lost: log.lost,
+            failures: lock(&self.failures).clone(),
+        }
+    }
+
+    /// Events open now (each holds a file descriptor).
+    pub fn open_events(&self) -> usize {
+        lock(&self.threads).len()
+    }
+
+    /// Ends sampling with the session: stops the drainer and closes every
+    /// thread's event (its descriptor and ring), whether or not its thread
+    /// still runs.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        *lock(&self.stop) = true;
+        self.wake.notify_all();
+        if let Some(handle) = lock(&self.drainer).take() {
+            let _ = handle.join();
+        }
+        lock(&self.threads).clear();
+    }
+}
+
+impl std::fmt::Debug for Sampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampling").field("hz", &self.hz).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spins for `ms` of the thread's CPU time (wall time where there is
+    /// no thread CPU clock).
+    fn busy(ms: u64) -> u64 {
+        let ns = |start: std::time::Instant| {
+            crate::platform::thread_cpu_ns().unwrap_or_else(|| start.elapsed().as_nanos() as i64)
+        };
+        let wall = std::time::Instant::now();
+        let until = ns(wall) + ms as i64 * 1_000_000;
+        let mut x = 1u64;
+        while ns(wall) < until {
+            for _ in 0..1000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        }
+        x
+    }
+
+    /// Samples land in their thread's lane, in time order, and stop at
+    /// the cut; closing leaves no event open.
+    #[test]
+    fn threads_samples_go_to_their_lanes_until_the_cut() {
+        if crate::platform::IMPLEMENTATION != "linux" {
+            let s = Sampling::new(1000, 1 << 20);
+            s.open_thread(0);
+            assert_eq!(s.open_events(), 0);
+            assert_eq!(lock(&s.failures).len(), 1, "the portable build says why");
+            return;
+        }
+        let s = Arc::new(Sampling::new(1000, 1 << 20));
+        if Sampler::open(1000, 1).is_err() {
+            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+            return;
+        }
+        assert!(s.start());
+        std::thread::scope(|scope| {
+            for lane in [0u32, 3] {
+                let s = &s;
+                scope.spawn(move || {
+                    s.open_thread(lane);
+                    busy(150);
+                });
+            }
+        });
+        assert_eq!(s.open_events(), 2);
+        let all = s.cut(u64::MAX);
+        assert_eq!(all.lanes.len(), 4);
+        assert!(all.lanes[1].times.is_empty() && all.lanes[2].times.is_empty());
+        let valgrind = std::env::var_os("SP_MEMCHECK").is_some();
+        for lane in [0, 3] {
+            let l = &all.lanes[lane];
+            assert!(l.times.is_sorted(), "lane {lane}");
+            assert_eq!(l.times.len(), l.ips.len());
+            // 150 ms of CPU at 1 kHz (valgrind runs it slower and its
+            // rate is not the program's).
+            if !valgrind {
+                assert!(
+                    (100..=200).contains(&l.times.len()),
+                    "lane {lane}: {}",
+                    l.times.len()
+                );
+            }
+        }
+        let middle = all.lanes[0].times[all.lanes[0].times.len() / 2];
+        let cut = s.cut(middle);
+        assert_eq!(cut.lanes[0].times.len(), all.lanes[0].times.len() / 2);
+        assert!(cut.lanes[0].times.iter().all(|&t| t < middle));
+        s.close();
+        assert_eq!(s.open_events(), 0);
+        s.open_thread(1);
+        assert_eq!(s.open_events(), 0, "closed: no thread opens an event");
+    }
+
+    /// Past the memory bound samples are counted, not kept.
+    #[test]
+    fn samples_past_the_bound_are_counted() {
+        if crate::platform::IMPLEMENTATION != "linux" || Sampler::open(1000, 1).is_err() {
+            crate::platform::prerequisite_missing("no sampling event here");
+            return;
+        }
+        let s = Sampling::new(1000, 10 * SAMPLE_BYTES);
+        s.open_thread(0);
+        busy(100);
+        let cut = s.cut(u64::MAX);
+        assert_eq!(cut.len(), 10);
+        assert!(cut.dropped > 0, "{cut:?}");
+        s.close();
+    }
+}
