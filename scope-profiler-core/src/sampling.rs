@@ -21,7 +21,7 @@ use crate::platform::Sampler;
 use crate::sync::lock;
 
 /// Data pages of each thread's ring: 16 KiB, a few hundred samples with
-/// short call chains, drained every [`DRAIN_EVERY`]. Small, because the
+/// short call chains, drained every 10 ms. Small, because the
 /// kernel counts every ring against the user's `perf_event_mlock_kb`.
 pub const RING_PAGES: usize = 4;
 
