@@ -180,6 +180,57 @@ fn a_region_on_four_threads() {
     );
 }
 
+#[scope_profiler::profile("spinning_task")]
+async fn spinning_task(ms: u64) -> u64 {
+    let mut x = busy_alpha(ms / 2);
+    // Back to the runtime: the rest may run on another worker.
+    tokio::task::yield_now().await;
+    x ^= busy_alpha(ms / 2);
+    x
+}
+
+/// A task's samples go to the task's calls, whichever worker polls it:
+/// the workers record no call of their own, yet the samples taken while
+/// they poll the tasks land in the tasks' region.
+#[test]
+fn a_tasks_samples_go_to_its_region_whichever_worker_polls_it() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    sp::setup(Options::new().in_memory().verbose(false).sample_hz(HZ)).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let tasks: Vec<_> = (0..4).map(|_| tokio::spawn(spinning_task(120))).collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    drop(runtime);
+    let results = sp::finalize().unwrap();
+    let file = results.samples().unwrap();
+    let profile = results.profile().unwrap();
+    assert_eq!(profile.tasks.len(), 4, "four tasks recorded");
+    let region = file
+        .regions
+        .iter()
+        .position(|r| r == "spinning_task")
+        .unwrap() as i32;
+    let total = file.samples.len() as f64;
+    let in_task = file.samples.iter().filter(|s| s.region == region).count() as f64;
+    // 4 x 120 ms of CPU at 1 kHz; nearly every sample of the process is
+    // the tasks' (the runtime's own work is a few samples).
+    let expected = 4.0 * 120.0 * f64::from(HZ) / 1000.0;
+    assert!(
+        (in_task - expected).abs() <= 0.2 * expected,
+        "{in_task} samples in the tasks' region, {total} in all, {expected} expected"
+    );
+    assert!(in_task >= 0.9 * total, "{in_task} of {total} in the tasks");
+}
+
 /// The perf events this process holds open (each a descriptor).
 fn open_perf_events() -> usize {
     std::fs::read_dir("/proc/self/fd")

@@ -8,6 +8,13 @@
 //! it joins the session (`thread::Cold::attach`); the samples are given to
 //! calls at the cut (`assemble::samples`).
 //!
+//! A sample taken while an instrumented task was polled belongs to the
+//! task's calls, which are in no thread's lane: each thread logs the
+//! intervals in which it polled a task (`PollLog`, a lock its thread and
+//! the drainer share, only in a sampled session), and the drainer marks
+//! the samples of each interval with the task's number, then forgets the
+//! interval: the memory is the samples', not the polls'.
+//!
 //! [`Options::sample_hz`]: crate::options::Options::sample_hz
 
 #![forbid(unsafe_code)]
@@ -16,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use crate::clock::{Anchor, TickConverter};
 use crate::counters::perf_refusal;
 use crate::platform::Sampler;
 use crate::sync::lock;
@@ -28,19 +36,47 @@ pub const RING_PAGES: usize = 4;
 /// How often the rings are drained.
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
 
-/// Bytes a kept sample takes: its time and its address.
-pub const SAMPLE_BYTES: usize = 16;
+/// Bytes a kept sample takes: its time, its address and its task.
+pub const SAMPLE_BYTES: usize = 20;
+
+/// The task of a sample taken while no task was polled on its thread.
+pub const NO_TASK: u32 = u32::MAX;
 
 /// Threads named on stderr when their event cannot be opened; the rest
 /// are only in the file's recording notes.
 const PRINTED_FAILURES: usize = 8;
 
-/// One lane's samples, in time order: CLOCK_MONOTONIC ns and the
-/// interrupted instruction's address.
+/// One lane's samples, in time order: CLOCK_MONOTONIC ns, the
+/// interrupted instruction's address, and the number of the task polled
+/// on the thread then ([`NO_TASK`]: none).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LaneSamples {
     pub times: Vec<u64>,
     pub ips: Vec<u64>,
+    pub tasks: Vec<u32>,
+}
+
+/// An interval in which a thread polled a task: the task's number and the
+/// ticks at the poll's start and end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Poll {
+    task: u32,
+    start: u64,
+    end: u64,
+}
+
+/// A thread's polls of tasks not yet read by the drainer.
+#[derive(Debug)]
+pub struct PollLog {
+    lane: u32,
+    polls: Mutex<Vec<Poll>>,
+}
+
+impl PollLog {
+    /// The thread polled task `task` from `start` to `end` (ticks).
+    pub fn push(&self, task: u32, start: u64, end: u64) {
+        lock(&self.polls).push(Poll { task, start, end });
+    }
 }
 
 /// The samples of a session up to a cut.
@@ -98,6 +134,11 @@ pub struct Sampling {
     drainer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Closed: threads joining later open no event.
     closed: AtomicBool,
+    /// The threads' polls of tasks (see the module's comment).
+    poll_logs: Mutex<Vec<Arc<PollLog>>>,
+    /// When sampling started: with the drain's time, the map from a poll's
+    /// ticks to the samples' clock.
+    start: Anchor,
 }
 
 impl Sampling {
@@ -113,7 +154,19 @@ impl Sampling {
             wake: Condvar::new(),
             drainer: Mutex::new(None),
             closed: AtomicBool::new(false),
+            poll_logs: Mutex::new(Vec::new()),
+            start: Anchor::now(),
         }
+    }
+
+    /// The log of the polls of tasks on the thread of lane `lane`.
+    pub fn poll_log(&self, lane: u32) -> Arc<PollLog> {
+        let log = Arc::new(PollLog {
+            lane,
+            polls: Mutex::new(Vec::new()),
+        });
+        lock(&self.poll_logs).push(Arc::clone(&log));
+        log
     }
 
     /// The rate asked for.
@@ -186,8 +239,16 @@ impl Sampling {
         }
     }
 
-    /// Moves what every ring holds into the lanes' lists.
+    /// Moves what every ring holds into the lanes' lists, and marks the
+    /// samples taken during the polls of tasks logged since.
     pub fn drain(&self) {
+        // The polls first: each ended before the rings are read, so its
+        // samples are read now or were before.
+        let polls: Vec<(u32, Vec<Poll>)> = lock(&self.poll_logs)
+            .iter()
+            .map(|l| (l.lane, std::mem::take(&mut *lock(&l.polls))))
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
         let mut threads = lock(&self.threads);
         let mut log = lock(&self.log);
         let log = &mut *log;
@@ -203,11 +264,30 @@ impl Sampling {
                 if *kept < max {
                     into.times.push(s.time_ns);
                     into.ips.push(s.ip);
+                    into.tasks.push(NO_TASK);
                     *kept += 1;
                 } else {
                     *dropped += 1;
                 }
             });
+        }
+        drop(threads);
+        if polls.is_empty() {
+            return;
+        }
+        let conv = TickConverter::through(&[self.start, Anchor::now()]);
+        let ns = |ticks: u64| u64::try_from(conv.ns(ticks)).unwrap_or(0);
+        for (lane, polls) in polls {
+            let Some(l) = log.lanes.get_mut(lane as usize) else {
+                continue; // no sample on that thread yet: none in its polls
+            };
+            for p in polls {
+                let lo = l.times.partition_point(|&t| t < ns(p.start));
+                let hi = l.times.partition_point(|&t| t < ns(p.end)).max(lo);
+                for task in &mut l.tasks[lo..hi] {
+                    *task = p.task;
+                }
+            }
         }
     }
 
@@ -224,6 +304,7 @@ impl Sampling {
                 LaneSamples {
                     times: l.times[..n].to_vec(),
                     ips: l.ips[..n].to_vec(),
+                    tasks: l.tasks[..n].to_vec(),
                 }
             })
             .collect();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::Plan;
 use super::rows::rows_metadata;
-use super::samples::{Attribution, LandedSample, Landing, Sampled, Span as CallSpan};
+use super::samples::{LandedSample, Landing, Sampled, Span as CallSpan, Targets};
 use super::spilled::Spilled;
 use super::walk::{Met, Visitor, WalkInput, walk_lane};
 use crate::callmatch::{KeyedMeta, LaneMeta};
@@ -47,9 +47,7 @@ impl Plan {
         let input = &self.walk;
         let layout = &self.layout;
         let mut placing = Placing {
-            samples: cut.as_ref(),
-            attribution: None,
-            landed: Vec::new(),
+            targets: cut.as_ref().map(|cut| Targets::new(cut, &input.task_pos)),
             exclusive: vec![0i64; layout.regions.len()],
             // Each lane's calls of a region fill its part of the row
             // backwards: `cursor` goes from the end of the lane's part to
@@ -110,7 +108,7 @@ impl Plan {
             exclusive,
             mut call_meta,
             summary,
-            landed,
+            targets,
             ..
         } = placing;
         self.walked.exclusive = exclusive;
@@ -119,8 +117,8 @@ impl Plan {
             row_of[region as usize] = row as u32;
         }
         self.call_paths = paths.finish(|region| row_of[region as usize]);
-        if let Some(cut) = cut {
-            self.sampled = Some(sampled(cut, landed, &row_of));
+        if let (Some(cut), Some(targets)) = (cut, targets) {
+            self.sampled = Some(sampled(cut, targets.finish(), &row_of));
         }
         call_meta.sort_by_key(|(slot, _)| *slot); // stable: precedence kept
         self.walked.row_metadata = rows_metadata(layout, &call_meta);
@@ -147,11 +145,8 @@ struct Placing<'a, P: Placer> {
     keyed: Option<&'a KeyedMeta>,
     matched: Vec<Arc<CallMetadata>>,
     summary: TreeBuilder,
-    /// The session's samples, if it samples; those of the lane being
-    /// walked given to its calls; where each lane's samples landed.
-    samples: Option<&'a SampleCut>,
-    attribution: Option<Attribution<'a>>,
-    landed: Vec<(u32, Vec<Option<Landing>>)>,
+    /// The session's samples, if it samples, given to the calls met.
+    targets: Option<Targets>,
 }
 
 impl<'a, P: Placer> Placing<'a, P> {
@@ -174,20 +169,7 @@ impl<'a, P: Placer> Placing<'a, P> {
             LaneKind::Thread => LaneMeta::new(&lane.metadata),
             LaneKind::Tasks => None,
         };
-        // A thread's samples go to its own lane's calls (a task's, polled
-        // on it, are not given to the task yet).
-        self.attribution = match (lane.lane.kind, self.samples) {
-            (LaneKind::Thread, Some(cut)) => cut
-                .lanes
-                .get(lane.lane.index as usize)
-                .filter(|l| !l.times.is_empty())
-                .map(|l| Attribution::new(&l.times)),
-            _ => None,
-        };
         walk_lane(self, input, lane, source)?;
-        if let Some(a) = self.attribution.take() {
-            self.landed.push((lane.lane.index, a.finish()));
-        }
         past_lane(&mut self.cursor);
         Ok(())
     }
@@ -227,14 +209,18 @@ impl<P: Placer> Visitor for Placing<'_, P> {
             self.call_meta
                 .extend(self.matched.drain(..).map(|m| (slot, m)));
         }
-        if let Some(a) = &mut self.attribution {
+        if let Some(targets) = &mut self.targets {
             let start = u64::try_from(c.start).unwrap_or(0);
-            a.call(CallSpan {
-                start,
-                end: start.saturating_add(u64::try_from(c.duration).unwrap_or(0)),
-                depth: c.depth as u32,
-                region,
-            });
+            targets.call(
+                c.thread,
+                c.task,
+                CallSpan {
+                    start,
+                    end: start.saturating_add(u64::try_from(c.duration).unwrap_or(0)),
+                    depth: c.depth as u32,
+                    region,
+                },
+            );
         }
         let call = self.call;
         self.placer.put(PlacedCall {
@@ -254,14 +240,10 @@ impl<P: Placer> Visitor for Placing<'_, P> {
 
 /// The samples of `cut`, each with the index row of the call it landed in
 /// (`landed`, by lane; `row_of`, by session region id).
-fn sampled(cut: SampleCut, landed: Vec<(u32, Vec<Option<Landing>>)>, row_of: &[u32]) -> Sampled {
+fn sampled(cut: SampleCut, landed: Vec<Vec<Option<Landing>>>, row_of: &[u32]) -> Sampled {
     let mut samples = Vec::with_capacity(cut.len());
     for (lane, l) in cut.lanes.iter().enumerate() {
-        let rows = landed
-            .iter()
-            .find(|(i, _)| *i as usize == lane)
-            .map(|(_, rows)| rows.as_slice())
-            .unwrap_or(&[]);
+        let rows = landed.get(lane).map_or(&[][..], Vec::as_slice);
         for (i, (&time_ns, &ip)) in l.times.iter().zip(&l.ips).enumerate() {
             let row = rows
                 .get(i)

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::counting::{Counting, RecCounts};
 use super::finish::TasksLane;
 use super::frames::{DEFERS, Deferred, FrameCalls};
-use super::tasks::{TaskId, TaskState};
+use super::tasks::{Polling, TaskId, TaskState};
 use super::{COLD, FIRST_CHUNK, HOT, Hot, SEQ_BASES};
 use crate::active;
 use crate::clock::{thread_cpu_ns, ticks};
@@ -58,6 +58,9 @@ pub(super) struct Cold {
     /// The thread's block of one-value metadata scopes being filled (also
     /// in its own lane), lent to `Hot` while no task is polled.
     pub(super) meta: Option<Arc<MetaBlock>>,
+    /// In a sampled session: the log of the thread's polls of tasks (see
+    /// `Cold::swap_task`).
+    pub(super) polls: Option<Box<Polling>>,
 }
 
 /// What `Cold` never lends to the hot half, for [`Cold::with_unlent`]:
@@ -270,10 +273,15 @@ impl Cold {
         self.stack.renew(self.stack.len().max(64));
         *lock(&lane.open) = self.stack.shared();
         // The thread's sampling event, once per session (its samples are
-        // given to this lane's calls at the cut).
-        if let Some(sampling) = store.sampling() {
+        // given to this lane's calls at the cut, or to the tasks polled
+        // here, which it logs).
+        self.polls = store.sampling().map(|sampling| {
             sampling.open_thread(lane.index);
-        }
+            Box::new(Polling {
+                log: sampling.poll_log(lane.index),
+                open: None,
+            })
+        });
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;

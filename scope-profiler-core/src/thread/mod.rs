@@ -75,6 +75,7 @@ thread_local! {
             deferred: Vec::new(),
             own: None,
             meta: None,
+            polls: None,
         })
     };
 }

@@ -10,6 +10,7 @@ use crate::clock::ticks;
 use crate::lane::{Lane, Segment, TaskRecord};
 use crate::open::Stack;
 use crate::record::Chunk;
+use crate::sampling::PollLog;
 use crate::store::Store;
 use crate::sync::lock;
 
@@ -21,6 +22,13 @@ pub(super) struct TaskId {
     /// A future polled inside a task (a frame of it): its calls go as one
     /// block to the recorder around it when it ends, not to a lane.
     pub(super) frame: bool,
+}
+
+/// A sampled session's log of a thread's polls of tasks, and the task it
+/// polls now with the ticks its poll started at.
+pub(super) struct Polling {
+    pub(super) log: Arc<PollLog>,
+    pub(super) open: Option<(u32, u64)>,
 }
 
 /// Records a task's private chunk holds; a task with more gets a lane of
@@ -200,6 +208,31 @@ impl Cold {
         hot.generation.set(task.generation);
         (task.depth, task.len, task.generation) = (depth, len, generation);
         self.stack.begin_poll();
+        if self.polls.is_some() {
+            self.log_poll(task.id);
+        }
+    }
+
+    /// In a sampled session, the swap that brought task `self.task` in
+    /// place of `leaving`: the poll of the one ends, the other's starts.
+    /// A frame's polls are its task's.
+    #[cold]
+    #[inline(never)]
+    fn log_poll(&mut self, leaving: Option<TaskId>) {
+        let arriving = self.task;
+        if arriving.is_some_and(|t| t.frame) || leaving.is_some_and(|t| t.frame) {
+            return;
+        }
+        let Some(polling) = self.polls.as_mut() else {
+            return;
+        };
+        let now = ticks();
+        if let Some((task, start)) = polling.open.take() {
+            polling.log.push(task, start, now);
+        }
+        if let Some(task) = arriving {
+            polling.open = Some((task.index, now));
+        }
     }
 }
 
