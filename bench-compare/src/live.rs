@@ -138,7 +138,7 @@ pub fn run(calls: u64, rounds: usize) -> LiveResult {
 }
 
 /// CPU ns the thread named `name` has run (`/proc/self/task/*/comm`).
-fn thread_cpu_ns(name: &str) -> Option<u64> {
+pub fn thread_cpu_ns(name: &str) -> Option<u64> {
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         if comm.trim() == name {

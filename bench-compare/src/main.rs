@@ -12,7 +12,7 @@
 //! (15), `--thread-rounds N` (9), `--reps N` (scale repetitions, 3),
 //! `--small N` / `--big N` (finalize sizes, 1M / 10M), `--regions N`
 //! (100k), `--sustained N` (calls of the spilling rows, 200M), `--skip
-//! micro,off,threads,scale,sustained,counters,live`, `--out PATH`, `--no-write`,
+//! micro,off,threads,scale,sustained,counters,live,sampling`, `--out PATH`, `--no-write`,
 //! `--quick`. `compare one SLUG CALLS` runs one of our variants alone (for
 //! `valgrind --tool=callgrind`).
 
@@ -22,6 +22,7 @@ mod micro;
 mod ours;
 mod peers;
 mod report;
+mod sampling;
 mod scale;
 mod sustained;
 mod threads;
@@ -366,6 +367,14 @@ fn main() {
             settings.rounds
         );
         report.live = Some(live::run(calls, settings.rounds));
+    }
+    if !settings.skips("sampling") {
+        let calls = settings.calls / 5;
+        eprintln!(
+            "sampling: {} rounds x 4 threads x {calls} calls",
+            settings.rounds
+        );
+        report.sampling = Some(sampling::run(calls, settings.rounds, &tmp));
     }
     if !settings.skips("counters") {
         eprintln!("region counters: compare-counters");

@@ -25,6 +25,8 @@ pub struct Report {
     pub counters: Option<Result<String, String>>,
     /// The live server's cost.
     pub live: Option<crate::live::LiveResult>,
+    /// Sampling's cost.
+    pub sampling: Option<crate::sampling::SamplingResult>,
     date: String,
     machine: String,
     load_before: String,
@@ -127,6 +129,7 @@ impl Report {
             compiled_out: None,
             counters: None,
             live: None,
+            sampling: None,
             micro: None,
             threads: None,
             scale: None,
@@ -210,6 +213,10 @@ impl Report {
         if let Some(live) = &self.live {
             let _ = writeln!(w, "## The live server (`Options::live`)\n");
             let _ = writeln!(w, "{}", crate::live::render(live));
+        }
+        if let Some(sampling) = &self.sampling {
+            let _ = writeln!(w, "## Samples inside regions (`Options::sample_hz`)\n");
+            let _ = writeln!(w, "{}", crate::sampling::render(sampling));
         }
         self.render_targets(w);
         s

@@ -214,7 +214,7 @@ impl Sampling {
     pub fn start(self: &Arc<Self>) -> bool {
         let me = Arc::clone(self);
         let spawned = std::thread::Builder::new()
-            .name("scope-profiler-sampler".into())
+            .name("sp-sampler".into())
             .spawn(move || {
                 let mut stop = lock(&me.stop);
                 while !*stop {

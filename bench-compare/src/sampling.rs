@@ -1,0 +1,177 @@
+//! Sampling's cost (issue 39 item 5): 4 threads each make the same calls
+//! (a region around ~1 us of work) in a session without sampling and in one
+//! sampling at 1 kHz, rounds rotated, each round a session of its own; the
+//! wall time of the recording, the drainer thread's CPU, the samples taken
+//! against the threads' CPU time at the rate, and `finalize`'s time (the
+//! samples given to calls, the `.sps` file written beside the profile).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use scope_profiler::{self as sp, Options};
+
+use crate::common::{median, quantile, rotated, work};
+
+const THREADS: usize = 4;
+const HZ: u32 = 1000;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Row {
+    Off,
+    On,
+}
+
+/// One round of one row.
+#[derive(Clone, Copy, Default)]
+struct Round {
+    wall_s: f64,
+    finalize_s: f64,
+    /// The threads' CPU time while recording.
+    cpu_s: f64,
+    drainer_ns: u64,
+    samples: usize,
+    in_regions: usize,
+}
+
+/// What the section measured.
+pub struct SamplingResult {
+    pub calls: u64,
+    pub rounds: usize,
+    off: Vec<Round>,
+    on: Vec<Round>,
+    /// Why sampling could not be measured (no perf events here).
+    pub refused: Option<String>,
+}
+
+/// CPU seconds of the calling thread (`/proc/thread-self/schedstat`).
+fn thread_cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap_or(0) as f64
+        / 1e9
+}
+
+/// `calls` calls per thread on 4 threads, in a session writing to `dir`
+/// (the profile and, sampling, its `.sps` file).
+fn round(calls: u64, sample: bool, dir: &std::path::Path) -> Result<Round, sp::Error> {
+    let mut options = Options::new()
+        .file_path(dir.join("sampling.h5"))
+        .verbose(false);
+    if sample {
+        options = options.sample_hz(HZ);
+    }
+    let run = sp::setup(options)?;
+    let region = sp::region("sampled-work");
+    let drainer0 = crate::live::thread_cpu_ns(DRAINER).unwrap_or(0);
+    let t = Instant::now();
+    let cpu: f64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|k| {
+                let region = &region;
+                s.spawn(move || {
+                    let c0 = thread_cpu();
+                    let mut x = k as u64;
+                    for _ in 0..calls {
+                        let _g = region.enter();
+                        for _ in 0..300 {
+                            x = black_box(work(x));
+                        }
+                    }
+                    black_box(x);
+                    thread_cpu() - c0
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or(0.0)).sum()
+    });
+    let wall_s = t.elapsed().as_secs_f64();
+    let drainer_ns = crate::live::thread_cpu_ns(DRAINER)
+        .unwrap_or(0)
+        .saturating_sub(drainer0);
+    let f = Instant::now();
+    let results = run.finalize()?;
+    let finalize_s = f.elapsed().as_secs_f64();
+    let (samples, in_regions) = results.samples().map_or((0, 0), |s| {
+        (
+            s.samples.len(),
+            s.samples.iter().filter(|s| s.region >= 0).count(),
+        )
+    });
+    Ok(Round {
+        wall_s,
+        finalize_s,
+        cpu_s: cpu,
+        drainer_ns,
+        samples,
+        in_regions,
+    })
+}
+
+/// The drainer's thread name (`Sampling::start`).
+const DRAINER: &str = "sp-sampler";
+
+pub fn run(calls: u64, rounds: usize, dir: &std::path::Path) -> SamplingResult {
+    let mut r = SamplingResult {
+        calls,
+        rounds,
+        off: Vec::new(),
+        on: Vec::new(),
+        refused: None,
+    };
+    for k in 0..rounds {
+        for row in rotated(&[Row::Off, Row::On], k) {
+            match round(calls, row == Row::On, dir) {
+                Ok(done) => match row {
+                    Row::Off => r.off.push(done),
+                    Row::On => r.on.push(done),
+                },
+                Err(e) => {
+                    r.refused = Some(e.to_string());
+                    return r;
+                }
+            }
+        }
+    }
+    r
+}
+
+/// The section's markdown.
+pub fn render(r: &SamplingResult) -> String {
+    if let Some(why) = &r.refused {
+        return format!("Not measured: {why}\n");
+    }
+    let stat = |v: &[Round], f: fn(&Round) -> f64| {
+        let x: Vec<f64> = v.iter().map(f).collect();
+        (median(&x), quantile(&x, 0.75) - quantile(&x, 0.25))
+    };
+    let (off, off_iqr) = stat(&r.off, |x| x.wall_s * 1e3);
+    let (on, on_iqr) = stat(&r.on, |x| x.wall_s * 1e3);
+    let (fin_off, _) = stat(&r.off, |x| x.finalize_s * 1e3);
+    let (fin_on, _) = stat(&r.on, |x| x.finalize_s * 1e3);
+    let (drainer, _) = stat(&r.on, |x| x.drainer_ns as f64 / 1e6);
+    let (samples, _) = stat(&r.on, |x| x.samples as f64);
+    let (in_regions, _) = stat(&r.on, |x| x.in_regions as f64);
+    let (expected, _) = stat(&r.on, |x| x.cpu_s * f64::from(HZ));
+    let (cpu_off, _) = stat(&r.off, |x| x.cpu_s * 1e3);
+    let (cpu_on, _) = stat(&r.on, |x| x.cpu_s * 1e3);
+    format!(
+        "{THREADS} threads, each {} calls of a region around ~1 us of work (`work` x 300), in a \
+         session writing a file, without sampling and sampling at {HZ} Hz \
+         (`Options::sample_hz`); {} rounds, rows rotated, medians.\n\n\
+         | variant | recording wall ms | IQR | vs without | the threads' CPU ms | finalize ms |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: |\n\
+         | without sampling | {off:.1} | {off_iqr:.1} | | {cpu_off:.1} | {fin_off:.1} |\n\
+         | sampling at {HZ} Hz | {on:.1} | {on_iqr:.1} | {:+.2}% | {cpu_on:.1} | {fin_on:.1} |\n\n\
+         Sampling at {HZ} Hz: {samples:.0} samples ({in_regions:.0} in the region) for the \
+         threads' CPU time x the rate = {expected:.0}; the drainer thread's CPU \
+         {drainer:.2} ms per round ({:.2}% of the recording's wall time); the sampled \
+         threads' CPU grows by {:.1} us per sample (the kernel's timer interrupt and the \
+         sample's write, charged to the thread it samples).\n",
+        r.calls,
+        r.rounds,
+        (on - off) / off * 100.0,
+        drainer / on * 100.0,
+        (cpu_on - cpu_off) * 1e3 / samples.max(1.0),
+    )
+}
