@@ -19,7 +19,8 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 doc="$target/doc"
 RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p scope-profiler --lib -- \
     -Z unstable-options --output-format json
-RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p scope-profiler-reader --lib -- \
+# The reader with `symbols` (as docs.rs and scope-prof build it).
+RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p scope-profiler-reader --features symbols --lib -- \
     -Z unstable-options --output-format json
 for crate in scope-profiler-core scope-profiler-hdf5; do
     # Their modules are #[doc(hidden)]: the items the facade re-exports

@@ -231,6 +231,35 @@ fn a_tasks_samples_go_to_its_region_whichever_worker_polls_it() {
     assert!(in_task >= 0.9 * total, "{in_task} of {total} in the tasks");
 }
 
+/// A checkpoint writes the samples so far beside the file; `finalize`
+/// writes them all again, the checkpoint's among them.
+#[test]
+fn a_checkpoint_writes_the_samples_so_far() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let dir = temp_dir("sampling-checkpoint");
+    let path = dir.join("cp.h5");
+    sp::setup(Options::new().file_path(&path).verbose(false).sample_hz(HZ)).unwrap();
+    sp::region("first").run(|| busy_alpha(100));
+    let at_checkpoint = sp::checkpoint().unwrap();
+    let early = at_checkpoint.samples().unwrap().clone();
+    assert_eq!(early.regions, ["first"]);
+    sp::region("second").run(|| busy_beta(100));
+    let results = sp::finalize().unwrap();
+    let all = results.samples().unwrap();
+    assert_eq!(all.regions, ["first", "second"]);
+    let count = |f: &SampleFile, r: i32| f.samples.iter().filter(|s| s.region == r).count();
+    // The first region's samples, all taken before the checkpoint, are
+    // the same in both files; the second's come after.
+    assert_eq!(count(all, 0), count(&early, 0));
+    assert!(count(all, 1) >= 50, "{}", count(all, 1));
+    let on_disk = SampleFile::parse(&std::fs::read(dir.join("cp_rank00000.sps")).unwrap()).unwrap();
+    assert_eq!(&on_disk, all);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The perf events this process holds open (each a descriptor).
 fn open_perf_events() -> usize {
     std::fs::read_dir("/proc/self/fd")

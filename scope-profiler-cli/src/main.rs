@@ -15,6 +15,7 @@ mod live;
 mod markdown;
 mod merge;
 mod report;
+mod samples;
 mod stats;
 mod text;
 mod tui;
@@ -130,6 +131,12 @@ struct InspectArgs {
     /// when the run had `Options::capture_region_source(true)`).
     #[arg(long, value_name = "NAME", num_args = 1.., conflicts_with = "json")]
     source: Vec<String>,
+    /// After the tree, each region's hottest functions and source lines,
+    /// from the sample files beside the profile (`<stem>_rank<N>.sps`,
+    /// written by a session with `Options::sample_hz`), symbolized from the
+    /// binaries' debug info now. A `.sps` file given as FILE is shown so.
+    #[arg(long)]
+    samples: bool,
 }
 
 /// Export formats.
@@ -143,7 +150,9 @@ enum ExportKind {
     Folded,
     /// A flamegraph SVG (rendered by inferno).
     Flamegraph,
-    /// The statistics (metadata, regions, call tree) as JSON.
+    /// The statistics (metadata, regions, call tree) as JSON; a sampled
+    /// session's samples too (`samples`: per region, by function and by line),
+    /// from the sample files beside the profile.
     Json,
 }
 
@@ -433,8 +442,27 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
         (_, true) => Grouping::Rank,
         _ => Grouping::All,
     };
+    // Sample files first: a `.sps` given as FILE is shown as samples only.
+    let show_samples = args.samples || args.files.iter().any(|p| samples::is_sample_file(p));
+    let mut sampled = Vec::new();
+    if show_samples {
+        for path in &args.files {
+            let found = scope_profiler_reader::sps::files_for(path);
+            if found.is_empty() {
+                return Err(Failure(format!(
+                    "no sample file beside {} (a session with Options::sample_hz writes \
+                     <stem>_rank<NNNNN>.sps beside its profile)",
+                    path.display()
+                )));
+            }
+            for f in found {
+                sampled.push(samples::read(&f)?);
+            }
+        }
+    }
+    let top = args.top.unwrap_or(10);
     let mut files = Vec::new();
-    for path in &args.files {
+    for path in args.files.iter().filter(|p| !samples::is_sample_file(p)) {
         let reader = open(path)?;
         let tree = stats::file_tree_with(&reader, grouping, !args.all_lanes)?;
         files.push((path.clone(), reader, tree));
@@ -445,10 +473,19 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        let json: Vec<_> = files
+        let mut json: Vec<_> = files
             .iter()
             .map(|(path, reader, tree)| stats::tree_json(path, reader, tree, &filter))
             .collect();
+        if show_samples {
+            let samples: Vec<_> = sampled.iter().map(samples::json).collect();
+            match json.as_mut_slice() {
+                [serde_json::Value::Object(one)] => {
+                    one.insert("samples".into(), serde_json::Value::Array(samples));
+                }
+                _ => json.extend(samples),
+            }
+        }
         let json = match json.len() {
             1 => json.into_iter().next().unwrap_or_default(),
             _ => serde_json::Value::Array(json),
@@ -456,16 +493,21 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
         return Ok(());
     }
-    let merged = stats::merge(&files, &filter);
-    let layout = text::TreeLayout {
-        key: args.sort,
-        top: args.top,
-        width: width::table(args.width),
-    };
-    text::print_tree(&mut out, &files, &merged, &layout)?;
-    text::print_counters(&mut out, &files)?;
-    if !args.source.is_empty() {
-        text::print_sources(&mut out, &files, &args.source)?;
+    if !files.is_empty() {
+        let merged = stats::merge(&files, &filter);
+        let layout = text::TreeLayout {
+            key: args.sort,
+            top: args.top,
+            width: width::table(args.width),
+        };
+        text::print_tree(&mut out, &files, &merged, &layout)?;
+        text::print_counters(&mut out, &files)?;
+        if !args.source.is_empty() {
+            text::print_sources(&mut out, &files, &args.source)?;
+        }
+    }
+    for s in &sampled {
+        samples::print(&mut out, s, top)?;
     }
     Ok(())
 }
@@ -589,7 +631,15 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         }
         ExportKind::Json => {
             let tree = stats::file_tree(&reader, Grouping::All)?;
-            let json = stats::tree_json(&args.file, &reader, &tree, &stats::Filter::default());
+            let mut json = stats::tree_json(&args.file, &reader, &tree, &stats::Filter::default());
+            // A sampled session's samples, from the sample files beside it.
+            let sampled = scope_profiler_reader::sps::files_for(&args.file)
+                .iter()
+                .map(|f| samples::read(f).map(|s| samples::json(&s)))
+                .collect::<Result<Vec<_>, _>>()?;
+            if let (false, serde_json::Value::Object(map)) = (sampled.is_empty(), &mut json) {
+                map.insert("samples".into(), serde_json::Value::Array(sampled));
+            }
             serde_json::to_writer(&mut sink, &json)?;
             writeln!(sink)?;
         }

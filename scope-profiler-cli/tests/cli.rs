@@ -856,3 +856,94 @@ fn inspect_and_export_json_show_region_counters() {
     let exported = json_file(&out);
     assert_eq!(exported["counters"], json["counters"]);
 }
+
+/// `inspect --samples`: a sampled session's regions, each with its hottest
+/// function and line, symbolized by `scope-prof` from this test binary's
+/// debug info; the `.sps` file given alone; JSON; a profile without one.
+#[test]
+fn inspect_samples_names_each_regions_hottest_function_and_line() {
+    use integration_tests::{busy_alpha, busy_beta, prerequisite_missing};
+    if cfg!(scope_profiler_portable) {
+        return; // no sampling there (tests/sampling.rs checks the error)
+    }
+    let dir = temp_dir("cli-samples");
+    let path = dir.join("sampled.h5");
+    {
+        let _guard = serial();
+        let options = Options::new()
+            .file_path(&path)
+            .verbose(false)
+            .sample_hz(1000);
+        if let Err(e) = sp::setup(options) {
+            return prerequisite_missing(&format!("no sampling here: {e}"));
+        }
+        sp::region("alpha").run(|| busy_alpha(200));
+        sp::region("beta").run(|| busy_beta(100));
+        sp::finalize().expect("finalize");
+    }
+    let text = ok(&["inspect", "--samples", path.to_str().unwrap()]);
+    let block = |region: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.trim_start().starts_with(&format!("{region}  (")))
+            .take(6)
+            .map(str::to_owned)
+            .collect()
+    };
+    for (region, own) in [("alpha", "busy_alpha"), ("beta", "busy_beta")] {
+        let b = block(region);
+        // The header, "functions:", the hottest, ..., "lines:".
+        assert!(
+            b.len() == 6 && b[2].contains(own),
+            "{region}: {b:?}\n{text}"
+        );
+        let hottest_line = text
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with(&format!("{region}  (")))
+            .skip_while(|l| l.trim() != "lines:")
+            .nth(1)
+            .unwrap_or_default();
+        assert!(
+            hottest_line.contains("tests/lib.rs:") && hottest_line.contains(own),
+            "{region}: {hottest_line}\n{text}"
+        );
+    }
+    let sps = dir.join("sampled_rank00000.sps");
+    let alone = ok(&["inspect", sps.to_str().unwrap()]);
+    assert!(alone.starts_with("\nSamples: "), "{alone}");
+    assert!(alone.contains("busy_alpha"), "{alone}");
+    let json: Value = serde_json::from_str(&ok(&[
+        "inspect",
+        "--json",
+        "--samples",
+        path.to_str().unwrap(),
+    ]))
+    .expect("json");
+    let regions = json["samples"][0]["regions"].as_array().expect("regions");
+    let alpha = regions.iter().find(|r| r["region"] == "alpha").unwrap();
+    assert!(
+        alpha["functions"][0]["function"]
+            .as_str()
+            .unwrap()
+            .contains("busy_alpha")
+    );
+    assert!(alpha["lines"][0]["line"].as_u64().unwrap() > 0);
+    // `export json` carries them too.
+    let exported = dir.join("stats.json");
+    ok(&[
+        "export",
+        "json",
+        path.to_str().unwrap(),
+        "-o",
+        exported.to_str().unwrap(),
+    ]);
+    assert_eq!(json_file(&exported)["samples"], json["samples"]);
+    // A profile without a sample file beside it: an error naming why.
+    let plain = our_file(&dir);
+    let out = run(&["inspect", "--samples", plain.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no sample file beside") && err.contains("sample_hz"),
+        "{err}"
+    );
+}

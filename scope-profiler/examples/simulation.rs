@@ -6,9 +6,12 @@
 //! `simulation::simulation::<Euler as Integrator>::advance`, ...). Called
 //! outside `run`, the same functions record nothing.
 //!
-//! Run with `cargo run --release -p integration-tests --example simulation
-//! [-- OUTPUT.h5]`; it writes `simulation.h5` into the system temp dir (or
-//! OUTPUT.h5) and prints the summary.
+//! Run with `cargo run --release -p scope-profiler --example simulation
+//! [-- OUTPUT.h5 [STEPS]]`; it writes `simulation.h5` into the system temp dir (or
+//! OUTPUT.h5) and prints the summary. With `SCOPE_PROFILER_SAMPLE_HZ=1000`
+//! it samples inside the regions too (`simulation_rank00000.sps` beside the
+//! file; `scope-prof inspect --samples FILE` shows where each region's time
+//! went).
 
 use std::path::PathBuf;
 
@@ -149,13 +152,21 @@ fn main() -> Result<(), sp::Error> {
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("simulation.h5"));
-    let run = sp::setup(Options::new().file_path(&path))?;
+    // The SCOPE_PROFILER_* variables apply (`SCOPE_PROFILER_SAMPLE_HZ=1000`
+    // samples inside the regions); the path given here wins.
+    let run = sp::setup(Options::from_env()?.file_path(&path))?;
 
     // Outside the entrypoint: traced functions record nothing.
     let probe = simulation::World::new(4);
     assert_eq!(probe.kinetic_energy(), 0.0);
 
-    let energies = simulation::run(64, 100);
+    // The steps (a second argument): a few thousand give a sampled run
+    // enough time for its samples.
+    let steps = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let energies = simulation::run(64, steps);
     println!(
         "kinetic energy: {:.6} -> {:.6}",
         energies[0],

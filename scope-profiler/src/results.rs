@@ -113,7 +113,7 @@ fn publish_samples(
     let file = crate::samples::sample_file(&sampled, plan, rank);
     let path = match profile {
         Some(profile) => {
-            let path = crate::samples::sample_path(profile, rank);
+            let path = crate::reader::sps::path_for(profile, rank);
             crate::samples::write(&file, &path)?;
             Some(path)
         }
@@ -609,11 +609,18 @@ impl std::fmt::Display for Results {
                 samples.samples.len(),
                 samples.hz
             )?;
+            let missed = u64::try_from(samples.ticks)
+                .unwrap_or(0)
+                .saturating_sub(samples.samples.len() as u64);
+            if missed > 0 {
+                write!(f, " ({missed} not kept: the file's samples_missed)")?;
+            }
             match path {
                 Some(path) => writeln!(
                     f,
-                    "; written to {} (scope-profiler native-lines {0})",
-                    path.display()
+                    "; written to {}\n  Samples: scope-prof inspect --samples {}",
+                    path.display(),
+                    self.file_path.as_deref().unwrap_or(path).display()
                 )?,
                 None => writeln!(f)?,
             }

@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::assemble::Plan;
 use crate::assemble::samples::Sampled;
@@ -55,44 +55,10 @@ pub(crate) fn sample_file(sampled: &Sampled, plan: &Plan, rank: i32) -> SampleFi
     }
 }
 
-/// Where the samples of the profile at `profile` go: beside it, named
-/// `<stem>_rank<NNNNN>.sps` (`run.h5` -> `run_rank00000.sps`; a
-/// `.json.gz` profile loses both extensions).
-pub(crate) fn sample_path(profile: &Path, rank: i32) -> PathBuf {
-    let name = profile
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    let stem = match name.rsplit_once('.') {
-        Some((stem, _)) if !stem.is_empty() => stem,
-        _ => name,
-    };
-    profile.with_file_name(format!("{stem}_rank{rank:05}.sps"))
-}
-
 /// Writes `file` at `path`, atomically (a reader never sees half a file).
 pub(crate) fn write(file: &SampleFile, path: &Path) -> Result<(), Error> {
     let bytes = file.to_bytes();
     crate::publish::publish_atomically(path, |temp| {
         std::fs::write(temp, &bytes).map_err(|e| Error::io(temp, e))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_samples_file_is_named_after_the_profile_and_rank() {
-        for (profile, rank, want) in [
-            ("out/run.h5", 0, "out/run_rank00000.sps"),
-            ("run.json.gz", 12, "run_rank00012.sps"),
-            ("a.b/prof.json", 3, "a.b/prof_rank00003.sps"),
-            ("noext", 0, "noext_rank00000.sps"),
-            (".hidden", 0, ".hidden_rank00000.sps"),
-        ] {
-            assert_eq!(sample_path(Path::new(profile), rank), Path::new(want));
-        }
-    }
 }

@@ -10,8 +10,86 @@
 //! i32 modules, per module: i32 path length, path, u64 load address,
 //! i64 samples, per sample: i32 region (-1: none), i32 module (-1: unknown), u64 address
 //! ```
+//!
+//! Its addresses are raw: where they are in the source is found when the
+//! file is read, from the binaries' own debug info (`Symbolizer`, feature
+//! `symbols`), so a later reader can redo it; [`region_samples`] counts
+//! each region's samples by function and by line.
 
 use std::io;
+use std::path::{Path, PathBuf};
+
+mod profile;
+#[cfg(feature = "symbols")]
+mod symbols;
+
+pub use profile::{Place, RegionSamples, region_samples};
+#[cfg(feature = "symbols")]
+pub use symbols::Symbolizer;
+
+/// Where the samples of rank `rank` of the profile at `profile` are written:
+/// beside it, `<stem>_rank<NNNNN>.sps` (a `.json.gz` profile loses both
+/// extensions).
+///
+/// ```
+/// use std::path::Path;
+/// use scope_profiler_reader::sps::path_for;
+/// assert_eq!(path_for(Path::new("out/run.h5"), 3), Path::new("out/run_rank00003.sps"));
+/// assert_eq!(path_for(Path::new("run.json.gz"), 0), Path::new("run_rank00000.sps"));
+/// ```
+pub fn path_for(profile: &Path, rank: i32) -> PathBuf {
+    profile.with_file_name(format!("{}{rank:05}.sps", rank_prefix(profile)))
+}
+
+/// The sample files of the profile at `profile`: every rank's
+/// `<stem>_rank<digits>.sps` beside it, in name order (`profile` itself if
+/// it is a `.sps` file).
+///
+/// ```
+/// use std::path::Path;
+/// use scope_profiler_reader::sps::files_for;
+/// assert!(files_for(Path::new("/nonexistent/run.h5")).is_empty());
+/// assert_eq!(files_for(Path::new("x.sps")), [Path::new("x.sps")]);
+/// ```
+pub fn files_for(profile: &Path) -> Vec<PathBuf> {
+    if profile.extension().is_some_and(|e| e == "sps") {
+        return vec![profile.to_path_buf()];
+    }
+    let prefix = rank_prefix(profile);
+    let dir = match profile.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            name.as_deref()
+                .and_then(|n| n.strip_prefix(&prefix))
+                .and_then(|rest| rest.strip_suffix(".sps"))
+                .is_some_and(|rank| !rank.is_empty() && rank.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// `<stem>_rank` of a profile's file name.
+fn rank_prefix(profile: &Path) -> String {
+    let name = profile
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let stem = match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem,
+        _ => name,
+    };
+    format!("{stem}_rank")
+}
 
 /// The file's first bytes.
 ///
@@ -246,6 +324,39 @@ impl Bytes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sample_files_of_a_profile_are_its_ranks() {
+        for (profile, rank, want) in [
+            ("out/run.h5", 0, "out/run_rank00000.sps"),
+            ("run.json.gz", 12, "run_rank00012.sps"),
+            ("a.b/prof.json", 3, "a.b/prof_rank00003.sps"),
+            ("noext", 0, "noext_rank00000.sps"),
+            (".hidden", 0, ".hidden_rank00000.sps"),
+        ] {
+            assert_eq!(path_for(Path::new(profile), rank), Path::new(want));
+        }
+        let dir = std::env::temp_dir().join(format!("sp-reader-sps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in [
+            "run_rank00001.sps",
+            "run_rank00000.sps",
+            "run_rank.sps",
+            "run_rankx.sps",
+            "other_rank00000.sps",
+            "run_rank00000.sps.tmp",
+        ] {
+            std::fs::write(dir.join(name), b"").unwrap();
+        }
+        let names: Vec<String> = files_for(&dir.join("run.h5"))
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["run_rank00000.sps", "run_rank00001.sps"]);
+        assert_eq!(files_for(&dir.join("run.json.gz")).len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn file() -> SampleFile {
         SampleFile {
