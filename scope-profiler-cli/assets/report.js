@@ -507,6 +507,36 @@
         (hasOwn ? '; in parentheses the calls\' own (callees excluded).' : ' (the file has no own totals).') }));
     container.appendChild(el('div', { class: 'tw' }, [tbl]));
   }
+  // Samples inside regions (a sampled session's `.sps` files): per region,
+  // its hottest functions and source lines, with their share of its samples.
+  function samplesSection(container, run) {
+    run.samples.forEach(function (f) {
+      container.appendChild(el('div', { class: 'sub', text: f.file + ' · rank ' + f.rank + ' · ' + f.hz +
+        ' Hz · ' + num(f.samples) + ' samples, symbolized when the page was made' }));
+      f.regions.forEach(function (r, i) {
+        var d = el('details', { class: 'samples' });
+        if (i < 3) d.setAttribute('open', '');
+        d.appendChild(el('summary', { text: r.region + ' · ' + num(r.samples) + ' samples (' +
+          (100 * r.samples / Math.max(1, f.samples)).toFixed(1) + '% of all)' }));
+        var share = function (n) { return (100 * n / Math.max(1, r.samples)).toFixed(1) + '%'; };
+        var fns = el('table', { class: 'grid' }, [el('tr', null, ['Function', 'Samples', 'Share'].map(function (h) { return el('th', { text: h }); }))]);
+        r.functions.slice(0, 10).forEach(function (x) {
+          fns.appendChild(el('tr', null, [el('td', { text: x.function }), el('td', { class: 'n', text: num(x.count) }),
+            el('td', { class: 'n', text: share(x.count) })]));
+        });
+        var lines = el('table', { class: 'grid' }, [el('tr', null, ['Line', 'Function', 'Samples', 'Share'].map(function (h) { return el('th', { text: h }); }))]);
+        r.lines.slice(0, 10).forEach(function (x) {
+          // The path's last two components; the whole path on hover.
+          var short = x.file ? x.file.split('/').slice(-2).join('/') + ':' + x.line : '?';
+          lines.appendChild(el('tr', null, [el('td', { text: short, title: x.file || '' }), el('td', { text: x.function }),
+            el('td', { class: 'n', text: num(x.count) }), el('td', { class: 'n', text: share(x.count) })]));
+        });
+        d.appendChild(el('div', { class: 'tw' }, [fns]));
+        d.appendChild(el('div', { class: 'tw' }, [lines]));
+        container.appendChild(d);
+      });
+    });
+  }
   function runHeader(app, run) {
     app.appendChild(cards([
       ['Label', run.label], ['Date', shortDate(run.date)], ['Duration', dur(run.session_ns)],
@@ -523,6 +553,7 @@
     runHeader(app, run);
     var links = [['tree', 'Call tree'], ['flame', 'Flame graph'], ['timeline', 'Timeline'], ['histograms', 'Durations']];
     if (run.counters && run.counters.length) links.push(['counters', 'Counters']);
+    if (run.samples && run.samples.length) links.push(['samples', 'Samples']);
     if (run.sources.length) links.push(['sources', 'Source']);
     links.push(['metadata', 'Metadata']);
     app.appendChild(el('nav', null, links.map(function (l) { return el('a', { href: '#' + l[0], text: l[1] }); })));
@@ -531,6 +562,7 @@
     timelineChart(el2(section(app, 'timeline', 'Timeline')), run);
     histograms(el2(section(app, 'histograms', 'Durations per region')), run);
     if (run.counters && run.counters.length) countersTable(el2(section(app, 'counters', 'Region counters')), run);
+    if (run.samples && run.samples.length) samplesSection(el2(section(app, 'samples', 'Samples inside regions')), run);
     if (run.sources.length) sources(el2(section(app, 'sources', 'Captured source')), run);
     section(app, 'metadata', 'Metadata').appendChild(metadataTable(run.metadata));
   }

@@ -937,6 +937,19 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
         exported.to_str().unwrap(),
     ]);
     assert_eq!(json_file(&exported)["samples"], json["samples"]);
+    // The report page has them (its section is drawn from this JSON).
+    let page = dir.join("report.html");
+    ok(&[
+        "report",
+        path.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("\"samples\":[{") && html.contains("busy_alpha"),
+        "no samples in the page"
+    );
     // A profile without a sample file beside it: an error naming why.
     let plain = our_file(&dir);
     let out = run(&["inspect", "--samples", plain.to_str().unwrap()]);

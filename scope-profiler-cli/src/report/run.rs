@@ -204,6 +204,15 @@ fn histograms_json(tl: &Timeline) -> Vec<Value> {
         .collect()
 }
 
+/// A sampled session's samples (the sample files beside the profile), each
+/// region's by function and by line.
+fn samples_json(path: &Path) -> Result<Vec<Value>, Failure> {
+    scope_profiler_reader::sps::files_for(path)
+        .iter()
+        .map(|f| crate::samples::read(f).map(|s| crate::samples::json(&s)))
+        .collect()
+}
+
 /// Everything the page shows of one run; without `timeline`, no timeline
 /// and no histograms (the runs of a comparison), and no pass over the
 /// events when the file stores its call paths.
@@ -248,6 +257,7 @@ pub(crate) fn run_json(
         "histograms": histograms_json(&tl),
         "sources": sources(reader),
         "counters": crate::stats::counters_json(reader),
+        "samples": samples_json(path)?,
         "timeline": timeline_json(&tl),
     }))
 }
