@@ -199,6 +199,26 @@ fn symbolize_million() -> Option<(usize, f64, usize)> {
     Some((DISTINCT as usize, took, named))
 }
 
+/// The issue's target: the recording's wall time with sampling over
+/// without, in %, and its line in the targets' table.
+pub fn target(r: &SamplingResult) -> Option<(f64, String)> {
+    if r.refused.is_some() || r.on.is_empty() || r.off.is_empty() {
+        return None;
+    }
+    let wall = |v: &[Round]| median(&v.iter().map(|x| x.wall_s).collect::<Vec<_>>());
+    let cpu = |v: &[Round]| median(&v.iter().map(|x| x.cpu_s).collect::<Vec<_>>());
+    let samples = median(&r.on.iter().map(|x| x.samples as f64).collect::<Vec<_>>());
+    let pct = (wall(&r.on) / wall(&r.off) - 1.0) * 100.0;
+    Some((
+        pct,
+        format!(
+            "{pct:+.2}% wall; the sampled threads' CPU {:+.1} us per sample (the kernel's timer \
+             interrupt, charged to them)",
+            (cpu(&r.on) - cpu(&r.off)) * 1e6 / samples.max(1.0)
+        ),
+    ))
+}
+
 /// The section's markdown.
 pub fn render(r: &SamplingResult) -> String {
     if let Some(why) = &r.refused {
