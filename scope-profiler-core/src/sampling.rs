@@ -39,6 +39,9 @@ const DRAIN_EVERY: Duration = Duration::from_millis(10);
 /// Bytes a kept sample takes: its time, its address and its task.
 pub const SAMPLE_BYTES: usize = 20;
 
+/// Polls a thread's log keeps between two drains at most (24 MiB).
+pub const MAX_POLLS: usize = 1 << 20;
+
 /// The task of a sample taken while no task was polled on its thread.
 pub const NO_TASK: u32 = u32::MAX;
 
@@ -73,9 +76,14 @@ pub struct PollLog {
 }
 
 impl PollLog {
-    /// The thread polled task `task` from `start` to `end` (ticks).
+    /// The thread polled task `task` from `start` to `end` (ticks). Past
+    /// [`MAX_POLLS`] not yet drained (no drainer thread could start), the
+    /// poll is not kept: its samples go to the thread's own calls.
     pub fn push(&self, task: u32, start: u64, end: u64) {
-        lock(&self.polls).push(Poll { task, start, end });
+        let mut polls = lock(&self.polls);
+        if polls.len() < MAX_POLLS {
+            polls.push(Poll { task, start, end });
+        }
     }
 }
 
@@ -242,6 +250,9 @@ impl Sampling {
     /// Moves what every ring holds into the lanes' lists, and marks the
     /// samples taken during the polls of tasks logged since.
     pub fn drain(&self) {
+        // One drain at a time (the drainer's and a cut's): a cut's copy has
+        // every poll it took marked.
+        let mut threads = lock(&self.threads);
         // The polls first: each ended before the rings are read, so its
         // samples are read now or were before.
         let polls: Vec<(u32, Vec<Poll>)> = lock(&self.poll_logs)
@@ -249,7 +260,6 @@ impl Sampling {
             .map(|l| (l.lane, std::mem::take(&mut *lock(&l.polls))))
             .filter(|(_, p)| !p.is_empty())
             .collect();
-        let mut threads = lock(&self.threads);
         let mut log = lock(&self.log);
         let log = &mut *log;
         let max = self.max_samples;
@@ -271,7 +281,6 @@ impl Sampling {
                 }
             });
         }
-        drop(threads);
         if polls.is_empty() {
             return;
         }
