@@ -690,6 +690,25 @@ pub(crate) fn recording_notes(reader: &ProfileReader) -> Vec<String> {
         ));
         notes.extend(not_counted.iter().map(|t| format!("  {t}")));
     }
+    // A sampled session's samples that were not kept, and its threads
+    // that could not be sampled (their time has no samples, not zero).
+    if let Some(missed) = int("samples_missed").filter(|&n| n > 0) {
+        notes.push(format!(
+            "{missed} samples were not kept (past the samples' memory bound, or lost by the \
+             kernel when a ring was full): the regions' sample counts leave them out"
+        ));
+    }
+    let not_sampled: Vec<String> = text("samples_not_taken")
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    if !not_sampled.is_empty() {
+        notes.push(format!(
+            "{} thread(s) could not be sampled (their sampling event could not be opened), \
+             so their time has no samples:",
+            not_sampled.len()
+        ));
+        notes.extend(not_sampled.iter().map(|t| format!("  {t}")));
+    }
     if reader.event_count() == 0
         && !reader.is_aggregate()
         && let Some(name) = text("traced_function_outside_entrypoints")

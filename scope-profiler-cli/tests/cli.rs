@@ -960,3 +960,33 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
         "{err}"
     );
 }
+
+/// A sampled file's notes: samples not kept, and threads that could not be
+/// sampled (named, their time not read as idle), under the tree and in
+/// `--json`'s `recording_notes`.
+#[test]
+fn inspect_says_which_samples_are_missing() {
+    let dir = temp_dir("cli-samples-notes");
+    let path = dir.join("noted.h5");
+    synthetic(&path, &[("solve", 1_000)]);
+    let mut profile = sp::read_profile(&path).unwrap();
+    profile
+        .metadata
+        .push(("samples_missed".into(), 42i64.into()));
+    profile.metadata.push((
+        "samples_not_taken".into(),
+        sp::Value::Str("[\"thread worker-3 (tid 77): Too many open files (os error 24)\"]".into()),
+    ));
+    sp::write_profile(&profile, &path, Compression::None).unwrap();
+    let text = ok(&["inspect", path.to_str().unwrap()]);
+    assert!(text.contains("42 samples were not kept"), "{text}");
+    assert!(
+        text.contains("1 thread(s) could not be sampled") && text.contains("worker-3 (tid 77)"),
+        "{text}"
+    );
+    let json: Value =
+        serde_json::from_str(&ok(&["inspect", "--json", path.to_str().unwrap()])).unwrap();
+    let notes = json["recording_notes"].to_string();
+    assert!(notes.contains("worker-3"), "{notes}");
+    std::fs::remove_dir_all(&dir).ok();
+}
