@@ -13,7 +13,7 @@ use std::time::Duration;
 use integration_tests::{busy_alpha, busy_beta, cpu_time as cpu, serial, temp_dir};
 use object::{Object, ObjectSymbol};
 use scope_profiler::{self as sp, Options};
-use scope_profiler_reader::sps::SampleFile;
+use scope_profiler_reader::sps::{SampleFile, Stacks, stacks_path};
 
 const HZ: u32 = 1000;
 
@@ -229,6 +229,55 @@ fn a_tasks_samples_go_to_its_region_whichever_worker_polls_it() {
         "{in_task} samples in the tasks' region, {total} in all, {expected} expected"
     );
     assert!(in_task >= 0.9 * total, "{in_task} of {total} in the tasks");
+}
+
+/// Each sample's path of regions and its call chain: the stacks file
+/// beside the `.sps`, the same as `Results::sample_stacks`; a sample in
+/// `inner` has the path outer > inner, and this test's own frames (built
+/// unoptimized, with frame pointers) in its chain.
+#[test]
+fn the_stacks_give_each_samples_path_and_chain() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let dir = temp_dir("sampling-stacks");
+    let path = dir.join("stacks.h5");
+    sp::setup(Options::new().file_path(&path).verbose(false).sample_hz(HZ)).unwrap();
+    sp::region("outer").run(|| {
+        busy_beta(50);
+        sp::region("inner").run(|| busy_alpha(150))
+    });
+    let results = sp::finalize().unwrap();
+    let (file, stacks) = (results.samples().unwrap(), results.sample_stacks().unwrap());
+    let sps = results.samples_path().unwrap();
+    let on_disk = Stacks::parse(&std::fs::read(stacks_path(sps)).unwrap()).unwrap();
+    assert_eq!(&on_disk, stacks);
+    assert_eq!(stacks.samples.len(), file.samples.len());
+    let (outer, inner) = (
+        file.regions.iter().position(|r| r == "outer").unwrap() as i32,
+        file.regions.iter().position(|r| r == "inner").unwrap() as i32,
+    );
+    let mut in_inner = 0;
+    let mut with_frames = 0;
+    for (i, s) in file.samples.iter().enumerate() {
+        let path = stacks.path_of(i);
+        match s.region {
+            r if r == inner => {
+                assert_eq!(path, Some(&[outer, inner][..]), "sample {i}");
+                in_inner += 1;
+                with_frames += usize::from(!stacks.samples[i].1.is_empty());
+            }
+            r if r == outer => assert_eq!(path, Some(&[outer][..]), "sample {i}"),
+            _ => assert_eq!(path, None, "sample {i}"),
+        }
+    }
+    assert!(in_inner >= 100, "{in_inner} samples in inner");
+    assert!(
+        with_frames * 10 >= in_inner * 9,
+        "{with_frames} of {in_inner} samples have a call chain"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A checkpoint writes the samples so far beside the file; `finalize`

@@ -188,7 +188,7 @@ fn symbolize_million() -> Option<(usize, f64, usize)> {
     };
     let t = Instant::now();
     let mut symbols = Symbolizer::new(&file);
-    let by_region = region_samples(&file, |m, a| symbols.place(m, a));
+    let by_region = region_samples(&file, None, |m, a| symbols.place(m, a));
     let took = t.elapsed().as_secs_f64();
     let named = by_region
         .iter()

@@ -187,6 +187,12 @@ struct ExportArgs {
     /// Flamegraph width in pixels.
     #[arg(long, default_value_t = 1200)]
     width: usize,
+    /// folded and flamegraph: the samples of a sampled session (the sample
+    /// files beside the profile) instead of the calls' own time: each
+    /// sample's path of regions, then the frames it was taken in (its call
+    /// chain, with frame pointers), weighing 1e9 / rate ns.
+    #[arg(long)]
+    samples: bool,
     #[command(flatten)]
     filters: export_filter::FilterArgs,
 }
@@ -512,6 +518,30 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The folded stacks of the samples beside the profile at `profile` (every
+/// rank's file, added up).
+fn sampled_folded(profile: &Path) -> Result<Vec<u8>, Failure> {
+    let files = scope_profiler_reader::sps::files_for(profile);
+    if files.is_empty() {
+        return Err(Failure(format!(
+            "--samples: no sample file beside {} (a session with Options::sample_hz writes \
+             <stem>_rank<NNNNN>.sps beside its profile)",
+            profile.display()
+        )));
+    }
+    let mut lines: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    for f in files {
+        for (line, ns) in samples::folded(&mut samples::read(&f)?) {
+            *lines.entry(line).or_insert(0) += ns;
+        }
+    }
+    let mut out = Vec::new();
+    for (line, ns) in lines {
+        writeln!(out, "{line} {ns}")?;
+    }
+    Ok(out)
+}
+
 /// A progress bar on stderr for files over a million events, when stderr
 /// is a terminal.
 fn progress(reader: &mut ProfileReader) -> Option<indicatif::ProgressBar> {
@@ -601,16 +631,23 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
                     .map_err(named)?,
             );
         }
+        ExportKind::Folded if args.samples => {
+            sink.write_all(&sampled_folded(&args.file)?)?;
+        }
         ExportKind::Folded => {
             done = Some(reader.folded_filtered(&filter, &mut sink).map_err(named)?);
         }
         ExportKind::Flamegraph => {
             let mut folded = Vec::new();
-            done = Some(
-                reader
-                    .folded_filtered(&filter, &mut folded)
-                    .map_err(named)?,
-            );
+            if args.samples {
+                folded = sampled_folded(&args.file)?;
+            } else {
+                done = Some(
+                    reader
+                        .folded_filtered(&filter, &mut folded)
+                        .map_err(named)?,
+                );
+            }
             let text = String::from_utf8_lossy(&folded);
             let mut options = inferno::flamegraph::Options::default();
             options.title = args.title.clone().unwrap_or_else(|| {

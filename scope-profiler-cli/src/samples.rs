@@ -6,15 +6,22 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use scope_profiler_reader::sps::{RegionSamples, SampleFile, Symbolizer, region_samples};
+use std::collections::HashMap;
+
+use scope_profiler_reader::sps::{
+    RegionSamples, SampleFile, Stacks, Symbolizer, region_samples, stacks_path,
+};
 
 use crate::Failure;
 
-/// One `.sps` file read and counted per region.
+/// One `.sps` file read and counted per region, with its stacks (the
+/// `.sps.stacks` file beside it, if there is one that matches it).
 pub(crate) struct Sampled {
     pub(crate) path: PathBuf,
     pub(crate) file: SampleFile,
+    pub(crate) stacks: Option<Stacks>,
     pub(crate) regions: Vec<RegionSamples>,
+    symbols: Symbolizer,
 }
 
 /// Whether `path` names a sample file rather than a profile.
@@ -22,16 +29,36 @@ pub(crate) fn is_sample_file(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "sps")
 }
 
-/// Reads and symbolizes the sample file at `path` (in the watched child:
-/// the file and the binaries it names are untrusted).
+/// Reads and symbolizes the sample file at `path`, and its stacks (in the
+/// watched child: the files and the binaries they name are untrusted). A
+/// stacks file that does not match the samples (another run's) is left out,
+/// said on stderr.
 pub(crate) fn read(path: &Path) -> Result<Sampled, Failure> {
     let bytes =
         std::fs::read(path).map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
-    let (file, regions) = crate::isolate::opening(path, || {
+    let stacks_at = stacks_path(path);
+    let stacks_bytes = std::fs::read(&stacks_at).ok();
+    let (file, stacks, regions, symbols) = crate::isolate::opening(path, || {
         let file = SampleFile::parse(&bytes)?;
+        let stacks = match stacks_bytes.as_deref().map(Stacks::parse) {
+            Some(Ok(stacks)) if stacks.samples.len() == file.samples.len() => Some(stacks),
+            Some(Ok(_)) => {
+                eprintln!(
+                    "note: {} does not match {} (another run's?): left out",
+                    stacks_at.display(),
+                    path.display()
+                );
+                None
+            }
+            Some(Err(e)) => {
+                eprintln!("note: {} left out: {e}", stacks_at.display());
+                None
+            }
+            None => None,
+        };
         let mut symbols = Symbolizer::new(&file);
-        let regions = region_samples(&file, |m, a| symbols.place(m, a));
-        Ok::<_, std::io::Error>((file, regions))
+        let regions = region_samples(&file, stacks.as_ref(), |m, a| symbols.place(m, a));
+        Ok::<_, std::io::Error>((file, stacks, regions, symbols))
     })
     .map_err(|e| {
         Failure(format!(
@@ -42,8 +69,89 @@ pub(crate) fn read(path: &Path) -> Result<Sampled, Failure> {
     Ok(Sampled {
         path: path.to_path_buf(),
         file,
+        stacks,
         regions,
+        symbols,
     })
+}
+
+/// The samples as folded stacks (`a;b;f;g <ns>`): each sample's path of
+/// regions, then its sampled frames, outermost first, down to the function
+/// it was taken in, weighing `1e9 / hz` ns. The frames every sample of a
+/// path shares above the region (the callers of its code) are left out but
+/// the last, so the frames hang below the innermost region.
+pub(crate) fn folded(s: &mut Sampled) -> Vec<(String, u64)> {
+    let per_sample = 1_000_000_000 / u64::try_from(s.file.hz).unwrap_or(1).max(1);
+    let clean = |name: &str| name.replace(';', ":");
+    // Per sample: its path's key and its frames' names, outermost first.
+    let mut stacks: Vec<(String, Vec<String>)> = Vec::new();
+    for (i, sample) in s.file.samples.iter().enumerate() {
+        let path: Vec<i32> = match s.stacks.as_ref().and_then(|st| st.path_of(i)) {
+            Some(path) => path.to_vec(),
+            None if sample.region >= 0 => vec![sample.region],
+            None => continue,
+        };
+        let key = path
+            .iter()
+            .map(|&r| {
+                usize::try_from(r)
+                    .ok()
+                    .and_then(|r| s.file.regions.get(r))
+                    .map_or_else(|| "?".to_owned(), |n| clean(n))
+            })
+            .collect::<Vec<_>>()
+            .join(";");
+        let mut frames: Vec<String> = match s.stacks.as_ref().and_then(|st| st.samples.get(i)) {
+            Some((_, chain)) => chain
+                .iter()
+                .rev()
+                .map(|f| {
+                    clean(
+                        &s.symbols
+                            .place(f.module, f.address.wrapping_sub(1))
+                            .function,
+                    )
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        frames.push(clean(
+            &s.symbols.place(sample.module, sample.address).function,
+        ));
+        stacks.push((key, frames));
+    }
+    // The frames each path's samples share, from the outermost: per path,
+    // its first sample and the length they share with it.
+    let mut shared: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (i, (key, frames)) in stacks.iter().enumerate() {
+        match shared.get_mut(key.as_str()) {
+            Some((first, n)) => {
+                let common = stacks[*first]
+                    .1
+                    .iter()
+                    .zip(frames)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                *n = (*n).min(common);
+            }
+            None => {
+                shared.insert(key.as_str(), (i, frames.len()));
+            }
+        }
+    }
+    let mut lines: HashMap<String, u64> = HashMap::new();
+    for (key, frames) in &stacks {
+        let cut = shared
+            .get(key.as_str())
+            .map_or(0, |&(_, n)| n)
+            .saturating_sub(1);
+        let cut = cut.min(frames.len().saturating_sub(1));
+        let line = format!("{key};{}", frames[cut..].join(";"));
+        *lines.entry(line).or_insert(0) += per_sample;
+    }
+    let mut lines: Vec<(String, u64)> = lines.into_iter().collect();
+    lines.sort();
+    lines
 }
 
 /// Each region's hottest functions and lines, `top` of each.
@@ -68,9 +176,13 @@ pub(crate) fn print(out: &mut impl Write, s: &Sampled, top: usize) -> std::io::R
     }
     let pct = |n: u64, of: u64| 100.0 * n as f64 / of.max(1) as f64;
     for r in &s.regions {
+        let inclusive = match r.inclusive {
+            Some(n) => format!("; {n} with the regions inside it"),
+            None => String::new(),
+        };
         writeln!(
             out,
-            "\n  {}  ({} samples, {:.1}% of all)",
+            "\n  {}  ({} samples, {:.1}% of all{inclusive})",
             r.region,
             r.samples,
             pct(r.samples, total as u64)
@@ -120,6 +232,7 @@ pub(crate) fn json(s: &Sampled) -> serde_json::Value {
         "regions": s.regions.iter().map(|r| json!({
             "region": r.region,
             "samples": r.samples,
+            "inclusive": r.inclusive,
             "functions": r.functions.iter().map(|(f, n)| json!({"function": f, "count": n})).collect::<Vec<_>>(),
             "lines": r.lines.iter().map(|(p, n)| json!({
                 "function": p.function,

@@ -937,6 +937,62 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
         exported.to_str().unwrap(),
     ]);
     assert_eq!(json_file(&exported)["samples"], json["samples"]);
+    // The stacks beside the `.sps` give inclusive counts...
+    assert!(
+        text.contains("with the regions inside it"),
+        "no inclusive counts:\n{text}"
+    );
+    // ...and the folded stacks of the samples: the region, then the frames
+    // below it down to the function each sample was taken in (its call
+    // chain: this test is built unoptimized, with frame pointers).
+    let folded = ok(&[
+        "export",
+        "folded",
+        "--samples",
+        path.to_str().unwrap(),
+        "-o",
+        "-",
+    ]);
+    let weight = |pred: &dyn Fn(&str) -> bool| -> u64 {
+        folded
+            .lines()
+            .filter(|l| pred(l))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    for (region, own) in [("alpha", "busy_alpha"), ("beta", "busy_beta")] {
+        let all = weight(&|l| l.starts_with(&format!("{region};")));
+        let leaf = weight(&|l| {
+            l.starts_with(&format!("{region};"))
+                && l.rsplit(' ')
+                    .nth(1)
+                    .unwrap()
+                    .rsplit(';')
+                    .next()
+                    .unwrap()
+                    .contains(own)
+        });
+        assert!(
+            all > 0 && leaf * 10 >= all * 9,
+            "{region}: {leaf} of {all} ns in {own}:\n{folded}"
+        );
+        // 1 ms per sample at 1000 Hz.
+        assert_eq!(all % 1_000_000, 0, "{folded}");
+    }
+    let svg = dir.join("samples.svg");
+    ok(&[
+        "export",
+        "flamegraph",
+        "--samples",
+        path.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("busy_alpha")
+    );
     // The report page has them (its section is drawn from this JSON).
     let page = dir.join("report.html");
     ok(&[

@@ -36,8 +36,16 @@ pub const RING_PAGES: usize = 4;
 /// How often the rings are drained.
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
 
-/// Bytes a kept sample takes: its time, its address and its task.
-pub const SAMPLE_BYTES: usize = 20;
+/// Bytes a kept sample takes besides its call chain: its time, its
+/// address, its task and where its chain ends.
+pub const SAMPLE_BYTES: usize = 24;
+
+/// Return addresses kept of a sample's call chain at most (the innermost):
+/// 8 bytes each.
+pub const MAX_FRAMES: usize = 64;
+
+/// The samples' memory at most (so that a chain's end fits 32 bits).
+const MAX_BYTES: usize = 16 << 30;
 
 /// Polls a thread's log keeps between two drains at most (24 MiB).
 pub const MAX_POLLS: usize = 1 << 20;
@@ -50,13 +58,38 @@ pub const NO_TASK: u32 = u32::MAX;
 const PRINTED_FAILURES: usize = 8;
 
 /// One lane's samples, in time order: CLOCK_MONOTONIC ns, the
-/// interrupted instruction's address, and the number of the task polled
-/// on the thread then ([`NO_TASK`]: none).
+/// interrupted instruction's address, the number of the task polled on the
+/// thread then ([`NO_TASK`]: none), and the user call chain's return
+/// addresses (innermost first; sample `i`'s are
+/// `chains[chain_ends[i - 1]..chain_ends[i]]`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LaneSamples {
     pub times: Vec<u64>,
     pub ips: Vec<u64>,
     pub tasks: Vec<u32>,
+    pub chain_ends: Vec<u32>,
+    pub chains: Vec<u64>,
+}
+
+impl LaneSamples {
+    /// Sample `i`'s call chain, innermost first.
+    ///
+    /// ```
+    /// use scope_profiler_core::internal::sampling::LaneSamples;
+    /// let l = LaneSamples { chain_ends: vec![2, 2, 3], chains: vec![10, 11, 12], ..LaneSamples::default() };
+    /// assert_eq!(l.chain(0), [10, 11]);
+    /// assert!(l.chain(1).is_empty());
+    /// assert_eq!(l.chain(2), [12]);
+    /// assert!(l.chain(3).is_empty());
+    /// ```
+    pub fn chain(&self, i: usize) -> &[u64] {
+        let start = match i.checked_sub(1) {
+            Some(j) => self.chain_ends.get(j).copied().unwrap_or(0) as usize,
+            None => 0,
+        };
+        let end = self.chain_ends.get(i).copied().unwrap_or(0) as usize;
+        self.chains.get(start..end).unwrap_or(&[])
+    }
 }
 
 /// An interval in which a thread polled a task: the task's number and the
@@ -123,7 +156,8 @@ struct ThreadSampler {
 #[derive(Default)]
 struct Log {
     lanes: Vec<LaneSamples>,
-    kept: usize,
+    /// Bytes of the samples kept.
+    bytes: usize,
     dropped: u64,
     lost: u64,
 }
@@ -131,8 +165,8 @@ struct Log {
 /// A session's sampling: the threads' events and the samples drained.
 pub struct Sampling {
     hz: u32,
-    /// Samples kept at most (the memory bound over [`SAMPLE_BYTES`]).
-    max_samples: usize,
+    /// Bytes of samples kept at most.
+    max_bytes: usize,
     threads: Mutex<Vec<ThreadSampler>>,
     log: Mutex<Log>,
     /// The threads whose event could not be opened, each with why.
@@ -154,7 +188,7 @@ impl Sampling {
     pub fn new(hz: u32, max_bytes: usize) -> Sampling {
         Sampling {
             hz,
-            max_samples: (max_bytes / SAMPLE_BYTES).max(1),
+            max_bytes: max_bytes.min(MAX_BYTES),
             threads: Mutex::new(Vec::new()),
             log: Mutex::new(Log::default()),
             failures: Mutex::new(Vec::new()),
@@ -262,20 +296,24 @@ impl Sampling {
             .collect();
         let mut log = lock(&self.log);
         let log = &mut *log;
-        let max = self.max_samples;
+        let max = self.max_bytes;
         for t in threads.iter_mut() {
             let lane = t.lane as usize;
             if log.lanes.len() <= lane {
                 log.lanes.resize_with(lane + 1, LaneSamples::default);
             }
-            let (lanes, kept, dropped) = (&mut log.lanes, &mut log.kept, &mut log.dropped);
+            let (lanes, bytes, dropped) = (&mut log.lanes, &mut log.bytes, &mut log.dropped);
             let into = &mut lanes[lane];
             log.lost += t.sampler.drain(&mut |s| {
-                if *kept < max {
+                let chain = &s.chain[..s.chain.len().min(MAX_FRAMES)];
+                let size = SAMPLE_BYTES + 8 * chain.len();
+                if *bytes + size <= max {
                     into.times.push(s.time_ns);
                     into.ips.push(s.ip);
                     into.tasks.push(NO_TASK);
-                    *kept += 1;
+                    into.chains.extend_from_slice(chain);
+                    into.chain_ends.push(into.chains.len() as u32);
+                    *bytes += size;
                 } else {
                     *dropped += 1;
                 }
@@ -310,10 +348,13 @@ impl Sampling {
             .iter()
             .map(|l| {
                 let n = l.times.partition_point(|&t| t < until_ns);
+                let frames = n.checked_sub(1).map_or(0, |i| l.chain_ends[i] as usize);
                 LaneSamples {
                     times: l.times[..n].to_vec(),
                     ips: l.ips[..n].to_vec(),
                     tasks: l.tasks[..n].to_vec(),
+                    chain_ends: l.chain_ends[..n].to_vec(),
+                    chains: l.chains[..frames].to_vec(),
                 }
             })
             .collect();
@@ -434,11 +475,14 @@ mod tests {
             crate::platform::prerequisite_missing("no sampling event here");
             return;
         }
-        let s = Sampling::new(1000, 10 * SAMPLE_BYTES);
+        let s = Sampling::new(1000, 10 * (SAMPLE_BYTES + 8 * MAX_FRAMES));
         s.open_thread(0);
         busy(100);
         let cut = s.cut(u64::MAX);
-        assert_eq!(cut.len(), 10);
+        let l = &cut.lanes[0];
+        let bytes = l.times.len() * SAMPLE_BYTES + 8 * l.chains.len();
+        assert!(cut.len() >= 10, "{}", cut.len());
+        assert!(bytes <= 10 * (SAMPLE_BYTES + 8 * MAX_FRAMES), "{bytes}");
         assert!(cut.dropped > 0, "{cut:?}");
         s.close();
     }

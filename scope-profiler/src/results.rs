@@ -12,7 +12,7 @@ use crate::metadata;
 use crate::options::{MetadataDetail, Options, Output};
 use crate::profile::{Profile, RecordingHealth, RegionCounters, RegionStatistics};
 use crate::reader::internal::jsonfile::{self, Document, JsonSink};
-use crate::reader::sps::SampleFile;
+use crate::reader::sps::{SampleFile, Stacks};
 use crate::sink::{IndexRow, MemorySink};
 
 /// `row` with its source file as the metadata level shows it (a suffix of it).
@@ -96,30 +96,42 @@ pub struct Results {
     statistics: Vec<RegionStatistics>,
     /// Per region, the counters of a session that counts.
     counters: Vec<RegionCounters>,
-    /// A sampled session's samples, and where they were written.
-    samples: Option<(SampleFile, Option<PathBuf>)>,
+    /// A sampled session's samples, their stacks, and where they were
+    /// written.
+    samples: Option<SessionSamples>,
 }
 
-/// A sampled session's samples, as the `.sps` file holds them, written
-/// beside the profile at `profile` (if the session writes one) for `rank`.
+/// A sampled session's samples as written (see [`Results::samples`]).
+#[derive(Debug, Clone)]
+struct SessionSamples {
+    file: SampleFile,
+    stacks: Stacks,
+    path: Option<PathBuf>,
+}
+
+/// A sampled session's samples, as the `.sps` file (and its `.stacks`)
+/// holds them, written beside the profile at `profile` (if the session
+/// writes one) for `rank`.
 fn publish_samples(
     plan: &mut Plan,
     profile: Option<&Path>,
     rank: i32,
-) -> Result<Option<(SampleFile, Option<PathBuf>)>, Error> {
+) -> Result<Option<SessionSamples>, Error> {
     let Some(sampled) = plan.sampled.take() else {
         return Ok(None);
     };
-    let file = crate::samples::sample_file(&sampled, plan, rank);
+    let (file, stacks) = crate::samples::sample_file(&sampled, plan, rank);
     let path = match profile {
         Some(profile) => {
             let path = crate::reader::sps::path_for(profile, rank);
-            crate::samples::write(&file, &path)?;
+            // The stacks first: a reader that finds the `.sps` finds them.
+            crate::samples::write(&stacks.to_bytes(), &crate::reader::sps::stacks_path(&path))?;
+            crate::samples::write(&file.to_bytes(), &path)?;
             Some(path)
         }
         None => None,
     };
-    Ok(Some((file, path)))
+    Ok(Some(SessionSamples { file, stacks, path }))
 }
 
 /// The planned profile, emitted into memory, with its call tree.
@@ -514,7 +526,36 @@ impl Results {
     /// # Ok::<(), sp::Error>(())
     /// ```
     pub fn samples(&self) -> Option<&SampleFile> {
-        self.samples.as_ref().map(|(file, _)| file)
+        self.samples.as_ref().map(|s| &s.file)
+    }
+
+    /// A sampled session's stacks: each sample's path of regions
+    /// (outermost first) and its call chain (innermost first; frames need
+    /// the binary built with frame pointers, `-C force-frame-pointers=yes`),
+    /// as the `.sps.stacks` file beside the `.sps` holds them.
+    ///
+    /// ```
+    /// use scope_profiler::{self as sp, Options};
+    /// if sp::setup(Options::new().in_memory().verbose(false).sample_hz(1000)).is_ok() {
+    ///     sp::region("outer").run(|| sp::region("inner").run(|| {
+    ///         let t = std::time::Instant::now();
+    ///         while t.elapsed().as_millis() < 50 {}
+    ///     }));
+    ///     let results = sp::finalize()?;
+    ///     let (samples, stacks) = (results.samples().unwrap(), results.sample_stacks().unwrap());
+    ///     assert_eq!(stacks.samples.len(), samples.samples.len());
+    ///     for (i, s) in samples.samples.iter().enumerate() {
+    ///         // A sample in `inner` has the path outer > inner.
+    ///         if s.region >= 0 {
+    ///             let path = stacks.path_of(i).unwrap();
+    ///             assert_eq!(path.last(), Some(&s.region));
+    ///         }
+    ///     }
+    /// }
+    /// # Ok::<(), sp::Error>(())
+    /// ```
+    pub fn sample_stacks(&self) -> Option<&Stacks> {
+        self.samples.as_ref().map(|s| &s.stacks)
     }
 
     /// Where a sampled session's samples were written: beside the profile,
@@ -527,7 +568,7 @@ impl Results {
     /// # Ok::<(), sp::Error>(())
     /// ```
     pub fn samples_path(&self) -> Option<&Path> {
-        self.samples.as_ref().and_then(|(_, path)| path.as_deref())
+        self.samples.as_ref().and_then(|s| s.path.as_deref())
     }
 
     /// How the events were written (for tests of the writer; hidden from
@@ -601,7 +642,12 @@ impl std::fmt::Display for Results {
                  function with Options::trace_all(true) (SCOPE_PROFILER_TRACE_ALL=1)."
             )?;
         }
-        if let Some((samples, path)) = &self.samples {
+        if let Some(SessionSamples {
+            file: samples,
+            path,
+            ..
+        }) = &self.samples
+        {
             let landed = samples.samples.iter().filter(|s| s.region >= 0).count();
             write!(
                 f,

@@ -1,7 +1,9 @@
 //! A sampled session's `.sps` file (issue 39): the samples the walk gave
 //! to calls, with the files mapped into the process, in the layout of the
 //! Python package's `native_samples.py`, written beside the profile as
-//! `<stem>_rank<NNNNN>.sps`, where `scope-profiler native-lines` finds it.
+//! `<stem>_rank<NNNNN>.sps`, where `scope-profiler native-lines` finds it;
+//! and beside it the `.sps.stacks` file, each sample's path of regions and
+//! call chain (`scope_profiler_reader::sps::Stacks`).
 
 #![forbid(unsafe_code)]
 
@@ -11,12 +13,12 @@ use crate::assemble::Plan;
 use crate::assemble::samples::Sampled;
 use crate::error::Error;
 use crate::platform::{self, Module};
-use crate::reader::sps::{Sample, SampleFile};
+use crate::reader::sps::{Frame, Sample, SampleFile, Stacks};
 
 /// The `.sps` file of `sampled` (rank `rank`; regions named as the
-/// profile's rows), its addresses placed in the process's modules as they
-/// are mapped now.
-pub(crate) fn sample_file(sampled: &Sampled, plan: &Plan, rank: i32) -> SampleFile {
+/// profile's rows) and its stacks, its addresses placed in the process's
+/// modules as they are mapped now.
+pub(crate) fn sample_file(sampled: &Sampled, plan: &Plan, rank: i32) -> (SampleFile, Stacks) {
     let modules = platform::modules();
     // Every executable range, sorted, with its module's index.
     let mut ranges: Vec<(u64, u64, i32)> = modules
@@ -32,7 +34,7 @@ pub(crate) fn sample_file(sampled: &Sampled, plan: &Plan, rank: i32) -> SampleFi
             _ => -1,
         }
     };
-    SampleFile {
+    let file = SampleFile {
         rank,
         hz: i32::try_from(sampled.hz).unwrap_or(i32::MAX),
         ticks: i64::try_from(sampled.samples.len() as u64 + sampled.missed).unwrap_or(i64::MAX),
@@ -52,13 +54,39 @@ pub(crate) fn sample_file(sampled: &Sampled, plan: &Plan, rank: i32) -> SampleFi
                 address: s.ip,
             })
             .collect(),
-    }
+    };
+    let stacks = Stacks {
+        paths: sampled
+            .paths
+            .iter()
+            .map(|p| p.iter().map(|&r| r as i32).collect())
+            .collect(),
+        samples: sampled
+            .samples
+            .iter()
+            .map(|s| {
+                let chain = sampled
+                    .chains
+                    .get(s.chain.start as usize..s.chain.end as usize)
+                    .unwrap_or(&[]);
+                let frames = chain
+                    .iter()
+                    .map(|&address| Frame {
+                        // A return address: its call is the byte before.
+                        module: module_of(address.wrapping_sub(1)),
+                        address,
+                    })
+                    .collect();
+                (s.path.map_or(-1, |p| p as i32), frames)
+            })
+            .collect(),
+    };
+    (file, stacks)
 }
 
-/// Writes `file` at `path`, atomically (a reader never sees half a file).
-pub(crate) fn write(file: &SampleFile, path: &Path) -> Result<(), Error> {
-    let bytes = file.to_bytes();
+/// Writes `bytes` at `path`, atomically (a reader never sees half a file).
+pub(crate) fn write(bytes: &[u8], path: &Path) -> Result<(), Error> {
     crate::publish::publish_atomically(path, |temp| {
-        std::fs::write(temp, &bytes).map_err(|e| Error::io(temp, e))
+        std::fs::write(temp, bytes).map_err(|e| Error::io(temp, e))
     })
 }

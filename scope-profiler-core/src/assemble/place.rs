@@ -118,7 +118,7 @@ impl Plan {
         }
         self.call_paths = paths.finish(|region| row_of[region as usize]);
         if let (Some(cut), Some(targets)) = (cut, targets) {
-            self.sampled = Some(sampled(cut, targets.finish(), &row_of));
+            self.sampled = Some(sampled(cut, targets.finish(), &row_of, &summary));
         }
         call_meta.sort_by_key(|(slot, _)| *slot); // stable: precedence kept
         self.walked.row_metadata = rows_metadata(layout, &call_meta);
@@ -219,6 +219,7 @@ impl<P: Placer> Visitor for Placing<'_, P> {
                     end: start.saturating_add(u64::try_from(c.duration).unwrap_or(0)),
                     depth: c.depth as u32,
                     region,
+                    node,
                 },
             );
         }
@@ -239,29 +240,57 @@ impl<P: Placer> Visitor for Placing<'_, P> {
 }
 
 /// The samples of `cut`, each with the index row of the call it landed in
-/// (`landed`, by lane; `row_of`, by session region id).
-fn sampled(cut: SampleCut, landed: Vec<Vec<Option<Landing>>>, row_of: &[u32]) -> Sampled {
+/// and that call's path of rows (`landed`, by lane; `row_of`, by session
+/// region id; the paths from the walk's `summary` tree).
+fn sampled(
+    cut: SampleCut,
+    landed: Vec<Vec<Option<Landing>>>,
+    row_of: &[u32],
+    summary: &TreeBuilder,
+) -> Sampled {
+    let row = |region: u32| {
+        row_of
+            .get(region as usize)
+            .copied()
+            .filter(|&r| r != u32::MAX)
+    };
     let mut samples = Vec::with_capacity(cut.len());
+    let mut paths: Vec<Vec<u32>> = Vec::new();
+    let mut path_of: HashMap<u32, u32> = HashMap::new();
+    let mut chains: Vec<u64> = Vec::new();
     for (lane, l) in cut.lanes.iter().enumerate() {
         let rows = landed.get(lane).map_or(&[][..], Vec::as_slice);
         for (i, (&time_ns, &ip)) in l.times.iter().zip(&l.ips).enumerate() {
-            let row = rows
-                .get(i)
-                .copied()
-                .flatten()
-                .and_then(|landing| row_of.get(landing.region as usize).copied())
-                .filter(|&row| row != u32::MAX);
+            let landing = rows.get(i).copied().flatten();
+            let path = landing.map(|landing| {
+                *path_of.entry(landing.node).or_insert_with(|| {
+                    paths.push(
+                        summary
+                            .path(landing.node)
+                            .into_iter()
+                            .filter_map(row)
+                            .collect(),
+                    );
+                    paths.len() as u32 - 1
+                })
+            });
+            let start = chains.len() as u32;
+            chains.extend_from_slice(l.chain(i));
             samples.push(LandedSample {
                 thread: lane as u32,
                 time_ns,
                 ip,
-                row,
+                row: landing.and_then(|landing| row(landing.region)),
+                path,
+                chain: start..chains.len() as u32,
             });
         }
     }
     Sampled {
         hz: cut.hz,
         samples,
+        paths,
+        chains,
         missed: cut.dropped + cut.lost,
         failures: cut.failures,
     }

@@ -14,6 +14,8 @@ pub struct Landing {
     pub region: u32,
     /// The call's depth on its lane (0: outermost).
     pub depth: u32,
+    /// The call's node in the walk's summary tree (its path of regions).
+    pub node: u32,
 }
 
 /// One finished call of a lane, on the samples' clock: open from `start`
@@ -24,6 +26,8 @@ pub struct Span {
     pub end: u64,
     pub depth: u32,
     pub region: u32,
+    /// Its node in the summary tree (0 where none is kept).
+    pub node: u32,
 }
 
 /// Samples given to calls as the calls come: each call visits the samples
@@ -66,6 +70,7 @@ fn land(times: &[u64], landed: &mut [Option<Landing>], call: Span) {
             *slot = Some(Landing {
                 region: call.region,
                 depth: call.depth,
+                node: call.node,
             });
         }
     }
@@ -195,7 +200,7 @@ impl Targets {
 }
 
 /// A sample of the session, given to a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LandedSample {
     /// The sampled thread's index in the file's threads.
     pub thread: u32,
@@ -206,6 +211,11 @@ pub struct LandedSample {
     /// The index row (the file's region) of the innermost call open on the
     /// thread then; `None` outside every recorded call.
     pub row: Option<u32>,
+    /// Its path of regions: an index into [`Sampled::paths`].
+    pub path: Option<u32>,
+    /// Its call chain's return addresses, innermost first: a range of
+    /// [`Sampled::chains`].
+    pub chain: std::ops::Range<u32>,
 }
 
 /// A session's samples up to the cut, each given to a call.
@@ -215,6 +225,11 @@ pub struct Sampled {
     pub hz: u32,
     /// Every sample kept, thread by thread, in time order in each.
     pub samples: Vec<LandedSample>,
+    /// The paths of regions the samples landed in: index rows, outermost
+    /// first, the innermost the sample's `row`.
+    pub paths: Vec<Vec<u32>>,
+    /// The samples' call chains, back to back.
+    pub chains: Vec<u64>,
     /// Samples not kept (past the memory bound) or lost by the kernel (a
     /// full ring).
     pub missed: u64,
@@ -232,6 +247,7 @@ mod tests {
             end,
             depth,
             region,
+            node: 0,
         }
     }
 
@@ -275,7 +291,8 @@ mod tests {
             got[3],
             Some(Landing {
                 region: 3,
-                depth: 2
+                depth: 2,
+                node: 0
             })
         );
     }
@@ -306,6 +323,7 @@ mod tests {
             times: times.to_vec(),
             ips: vec![0; times.len()],
             tasks: tasks.to_vec(),
+            ..LaneSamples::default()
         };
         const T: u32 = NO_TASK;
         let cut = SampleCut {

@@ -136,6 +136,23 @@ impl TreeBuilder {
         node
     }
 
+    /// The regions from the root to `node` (outermost first), as
+    /// [`TreeBuilder::call`] made it (`node` is one it returned; empty for
+    /// an unknown one).
+    pub fn path(&self, node: u32) -> Vec<u32> {
+        let mut path = Vec::new();
+        let mut at = node;
+        while let Some(n) = self.nodes.get(at as usize) {
+            path.push(n.region);
+            at = self.parents.get(at as usize).copied().unwrap_or(NO_NODE);
+            if path.len() > self.nodes.len() {
+                break; // a cycle cannot be made; never loop on one
+            }
+        }
+        path.reverse();
+        path
+    }
+
     /// Adds `calls` calls of `region` as a root, from their totals (an
     /// aggregation-mode session, whose calls' nesting was not kept).
     pub fn totals(&mut self, region: u32, calls: u64, total: i64, exclusive: i64) {

@@ -20,10 +20,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 mod profile;
+mod stacks;
 #[cfg(feature = "symbols")]
 mod symbols;
 
 pub use profile::{Place, RegionSamples, region_samples};
+pub use stacks::{Frame, STACKS_MAGIC, STACKS_VERSION, Stacks, stacks_path};
 #[cfg(feature = "symbols")]
 pub use symbols::Symbolizer;
 

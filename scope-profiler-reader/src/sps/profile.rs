@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::SampleFile;
+use super::{SampleFile, Stacks};
 
 /// Where in the source an address is: its function (demangled), file and
 /// line (0 and an empty file when the binary has no line tables).
@@ -45,10 +45,12 @@ impl std::fmt::Display for Place {
 /// let r = RegionSamples {
 ///     region: "solve".into(),
 ///     samples: 3,
+///     inclusive: None,
 ///     functions: vec![("kernel".into(), 3)],
 ///     lines: vec![(Place { function: "kernel".into(), file: "k.rs".into(), line: 9 }, 3)],
 /// };
 /// assert_eq!(r.functions[0].1, r.samples);
+/// assert_eq!(r.inclusive, None); // no stacks file
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RegionSamples {
@@ -56,6 +58,9 @@ pub struct RegionSamples {
     pub region: String,
     /// Its samples (the innermost region open at each).
     pub samples: u64,
+    /// Its samples and those of the regions open inside it (each sample
+    /// once), when the stacks file tells each sample's path of regions.
+    pub inclusive: Option<u64>,
     /// Its samples by function, hottest first.
     pub functions: Vec<(String, u64)>,
     /// Its samples by line, hottest first.
@@ -65,7 +70,10 @@ pub struct RegionSamples {
 /// Each region's samples (the most sampled region first; regions without
 /// samples and samples outside every region left out), each distinct
 /// address placed once by `place(module, address)` (a [`Symbolizer`] with
-/// the feature `symbols`, or anything that knows the binaries).
+/// the feature `symbols`, or anything that knows the binaries). With the
+/// file's `stacks`, each region's inclusive count too (its samples and
+/// those of the regions inside it), and regions whose time is all in
+/// regions inside them are listed.
 ///
 /// [`Symbolizer`]: https://docs.rs/scope-profiler-reader/latest/scope_profiler_reader/sps/struct.Symbolizer.html
 ///
@@ -77,7 +85,7 @@ pub struct RegionSamples {
 ///     samples: vec![s(0, 0x10), s(0, 0x10), s(0, 0x20), s(1, 0x30), s(-1, 0x40)],
 ///     ..SampleFile::default()
 /// };
-/// let by = region_samples(&file, |_, a| Place {
+/// let by = region_samples(&file, None, |_, a| Place {
 ///     function: if a < 0x30 { "solve_kernel" } else { "write" }.into(),
 ///     file: "src/lib.rs".into(),
 ///     line: a as u32,
@@ -90,8 +98,27 @@ pub struct RegionSamples {
 /// ```
 pub fn region_samples(
     file: &SampleFile,
+    stacks: Option<&Stacks>,
     mut place: impl FnMut(i32, u64) -> Place,
 ) -> Vec<RegionSamples> {
+    // Inclusive counts from each sample's path (a recursive region once).
+    let inclusive: Option<Vec<u64>> = stacks.map(|stacks| {
+        let mut counts = vec![0u64; file.regions.len()];
+        let mut seen: Vec<usize> = Vec::new();
+        for i in 0..file.samples.len() {
+            seen.clear();
+            for &r in stacks.path_of(i).unwrap_or(&[]) {
+                if let Ok(r) = usize::try_from(r)
+                    && r < counts.len()
+                    && !seen.contains(&r)
+                {
+                    counts[r] += 1;
+                    seen.push(r);
+                }
+            }
+        }
+        counts
+    });
     let mut places: HashMap<(i32, u64), usize> = HashMap::new();
     let mut known: Vec<Place> = Vec::new();
     // Per region: per place index, its count.
@@ -112,7 +139,7 @@ pub fn region_samples(
     let mut out: Vec<RegionSamples> = counts
         .into_iter()
         .enumerate()
-        .filter(|(_, c)| !c.is_empty())
+        .filter(|(r, c)| !c.is_empty() || inclusive.as_ref().is_some_and(|inc| inc[*r] > 0))
         .map(|(r, c)| {
             // Several addresses may be one line: counted by place.
             let mut functions: HashMap<&str, u64> = HashMap::new();
@@ -132,16 +159,15 @@ pub fn region_samples(
             RegionSamples {
                 region: file.regions[r].clone(),
                 samples: c.values().sum(),
+                inclusive: inclusive.as_ref().map(|inc| inc[r]),
                 functions,
                 lines,
             }
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.samples
-            .cmp(&a.samples)
-            .then_with(|| a.region.cmp(&b.region))
-    });
+    // The most sampled first: inclusively when known.
+    let key = |r: &RegionSamples| r.inclusive.unwrap_or(r.samples);
+    out.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.region.cmp(&b.region)));
     out
 }
 
@@ -149,6 +175,49 @@ pub fn region_samples(
 mod tests {
     use super::*;
     use crate::sps::Sample;
+
+    /// With stacks: a region whose samples are all in a region inside it
+    /// is listed, with its inclusive count; a recursive path counts once.
+    #[test]
+    fn inclusive_counts_follow_the_paths() {
+        use crate::sps::Stacks;
+        let s = |region, address| Sample {
+            region,
+            module: 0,
+            address,
+        };
+        let file = SampleFile {
+            regions: vec!["outer".into(), "inner".into(), "io".into()],
+            samples: vec![s(1, 1), s(1, 1), s(1, 2), s(2, 3), s(-1, 4)],
+            ..SampleFile::default()
+        };
+        let stacks = Stacks {
+            paths: vec![vec![0, 1], vec![0, 1, 0, 1], vec![2]],
+            samples: vec![
+                (0, vec![]),
+                (1, vec![]),
+                (0, vec![]),
+                (2, vec![]),
+                (-1, vec![]),
+            ],
+        };
+        let by = region_samples(&file, Some(&stacks), |_, a| Place {
+            function: format!("f{a}"),
+            ..Place::default()
+        });
+        let got: Vec<(&str, u64, Option<u64>)> = by
+            .iter()
+            .map(|r| (r.region.as_str(), r.samples, r.inclusive))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("inner", 3, Some(3)),
+                ("outer", 0, Some(3)),
+                ("io", 1, Some(1))
+            ]
+        );
+    }
 
     /// Two addresses on one line are one line; a region index past the
     /// list is skipped, not a panic.
@@ -164,7 +233,7 @@ mod tests {
             samples: vec![s(0, 1), s(0, 2), s(0, 3), s(7, 1), s(0, 9)],
             ..SampleFile::default()
         };
-        let by = region_samples(&file, |_, a| Place {
+        let by = region_samples(&file, None, |_, a| Place {
             function: if a < 9 { "f" } else { "g" }.into(),
             file: "x.rs".into(),
             line: if a < 3 { 10 } else { 11 },

@@ -19,7 +19,7 @@ use super::{Place, SampleFile};
 /// use scope_profiler_reader::sps::{SampleFile, Symbolizer, region_samples};
 /// let file = SampleFile::default(); // SampleFile::parse(&std::fs::read("run_rank00000.sps")?)?
 /// let mut symbols = Symbolizer::new(&file);
-/// let by_region = region_samples(&file, |module, address| symbols.place(module, address));
+/// let by_region = region_samples(&file, None, |module, address| symbols.place(module, address));
 /// assert!(by_region.is_empty());
 /// ```
 pub struct Symbolizer {
