@@ -204,16 +204,7 @@ impl SampleFile {
     /// ```
     pub fn parse(bytes: &[u8]) -> io::Result<SampleFile> {
         let mut r = Bytes { bytes, at: 0 };
-        if r.take(8)? != MAGIC {
-            return Err(invalid(0, "not a scope-profiler sample file".into()));
-        }
-        let version = r.i32()?;
-        if version != VERSION {
-            return Err(invalid(
-                8,
-                format!("sample file version {version} (this reader reads {VERSION})"),
-            ));
-        }
+        r.header(MAGIC, VERSION, "sample file")?;
         let (rank, hz, ticks) = (r.i32()?, r.i32()?, r.i64()?);
         let n = r.count(4)?;
         let mut regions = Vec::with_capacity(n);
@@ -275,6 +266,21 @@ struct Bytes<'a> {
 }
 
 impl Bytes<'_> {
+    /// A file's magic and version, `what` it is named in the errors.
+    fn header(&mut self, magic: &[u8; 8], version: i32, what: &str) -> io::Result<()> {
+        if self.take(8)? != magic {
+            return Err(invalid(0, format!("not a scope-profiler {what}")));
+        }
+        let found = self.i32()?;
+        if found != version {
+            return Err(invalid(
+                8,
+                format!("{what} version {found} (this reader reads {version})"),
+            ));
+        }
+        Ok(())
+    }
+
     fn take(&mut self, n: usize) -> io::Result<&[u8]> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {

@@ -122,16 +122,7 @@ impl Stacks {
     /// ```
     pub fn parse(bytes: &[u8]) -> io::Result<Stacks> {
         let mut r = Bytes { bytes, at: 0 };
-        if r.take(8)? != STACKS_MAGIC {
-            return Err(invalid(0, "not a scope-profiler stacks file".into()));
-        }
-        let version = r.i32()?;
-        if version != STACKS_VERSION {
-            return Err(invalid(
-                8,
-                format!("stacks file version {version} (this reader reads {STACKS_VERSION})"),
-            ));
-        }
+        r.header(STACKS_MAGIC, STACKS_VERSION, "stacks file")?;
         let at = r.at;
         let n = usize::try_from(r.i64()?).map_err(|_| invalid(at, "a negative count".into()))?;
         // Each sample takes 8 bytes at least.
