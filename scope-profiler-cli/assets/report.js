@@ -240,7 +240,7 @@
           var i = p.value[3];
           return m.names[t.region[i]] + '<br>total ' + dur(t.total[i]) + ' (' +
             (100 * t.total[i] / Math.max(total, 1)).toFixed(1) + '% of all)<br>own ' + dur(t.own[i]) +
-            '<br>' + num(t.calls[i]) + ' calls';
+            '<br>' + num(t.calls[i]) + ' ' + (run.unit || 'calls');
         } },
         xAxis: { type: 'value', min: view[0], max: view[1], show: false },
         yAxis: { type: 'value', min: 0, max: rows, inverse: true, show: false },
@@ -510,6 +510,14 @@
   // Samples inside regions (a sampled session's `.sps` files): per region,
   // its hottest functions and source lines, with their share of its samples.
   function samplesSection(container, run) {
+    if (run.samples_flame) {
+      container.appendChild(el('div', { class: 'sub', text: 'Flame graph of the samples: the regions, then ' +
+        'below the innermost region the frames each sample was taken in (its call chain, with frame ' +
+        'pointers), each sample weighing 1/rate s.' }));
+      var fp = el('div', { class: 'panel', id: 'samples-flame' });
+      container.appendChild(fp);
+      flameGraph(fp, { tree: run.samples_flame.tree, names: run.samples_flame.names, aggregate: false, unit: 'samples' });
+    }
     run.samples.forEach(function (f) {
       container.appendChild(el('div', { class: 'sub', text: f.file + ' · rank ' + f.rank + ' · ' + f.hz +
         ' Hz · ' + num(f.samples) + ' samples, symbolized when the page was made' }));
@@ -517,7 +525,8 @@
         var d = el('details', { class: 'samples' });
         if (i < 3) d.setAttribute('open', '');
         d.appendChild(el('summary', { text: r.region + ' · ' + num(r.samples) + ' samples (' +
-          (100 * r.samples / Math.max(1, f.samples)).toFixed(1) + '% of all)' }));
+          (100 * r.samples / Math.max(1, f.samples)).toFixed(1) + '% of all)' +
+          (r.inclusive != null ? '; ' + num(r.inclusive) + ' with the regions inside it' : '') }));
         var share = function (n) { return (100 * n / Math.max(1, r.samples)).toFixed(1) + '%'; };
         var fns = el('table', { class: 'grid' }, [el('tr', null, ['Function', 'Samples', 'Share'].map(function (h) { return el('th', { text: h }); }))]);
         r.functions.slice(0, 10).forEach(function (x) {
@@ -531,8 +540,12 @@
           lines.appendChild(el('tr', null, [el('td', { text: short, title: x.file || '' }), el('td', { text: x.function }),
             el('td', { class: 'n', text: num(x.count) }), el('td', { class: 'n', text: share(x.count) })]));
         });
-        d.appendChild(el('div', { class: 'tw' }, [fns]));
-        d.appendChild(el('div', { class: 'tw' }, [lines]));
+        if (r.functions.length) {
+          d.appendChild(el('div', { class: 'tw' }, [fns]));
+          d.appendChild(el('div', { class: 'tw' }, [lines]));
+        } else {
+          d.appendChild(el('div', { class: 'sub', text: 'No sample of its own: its time is in the regions inside it.' }));
+        }
         container.appendChild(d);
       });
     });

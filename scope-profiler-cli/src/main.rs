@@ -531,8 +531,10 @@ fn sampled_folded(profile: &Path) -> Result<Vec<u8>, Failure> {
     }
     let mut lines: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     for f in files {
-        for (line, ns) in samples::folded(&mut samples::read(&f)?) {
-            *lines.entry(line).or_insert(0) += ns;
+        let mut s = samples::read(&f)?;
+        let ns = samples::ns_per_sample(&s);
+        for (line, n) in samples::folded(&mut s) {
+            *lines.entry(line).or_insert(0) += n * ns;
         }
     }
     let mut out = Vec::new();

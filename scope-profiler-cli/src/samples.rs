@@ -75,13 +75,17 @@ pub(crate) fn read(path: &Path) -> Result<Sampled, Failure> {
     })
 }
 
-/// The samples as folded stacks (`a;b;f;g <ns>`): each sample's path of
-/// regions, then its sampled frames, outermost first, down to the function
-/// it was taken in, weighing `1e9 / hz` ns. The frames every sample of a
-/// path shares above the region (the callers of its code) are left out but
-/// the last, so the frames hang below the innermost region.
+/// The ns one sample of `s` stands for: `1e9 / rate`.
+pub(crate) fn ns_per_sample(s: &Sampled) -> u64 {
+    1_000_000_000 / u64::try_from(s.file.hz).unwrap_or(1).max(1)
+}
+
+/// The samples as folded stacks (`a;b;f;g`) with their counts: each
+/// sample's path of regions, then its sampled frames, outermost first, down
+/// to the function it was taken in. The frames every sample of a path
+/// shares above the region (the callers of its code) are left out but the
+/// last, so the frames hang below the innermost region.
 pub(crate) fn folded(s: &mut Sampled) -> Vec<(String, u64)> {
-    let per_sample = 1_000_000_000 / u64::try_from(s.file.hz).unwrap_or(1).max(1);
     let clean = |name: &str| name.replace(';', ":");
     // Per sample: its path's key and its frames' names, outermost first.
     let mut stacks: Vec<(String, Vec<String>)> = Vec::new();
@@ -147,7 +151,7 @@ pub(crate) fn folded(s: &mut Sampled) -> Vec<(String, u64)> {
             .saturating_sub(1);
         let cut = cut.min(frames.len().saturating_sub(1));
         let line = format!("{key};{}", frames[cut..].join(";"));
-        *lines.entry(line).or_insert(0) += per_sample;
+        *lines.entry(line).or_insert(0) += 1;
     }
     let mut lines: Vec<(String, u64)> = lines.into_iter().collect();
     lines.sort();

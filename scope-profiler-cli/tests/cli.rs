@@ -1006,6 +1006,11 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
         html.contains("\"samples\":[{") && html.contains("busy_alpha"),
         "no samples in the page"
     );
+    // ...with a flame graph of the regions and the sampled frames below.
+    assert!(
+        html.contains("\"samples_flame\":{\"names\":["),
+        "no samples' flame graph"
+    );
     // A profile without a sample file beside it: an error naming why.
     let plain = our_file(&dir);
     let out = run(&["inspect", "--samples", plain.to_str().unwrap()]);

@@ -204,13 +204,70 @@ fn histograms_json(tl: &Timeline) -> Vec<Value> {
         .collect()
 }
 
-/// A sampled session's samples (the sample files beside the profile), each
-/// region's by function and by line.
-fn samples_json(path: &Path) -> Result<Vec<Value>, Failure> {
-    scope_profiler_reader::sps::files_for(path)
-        .iter()
-        .map(|f| crate::samples::read(f).map(|s| crate::samples::json(&s)))
-        .collect()
+/// A sampled session's samples (the sample files beside the profile): each
+/// region's by function and by line, and a flame graph of the regions with
+/// the sampled frames below them (`null` without samples), as the page's
+/// call tree is given: columns in pre-order, `parent` -1 at the top, `region`
+/// an index into `names`, times in ns, `calls` the samples.
+fn samples_json(path: &Path) -> Result<(Vec<Value>, Value), Failure> {
+    let mut lines: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    let mut files = Vec::new();
+    for f in scope_profiler_reader::sps::files_for(path) {
+        let mut s = crate::samples::read(&f)?;
+        files.push(crate::samples::json(&s));
+        let ns = crate::samples::ns_per_sample(&s);
+        for (line, n) in crate::samples::folded(&mut s) {
+            let at = lines.entry(line).or_insert((0, 0));
+            *at = (at.0 + n, at.1 + n * ns);
+        }
+    }
+    if lines.is_empty() {
+        return Ok((files, Value::Null));
+    }
+    // A trie of the stacks, each node after its parent (as the page's
+    // tree model wants them).
+    let mut names: Vec<String> = Vec::new();
+    let mut name_of: std::collections::HashMap<String, u32> = Default::default();
+    let (mut parent, mut region, mut total, mut own, mut calls) = (
+        Vec::<i64>::new(),
+        Vec::<u32>::new(),
+        Vec::<u64>::new(),
+        Vec::<u64>::new(),
+        Vec::<u64>::new(),
+    );
+    let mut child: std::collections::HashMap<(i64, u32), usize> = Default::default();
+    for (line, &(n, ns)) in &lines {
+        let mut at: i64 = -1;
+        let frames: Vec<&str> = line.split(';').collect();
+        for (depth, frame) in frames.iter().enumerate() {
+            let id = *name_of.entry((*frame).to_owned()).or_insert_with(|| {
+                names.push((*frame).to_owned());
+                names.len() as u32 - 1
+            });
+            let node = *child.entry((at, id)).or_insert_with(|| {
+                parent.push(at);
+                region.push(id);
+                total.push(0);
+                own.push(0);
+                calls.push(0);
+                region.len() - 1
+            });
+            total[node] += ns;
+            calls[node] += n;
+            if depth + 1 == frames.len() {
+                own[node] += ns;
+            }
+            at = node as i64;
+        }
+    }
+    let tree = json!({
+        "parent": parent,
+        "region": region,
+        "total": total,
+        "own": own,
+        "calls": calls,
+    });
+    Ok((files, json!({ "names": names, "tree": tree })))
 }
 
 /// Everything the page shows of one run; without `timeline`, no timeline
@@ -222,6 +279,7 @@ pub(crate) fn run_json(
     timeline: bool,
 ) -> Result<Value, Failure> {
     let (tree, session_ns, tl) = tree(reader, timeline)?;
+    let (samples, samples_flame) = samples_json(path)?;
     let mut notes = stats::recording_notes(reader);
     if tl.calls > tl.calls_kept && tl.calls > 0 {
         let finest = tl.widths.last().copied().unwrap_or(0.0);
@@ -257,7 +315,8 @@ pub(crate) fn run_json(
         "histograms": histograms_json(&tl),
         "sources": sources(reader),
         "counters": crate::stats::counters_json(reader),
-        "samples": samples_json(path)?,
+        "samples": samples,
+        "samples_flame": samples_flame,
         "timeline": timeline_json(&tl),
     }))
 }
