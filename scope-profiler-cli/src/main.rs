@@ -187,10 +187,11 @@ struct ExportArgs {
     /// Flamegraph width in pixels.
     #[arg(long, default_value_t = 1200)]
     width: usize,
-    /// folded and flamegraph: the samples of a sampled session (the sample
-    /// files beside the profile) instead of the calls' own time: each
+    /// folded, flamegraph and speedscope: the samples of a sampled session
+    /// (the sample files beside the profile) instead of the calls: each
     /// sample's path of regions, then the frames it was taken in (its call
-    /// chain, with frame pointers), weighing 1e9 / rate ns.
+    /// chain, with frame pointers), weighing 1e9 / rate ns (speedscope: one
+    /// sampled profile).
     #[arg(long)]
     samples: bool,
     #[command(flatten)]
@@ -625,6 +626,12 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
                     .chrome_trace_filtered(&filter, &mut sink)
                     .map_err(named)?,
             );
+        }
+        ExportKind::Speedscope if args.samples => {
+            let title = args.file.display().to_string();
+            let folded = sampled_folded(&args.file)?;
+            serde_json::to_writer(&mut sink, &samples::speedscope(&folded, &title))?;
+            writeln!(sink)?;
         }
         ExportKind::Speedscope => {
             done = Some(

@@ -158,6 +158,53 @@ pub(crate) fn folded(s: &mut Sampled) -> Vec<(String, u64)> {
     lines
 }
 
+/// Folded stacks (`a;b;c <ns>` lines) as a speedscope file of one sampled
+/// profile (<https://www.speedscope.app/file-format-schema.json>): its
+/// frames shared, each line a sample of its stack weighing its ns.
+pub(crate) fn speedscope(folded: &[u8], name: &str) -> serde_json::Value {
+    use serde_json::json;
+    let mut frames: Vec<&str> = Vec::new();
+    let mut frame_of: HashMap<&str, usize> = HashMap::new();
+    let (mut stacks, mut weights) = (Vec::new(), Vec::new());
+    let text = std::str::from_utf8(folded).unwrap_or_default();
+    for line in text.lines() {
+        let Some((stack, ns)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(ns) = ns.parse::<u64>() else {
+            continue;
+        };
+        let ids: Vec<usize> = stack
+            .split(';')
+            .map(|f| {
+                *frame_of.entry(f).or_insert_with(|| {
+                    frames.push(f);
+                    frames.len() - 1
+                })
+            })
+            .collect();
+        stacks.push(ids);
+        weights.push(ns);
+    }
+    let total: u64 = weights.iter().sum();
+    json!({
+        "$schema": "https://www.speedscope.app/file-format-schema.json",
+        "shared": { "frames": frames.iter().map(|f| json!({ "name": f })).collect::<Vec<_>>() },
+        "profiles": [{
+            "type": "sampled",
+            "name": format!("{name}: samples"),
+            "unit": "nanoseconds",
+            "startValue": 0,
+            "endValue": total,
+            "samples": stacks,
+            "weights": weights,
+        }],
+        "name": name,
+        "activeProfileIndex": 0,
+        "exporter": "scope-prof",
+    })
+}
+
 /// Each region's hottest functions and lines, `top` of each.
 pub(crate) fn print(out: &mut impl Write, s: &Sampled, top: usize) -> std::io::Result<()> {
     let total = s.file.samples.len();

@@ -979,6 +979,35 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
         // 1 ms per sample at 1000 Hz.
         assert_eq!(all % 1_000_000, 0, "{folded}");
     }
+    // speedscope: one sampled profile of the same stacks and weights.
+    let scope: Value = serde_json::from_str(&ok(&[
+        "export",
+        "speedscope",
+        "--samples",
+        path.to_str().unwrap(),
+        "-o",
+        "-",
+    ]))
+    .expect("speedscope json");
+    let profile = &scope["profiles"][0];
+    assert_eq!(profile["type"], "sampled");
+    let frames = scope["shared"]["frames"].as_array().unwrap();
+    let weights: u64 = profile["weights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_u64().unwrap())
+        .sum();
+    assert_eq!(weights, weight(&|_| true));
+    assert_eq!(
+        profile["samples"].as_array().unwrap().len(),
+        folded.lines().count()
+    );
+    assert!(
+        frames
+            .iter()
+            .any(|f| f["name"].as_str().unwrap().contains("busy_alpha"))
+    );
     let svg = dir.join("samples.svg");
     ok(&[
         "export",
