@@ -502,6 +502,21 @@ mod tests {
             let totals = Arc::new(Mutex::new(LiveTotals::new()));
             session.store.watch_spills(Arc::clone(&totals) as _);
             record(100_000);
+            // The writer may still be spilling what the calls left past
+            // half the limit: a chunk it spills while the fold below holds
+            // the totals is not folded (the writer never waits) and is read
+            // back. Wait until it has stopped (its spilled bytes unchanged
+            // for 300 ms; at most 20 s, then the assertion says why).
+            let (mut last, mut still) = (session.store.spilled_bytes(), 0);
+            for _ in 0..1000 {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                let now = session.store.spilled_bytes();
+                still = if now == last { still + 1 } else { 0 };
+                last = now;
+                if still == 15 {
+                    break;
+                }
+            }
             let mut totals = lock(&totals);
             totals.update(&session.store).unwrap().unwrap();
             assert!(session.store.spilled_bytes() > 0, "the session spilled");
