@@ -483,14 +483,17 @@ mod tests {
             crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
             return;
         }
-        let s = Sampling::new(1000, 10 * (SAMPLE_BYTES + 8 * MAX_FRAMES));
+        // Room for 3 samples without a chain: 100 ms of CPU at 1 kHz takes
+        // more (under valgrind too, at its own rate).
+        let bound = 3 * SAMPLE_BYTES;
+        let s = Sampling::new(1000, bound);
         s.open_thread(0);
         busy(100);
         let cut = s.cut(u64::MAX);
         let l = &cut.lanes[0];
         let bytes = l.times.len() * SAMPLE_BYTES + 8 * l.chains.len();
-        assert!(cut.len() >= 10, "{}", cut.len());
-        assert!(bytes <= 10 * (SAMPLE_BYTES + 8 * MAX_FRAMES), "{bytes}");
+        assert!(cut.len() <= 3, "{}", cut.len());
+        assert!(bytes <= bound, "{bytes}");
         assert!(cut.dropped > 0, "{cut:?}");
         s.close();
     }
