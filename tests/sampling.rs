@@ -194,11 +194,27 @@ async fn spinning_task(ms: u64) -> u64 {
 /// they poll the tasks land in the tasks' region.
 #[test]
 fn a_tasks_samples_go_to_its_region_whichever_worker_polls_it() {
+    tasks_samples(None);
+}
+
+/// The same with the samples past their memory bound: those spilled keep
+/// the task they were marked with.
+#[test]
+fn a_tasks_samples_go_to_its_region_when_they_spill() {
+    tasks_samples(Some(1 << 16));
+}
+
+/// Four tasks on two workers, sampled (in a memory limit, if given).
+fn tasks_samples(memory_limit: Option<usize>) {
     let _serial = serial();
     if !can_sample() {
         return;
     }
-    sp::setup(Options::new().in_memory().verbose(false).sample_hz(HZ)).unwrap();
+    let mut options = Options::new().in_memory().verbose(false).sample_hz(HZ);
+    if let Some(bytes) = memory_limit {
+        options = options.memory_limit(bytes);
+    }
+    sp::setup(options).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()
@@ -229,6 +245,17 @@ fn a_tasks_samples_go_to_its_region_whichever_worker_polls_it() {
         "{in_task} samples in the tasks' region, {total} in all, {expected} expected"
     );
     assert!(in_task >= 0.9 * total, "{in_task} of {total} in the tasks");
+    let spilled = profile
+        .metadata
+        .iter()
+        .find(|(k, _)| k == "samples_spilled")
+        .map(|(_, v)| v.to_string());
+    if memory_limit.is_some() {
+        let spilled: f64 = spilled.expect("the samples spilled").parse().unwrap();
+        assert!(spilled >= 0.3 * total, "{spilled} of {total} spilled");
+    } else {
+        assert_eq!(spilled, None);
+    }
 }
 
 /// Each sample's path of regions and its call chain: the stacks file
@@ -433,4 +460,60 @@ fn toml_key() {
     let err = Options::from_toml(&path).unwrap_err().to_string();
     assert!(err.contains("line 2") && err.contains("sample_hz"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A run whose samples pass their memory bound (an eighth of the memory
+/// limit): the oldest spill to the scratch directory and come back at
+/// finalize, none missed, each still in its region and function.
+#[test]
+fn samples_past_their_memory_bound_spill_and_none_is_missed() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let dir = temp_dir("sampling-spill");
+    let path = dir.join("spill.h5");
+    // 128 KiB of samples: about 900 with short chains, so 1.2 s at 1 kHz
+    // spills from half of it on.
+    let options = Options::new()
+        .file_path(&path)
+        .verbose(false)
+        .memory_limit(1 << 20)
+        .sample_hz(HZ);
+    sp::setup(options).unwrap();
+    let took = sp::region("alpha").run(|| {
+        let start = cpu();
+        std::hint::black_box(busy_alpha(1200));
+        cpu() - start
+    });
+    let results = sp::finalize().unwrap();
+    let file = results.samples().unwrap();
+    let profile = sp::read_profile(&path).unwrap();
+    let meta = |key: &str| {
+        profile
+            .metadata
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.to_string())
+    };
+    assert_eq!(meta("samples_missed").as_deref(), Some("0"));
+    let spilled: usize = meta("samples_spilled")
+        .expect("the samples spilled")
+        .parse()
+        .unwrap();
+    assert!(spilled >= 300, "{spilled} samples spilled");
+    let region = file.regions.iter().position(|r| r == "alpha").unwrap() as i32;
+    let mine: Vec<_> = file.samples.iter().filter(|s| s.region == region).collect();
+    let expected = took.as_secs_f64() * f64::from(HZ);
+    let n = mine.len() as f64;
+    assert!(
+        (n - expected).abs() <= 0.2 * expected,
+        "{n} samples for {took:?} at {HZ} Hz"
+    );
+    let symbols = own_symbols();
+    let inside = mine
+        .iter()
+        .filter(|s| function_of(file, s.module, s.address, &symbols).contains("busy_alpha"))
+        .count();
+    assert!(inside as f64 >= 0.9 * n, "{inside} of {n} in busy_alpha");
 }

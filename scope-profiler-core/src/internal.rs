@@ -55,7 +55,7 @@ pub mod lanemeta;
 pub mod open;
 #[path = "record.rs"]
 pub mod record;
-#[path = "sampling.rs"]
+#[path = "sampling/mod.rs"]
 pub mod sampling;
 #[path = "spill.rs"]
 pub mod spill;

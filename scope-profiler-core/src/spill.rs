@@ -55,15 +55,7 @@ impl Encoder {
             // The flag in the low bit: an ok outcome costs no byte more.
             push_varint(raw, u64::from(r.depth()) << 1 | u64::from(r.ok()));
         }
-        let bound = lz4_flex::block::get_maximum_output_size(raw.len());
-        self.block.clear();
-        self.block.resize(HEADER + bound, 0);
-        // The output has the bound's room: compressing cannot fail.
-        let n = lz4_flex::block::compress_into(raw, &mut self.block[HEADER..]).unwrap_or(0);
-        self.block.truncate(HEADER + n);
-        self.block[8..12].copy_from_slice(&(raw.len() as u32).to_le_bytes());
-        let sum = fnv1a(&self.block[8..]);
-        self.block[..8].copy_from_slice(&sum.to_le_bytes());
+        seal(raw, &mut self.block);
         &self.block
     }
 }
@@ -90,24 +82,12 @@ pub fn decode(
     out: &mut Vec<Record>,
 ) -> io::Result<()> {
     let corrupt = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
-    if block.len() < HEADER {
-        return Err(corrupt("a spilled block shorter than its header"));
-    }
-    let sum = u64::from_le_bytes(block[..8].try_into().unwrap_or_default());
-    if fnv1a(&block[8..]) != sum {
-        return Err(corrupt("a spilled block whose checksum does not match"));
-    }
-    let raw_len = u32::from_le_bytes(block[8..12].try_into().unwrap_or_default()) as usize;
-    if raw_len > len.saturating_mul(MAX_RAW_PER_RECORD) || raw_len < len.saturating_mul(4) {
-        return Err(corrupt("a spilled block of an impossible length"));
-    }
-    raw.clear();
-    raw.resize(raw_len, 0);
-    let n = lz4_flex::block::decompress_into(&block[HEADER..], raw)
-        .map_err(|e| corrupt(&format!("a spilled block that does not decompress: {e}")))?;
-    if n != raw_len {
-        return Err(corrupt("a spilled block shorter than its stated length"));
-    }
+    unseal(
+        block,
+        len.saturating_mul(4),
+        len.saturating_mul(MAX_RAW_PER_RECORD),
+        raw,
+    )?;
     out.clear();
     out.resize(len, Record::default());
     let mut at = 0;
@@ -147,8 +127,50 @@ pub(crate) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
+/// `raw` compressed into `block` (replacing its contents) behind the
+/// header: its checksum and its raw length.
+pub(crate) fn seal(raw: &[u8], block: &mut Vec<u8>) {
+    let bound = lz4_flex::block::get_maximum_output_size(raw.len());
+    block.clear();
+    block.resize(HEADER + bound, 0);
+    // The output has the bound's room: compressing cannot fail.
+    let n = lz4_flex::block::compress_into(raw, &mut block[HEADER..]).unwrap_or(0);
+    block.truncate(HEADER + n);
+    block[8..12].copy_from_slice(&(raw.len() as u32).to_le_bytes());
+    let sum = fnv1a(&block[8..]);
+    block[..8].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// What [`seal`] made of bytes numbering `min..=max` back into `raw`
+/// (replacing its contents), the checksum checked first.
+///
+/// # Errors
+/// `InvalidData` naming what is wrong with the block.
+pub(crate) fn unseal(block: &[u8], min: usize, max: usize, raw: &mut Vec<u8>) -> io::Result<()> {
+    let corrupt = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
+    if block.len() < HEADER {
+        return Err(corrupt("a spilled block shorter than its header"));
+    }
+    let sum = u64::from_le_bytes(block[..8].try_into().unwrap_or_default());
+    if fnv1a(&block[8..]) != sum {
+        return Err(corrupt("a spilled block whose checksum does not match"));
+    }
+    let raw_len = u32::from_le_bytes(block[8..12].try_into().unwrap_or_default()) as usize;
+    if raw_len > max || raw_len < min {
+        return Err(corrupt("a spilled block of an impossible length"));
+    }
+    raw.clear();
+    raw.resize(raw_len, 0);
+    let n = lz4_flex::block::decompress_into(&block[HEADER..], raw)
+        .map_err(|e| corrupt(&format!("a spilled block that does not decompress: {e}")))?;
+    if n != raw_len {
+        return Err(corrupt("a spilled block shorter than its stated length"));
+    }
+    Ok(())
+}
+
 #[inline]
-fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn push_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -157,7 +179,7 @@ fn push_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 #[inline]
-fn read_varint(raw: &[u8], at: &mut usize) -> io::Result<u64> {
+pub(crate) fn read_varint(raw: &[u8], at: &mut usize) -> io::Result<u64> {
     // Most values are one byte (the columns' small differences).
     if let Some(&byte) = raw.get(*at)
         && byte < 0x80

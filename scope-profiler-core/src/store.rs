@@ -155,10 +155,16 @@ impl Store {
     /// A store within `limits`, spilling into a scratch file in `dir`.
     pub fn new(limits: Limits, dir: PathBuf) -> Arc<Store> {
         let max_chunk = (limits.memory / 64 / RECORD_BYTES).clamp(1024, HUGE_PAGE / RECORD_BYTES);
-        // Samples may take an eighth of the memory limit, besides it.
-        let sampling = limits
-            .sample_hz
-            .map(|hz| Arc::new(Sampling::new(hz, limits.memory / 8)));
+        // Samples may take an eighth of the memory limit, besides it, and
+        // an eighth of the disk limit, in a scratch file of their own.
+        let sampling = limits.sample_hz.map(|hz| {
+            Arc::new(Sampling::new(
+                hz,
+                limits.memory / 8,
+                dir.clone(),
+                limits.disk / 8,
+            ))
+        });
         Arc::new(Store {
             lanes: Mutex::new(Vec::new()),
             limits,

@@ -104,13 +104,17 @@ pub(super) fn health_metadata(health: &RecordingHealth, origin_ns: i64) -> Vec<(
 }
 
 /// The file's notes on a session's sampling: the rate, the samples kept
-/// and missed, and the threads that could not be sampled.
+/// (and of them, those that went through the scratch file) and missed,
+/// and the threads that could not be sampled.
 pub(super) fn sampling_metadata(cut: &SampleCut) -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = vec![
         ("sample_hz".into(), cut.hz.into()),
         ("samples".into(), cut.len().into()),
         ("samples_missed".into(), (cut.dropped + cut.lost).into()),
     ];
+    if cut.spilled > 0 {
+        out.push(("samples_spilled".into(), cut.spilled.into()));
+    }
     if !cut.failures.is_empty() {
         let threads: Vec<String> = cut.failures.iter().map(|t| json_string(t)).collect();
         out.push((

@@ -227,12 +227,9 @@ impl Cold {
             return;
         };
         let now = ticks();
-        if let Some((task, start)) = polling.open.take() {
-            polling.log.push(task, start, now);
-        }
-        if let Some(task) = arriving {
-            polling.open = Some((task.index, now));
-        }
+        let ended = polling.open.take();
+        polling.open = arriving.map(|task| (task.index, now));
+        polling.log.switch(ended, arriving.is_some(), now);
     }
 }
 

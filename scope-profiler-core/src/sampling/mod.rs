@@ -2,7 +2,8 @@
 //! event per recording thread (`platform::Sampler`), opened when the
 //! thread joins the session and closed when the session ends, and a
 //! background thread that drains their rings every few milliseconds into
-//! per-lane lists of (time, address), within a bound on their memory.
+//! per-lane lists of (time, address, task, call chain), within a bound on
+//! their memory.
 //!
 //! Nothing here runs on a call's path: a thread opens its event once, when
 //! it joins the session (`thread::Cold::attach`); the samples are given to
@@ -15,15 +16,29 @@
 //! the samples of each interval with the task's number, then forgets the
 //! interval: the memory is the samples', not the polls'.
 //!
+//! Once the samples in memory pass half their bound, the drainer moves
+//! each lane's oldest ones, those no poll still to be logged can hold, to
+//! an unlinked scratch file beside the store's (`blocks`), and the cut
+//! reads them back: a long run's samples take disk, not memory. If that
+//! file cannot be written (a full disk, a removed directory) or passes its
+//! limit, samples stay in memory up to the bound and past it are counted,
+//! not kept (a warning says why once).
+//!
 //! [`Options::sample_hz`]: crate::options::Options::sample_hz
 
 #![forbid(unsafe_code)]
 
+mod blocks;
+
+use std::fs::File;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::clock::{Anchor, TickConverter};
+use blocks::{Block, Buffers};
+
+use crate::clock::{Anchor, TickConverter, ticks};
 use crate::counters::perf_refusal;
 use crate::platform::Sampler;
 use crate::sync::lock;
@@ -105,18 +120,34 @@ struct Poll {
 #[derive(Debug)]
 pub struct PollLog {
     lane: u32,
-    polls: Mutex<Vec<Poll>>,
+    polls: Mutex<Polls>,
+}
+
+/// The polls a thread ended, and when the one it polls now started.
+#[derive(Debug, Default)]
+struct Polls {
+    done: Vec<Poll>,
+    open_since: Option<u64>,
 }
 
 impl PollLog {
-    /// The thread polled task `task` from `start` to `end` (ticks). Past
-    /// [`MAX_POLLS`] not yet drained (no drainer thread could start), the
-    /// poll is not kept: its samples go to the thread's own calls.
-    pub fn push(&self, task: u32, start: u64, end: u64) {
+    /// At tick `now` the thread ended its poll of a task (`ended`: the
+    /// task and the poll's start), or started polling one (`starts`), or
+    /// both. Past [`MAX_POLLS`] not yet drained (no drainer thread could
+    /// start), an ended poll is not kept: its samples go to the thread's
+    /// own calls.
+    pub fn switch(&self, ended: Option<(u32, u64)>, starts: bool, now: u64) {
         let mut polls = lock(&self.polls);
-        if polls.len() < MAX_POLLS {
-            polls.push(Poll { task, start, end });
+        if let Some((task, start)) = ended
+            && polls.done.len() < MAX_POLLS
+        {
+            polls.done.push(Poll {
+                task,
+                start,
+                end: now,
+            });
         }
+        polls.open_since = starts.then_some(now);
     }
 }
 
@@ -131,6 +162,8 @@ pub struct SampleCut {
     pub dropped: u64,
     /// Samples the kernel lost (a ring was full when it wrote).
     pub lost: u64,
+    /// Of the samples kept, those read back from the scratch file.
+    pub spilled: u64,
     /// The threads whose event could not be opened, each with why.
     pub failures: Vec<String>,
 }
@@ -155,18 +188,38 @@ struct ThreadSampler {
 
 #[derive(Default)]
 struct Log {
+    /// The samples in memory.
     lanes: Vec<LaneSamples>,
-    /// Bytes of the samples kept.
+    /// Bytes of the samples in memory.
     bytes: usize,
     dropped: u64,
     lost: u64,
+    /// The samples spilled before those in memory.
+    spilled: Spilled,
+}
+
+/// The samples the drainer moved to a scratch file.
+#[derive(Default)]
+struct Spilled {
+    file: Option<File>,
+    /// Bytes written to it.
+    len: u64,
+    /// Per lane, its blocks in time order.
+    blocks: Vec<Vec<Block>>,
+    /// Spilling stopped for good (it failed or reached the limit).
+    stopped: bool,
+    buffers: Buffers,
 }
 
 /// A session's sampling: the threads' events and the samples drained.
 pub struct Sampling {
     hz: u32,
-    /// Bytes of samples kept at most.
+    /// Bytes of samples in memory at most.
     max_bytes: usize,
+    /// The directory of the scratch file the samples spill to.
+    dir: PathBuf,
+    /// Bytes of that file at most.
+    max_disk: u64,
     threads: Mutex<Vec<ThreadSampler>>,
     log: Mutex<Log>,
     /// The threads whose event could not be opened, each with why.
@@ -184,11 +237,14 @@ pub struct Sampling {
 }
 
 impl Sampling {
-    /// Sampling at `hz`, keeping at most `max_bytes` of samples.
-    pub fn new(hz: u32, max_bytes: usize) -> Sampling {
+    /// Sampling at `hz`, keeping at most `max_bytes` of samples in
+    /// memory and `max_disk` in a scratch file in `dir`.
+    pub fn new(hz: u32, max_bytes: usize, dir: PathBuf, max_disk: u64) -> Sampling {
         Sampling {
             hz,
             max_bytes: max_bytes.min(MAX_BYTES),
+            dir,
+            max_disk,
             threads: Mutex::new(Vec::new()),
             log: Mutex::new(Log::default()),
             failures: Mutex::new(Vec::new()),
@@ -205,7 +261,7 @@ impl Sampling {
     pub fn poll_log(&self, lane: u32) -> Arc<PollLog> {
         let log = Arc::new(PollLog {
             lane,
-            polls: Mutex::new(Vec::new()),
+            polls: Mutex::new(Polls::default()),
         });
         lock(&self.poll_logs).push(Arc::clone(&log));
         log
@@ -281,17 +337,25 @@ impl Sampling {
         }
     }
 
-    /// Moves what every ring holds into the lanes' lists, and marks the
-    /// samples taken during the polls of tasks logged since.
+    /// Moves what every ring holds into the lanes' lists, marks the
+    /// samples taken during the polls of tasks logged since, and past half
+    /// the bound spills the oldest.
     pub fn drain(&self) {
         // One drain at a time (the drainer's and a cut's): a cut's copy has
         // every poll it took marked.
         let mut threads = lock(&self.threads);
         // The polls first: each ended before the rings are read, so its
-        // samples are read now or were before.
+        // samples are read now or were before. A poll not taken now starts
+        // after `horizon` (ticks): the samples before it are marked for
+        // good, and may spill.
+        let mut horizon = ticks();
         let polls: Vec<(u32, Vec<Poll>)> = lock(&self.poll_logs)
             .iter()
-            .map(|l| (l.lane, std::mem::take(&mut *lock(&l.polls))))
+            .map(|l| {
+                let mut p = lock(&l.polls);
+                horizon = horizon.min(p.open_since.unwrap_or(u64::MAX));
+                (l.lane, std::mem::take(&mut p.done))
+            })
             .filter(|(_, p)| !p.is_empty())
             .collect();
         let mut log = lock(&self.log);
@@ -319,9 +383,6 @@ impl Sampling {
                 }
             });
         }
-        if polls.is_empty() {
-            return;
-        }
         let conv = TickConverter::through(&[self.start, Anchor::now()]);
         let ns = |ticks: u64| u64::try_from(conv.ns(ticks)).unwrap_or(0);
         for (lane, polls) in polls {
@@ -336,32 +397,143 @@ impl Sampling {
                 }
             }
         }
+        if log.bytes > self.max_bytes / 2 && !log.spilled.stopped {
+            // A millisecond's margin for the map from ticks to the clock.
+            self.spill(log, ns(horizon).saturating_sub(1_000_000));
+        }
+    }
+
+    /// Moves each lane's samples before `until_ns` to the scratch file;
+    /// stops spilling for good, with a warning, if it cannot.
+    fn spill(&self, log: &mut Log, until_ns: u64) {
+        let spilled = &mut log.spilled;
+        for (index, lane) in log.lanes.iter_mut().enumerate() {
+            let n = lane.times.partition_point(|&t| t < until_ns);
+            if n == 0 {
+                continue;
+            }
+            let (samples, frames) = spilled.buffers.encode(lane, n);
+            let block = &spilled.buffers.block;
+            let why = if spilled.len + block.len() as u64 > self.max_disk {
+                Some(format!(
+                    "the samples reached their disk limit ({} bytes)",
+                    self.max_disk
+                ))
+            } else {
+                let file = match spilled.file.take() {
+                    Some(f) => Ok(f),
+                    None => crate::scratch::create(&self.dir, "samples"),
+                };
+                match file.and_then(|f| {
+                    crate::scratch::write_at(&f, block, spilled.len)?;
+                    Ok(f)
+                }) {
+                    Ok(f) => {
+                        spilled.file = Some(f);
+                        None
+                    }
+                    Err(e) => Some(format!(
+                        "cannot write its scratch file in {}: {e}",
+                        self.dir.display()
+                    )),
+                }
+            };
+            if let Some(why) = why {
+                spilled.stopped = true;
+                spilled.file = None;
+                eprintln!(
+                    "scope-profiler: warning: samples stop spilling: {why}; they stay in memory \
+                     up to their bound ({} bytes), and past it are counted, not kept",
+                    self.max_bytes
+                );
+                return;
+            }
+            if spilled.blocks.len() <= index {
+                spilled.blocks.resize_with(index + 1, Vec::new);
+            }
+            spilled.blocks[index].push(Block {
+                offset: spilled.len,
+                bytes: block.len() as u32,
+                samples,
+                frames,
+            });
+            spilled.len += block.len() as u64;
+            log.bytes -= n * SAMPLE_BYTES + 8 * frames as usize;
+            lane.times.drain(..n);
+            lane.ips.drain(..n);
+            lane.tasks.drain(..n);
+            lane.chain_ends.drain(..n);
+            lane.chains.drain(..frames as usize);
+            for end in &mut lane.chain_ends {
+                *end -= frames;
+            }
+        }
     }
 
     /// The samples taken before `until_ns` (CLOCK_MONOTONIC), the rings
     /// drained first; the session samples on.
     pub fn cut(&self, until_ns: u64) -> SampleCut {
         self.drain();
-        let log = lock(&self.log);
+        let mut log = lock(&self.log);
+        let log = &mut *log;
+        // Samples of a block that cannot be read back (changed on disk).
+        let mut unread = 0u64;
+        let mut read_back = 0u64;
         let lanes = log
             .lanes
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(index, l)| {
+                let mut cut = LaneSamples::default();
+                let spilled = &mut log.spilled;
+                for block in spilled.blocks.get(index).map_or(&[][..], |b| &b[..]) {
+                    let buffers = &mut spilled.buffers;
+                    let read = match &spilled.file {
+                        Some(f) => crate::scratch::read_at(
+                            f,
+                            block.offset,
+                            block.bytes as usize,
+                            &mut buffers.block,
+                        )
+                        .and_then(|()| buffers.decode(block, &mut cut)),
+                        None => Err(std::io::Error::other("the scratch file is gone")),
+                    };
+                    match read {
+                        Ok(()) => read_back += u64::from(block.samples),
+                        Err(_) => unread += u64::from(block.samples),
+                    }
+                }
                 let n = l.times.partition_point(|&t| t < until_ns);
                 let frames = n.checked_sub(1).map_or(0, |i| l.chain_ends[i] as usize);
-                LaneSamples {
-                    times: l.times[..n].to_vec(),
-                    ips: l.ips[..n].to_vec(),
-                    tasks: l.tasks[..n].to_vec(),
-                    chain_ends: l.chain_ends[..n].to_vec(),
-                    chains: l.chains[..frames].to_vec(),
+                let base = cut.chains.len() as u32;
+                cut.times.extend_from_slice(&l.times[..n]);
+                cut.ips.extend_from_slice(&l.ips[..n]);
+                cut.tasks.extend_from_slice(&l.tasks[..n]);
+                cut.chain_ends
+                    .extend(l.chain_ends[..n].iter().map(|e| e + base));
+                cut.chains.extend_from_slice(&l.chains[..frames]);
+                // A spilled sample at or past the cut (the clock's margin).
+                let keep = cut.times.partition_point(|&t| t < until_ns);
+                let cut_len = cut.times.len();
+                if keep < cut_len {
+                    let frames = keep
+                        .checked_sub(1)
+                        .map_or(0, |i| cut.chain_ends[i] as usize);
+                    cut.times.truncate(keep);
+                    cut.ips.truncate(keep);
+                    cut.tasks.truncate(keep);
+                    cut.chain_ends.truncate(keep);
+                    cut.chains.truncate(frames);
+                    read_back = read_back.saturating_sub((cut_len - keep) as u64);
                 }
+                cut
             })
             .collect();
         SampleCut {
             hz: self.hz,
             lanes,
-            dropped: log.dropped,
+            dropped: log.dropped + unread,
+            spilled: read_back,
             lost: log.lost,
             failures: lock(&self.failures).clone(),
         }
@@ -418,13 +590,13 @@ mod tests {
     #[test]
     fn threads_samples_go_to_their_lanes_until_the_cut() {
         if crate::platform::IMPLEMENTATION != "linux" {
-            let s = Sampling::new(1000, 1 << 20);
+            let s = Sampling::new(1000, 1 << 20, std::env::temp_dir(), 1 << 30);
             s.open_thread(0);
             assert_eq!(s.open_events(), 0);
             assert_eq!(lock(&s.failures).len(), 1, "the portable build says why");
             return;
         }
-        let s = Arc::new(Sampling::new(1000, 1 << 20));
+        let s = Arc::new(Sampling::new(1000, 1 << 20, std::env::temp_dir(), 1 << 30));
         if Sampler::open(1000, 1).is_err() {
             crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
             return;
@@ -474,7 +646,7 @@ mod tests {
         if crate::platform::IMPLEMENTATION != "linux" {
             // The portable build samples nothing: nothing kept, the thread
             // named (`threads_samples_go_to_their_lanes_until_the_cut`).
-            let s = Sampling::new(1000, 10 * SAMPLE_BYTES);
+            let s = Sampling::new(1000, 10 * SAMPLE_BYTES, std::env::temp_dir(), 0);
             s.open_thread(0);
             assert_eq!(s.cut(u64::MAX).len(), 0);
             return;
@@ -486,7 +658,7 @@ mod tests {
         // Room for 3 samples without a chain: 100 ms of CPU at 1 kHz takes
         // more (under valgrind too, at its own rate).
         let bound = 3 * SAMPLE_BYTES;
-        let s = Sampling::new(1000, bound);
+        let s = Sampling::new(1000, bound, std::env::temp_dir(), 0);
         s.open_thread(0);
         busy(100);
         let cut = s.cut(u64::MAX);
@@ -494,6 +666,80 @@ mod tests {
         let bytes = l.times.len() * SAMPLE_BYTES + 8 * l.chains.len();
         assert!(cut.len() <= 3, "{}", cut.len());
         assert!(bytes <= bound, "{bytes}");
+        assert!(cut.dropped > 0, "{cut:?}");
+        s.close();
+    }
+
+    /// Past half the bound the oldest samples spill and the cut reads
+    /// them back: every sample kept, the memory within the bound.
+    #[test]
+    fn samples_past_half_the_bound_spill_and_come_back() {
+        if crate::platform::IMPLEMENTATION != "linux" {
+            return; // nothing is sampled (see the tests above)
+        }
+        if Sampler::open(1000, 1).is_err() {
+            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+            return;
+        }
+        // Room for 8 samples with a chain of 15 frames or so.
+        let bound = 8 * (SAMPLE_BYTES + 8 * 15);
+        let s = Sampling::new(1000, bound, std::env::temp_dir(), 1 << 30);
+        s.open_thread(0);
+        let mut taken = 0;
+        for _ in 0..20 {
+            busy(5);
+            s.drain();
+            let log = lock(&s.log);
+            assert!(log.bytes <= bound, "{} in memory", log.bytes);
+            taken = log.lanes[0].times.len()
+                + log
+                    .spilled
+                    .blocks
+                    .first()
+                    .map_or(0, |b| b.iter().map(|b| b.samples as usize).sum::<usize>());
+        }
+        let spilled = lock(&s.log).spilled.blocks.first().map_or(0, Vec::len);
+        assert!(spilled >= 2, "{spilled} blocks spilled");
+        let cut = s.cut(u64::MAX);
+        assert_eq!(cut.dropped, 0);
+        assert!(cut.len() >= taken, "{} of {taken}", cut.len());
+        let l = &cut.lanes[0];
+        assert!(l.times.is_sorted());
+        assert_eq!(l.chain_ends.len(), l.times.len());
+        assert_eq!(*l.chain_ends.last().unwrap_or(&0) as usize, l.chains.len());
+        assert!(l.chain_ends.is_sorted());
+        // A cut before the end reads back only what precedes it.
+        let middle = l.times[l.times.len() / 2];
+        let half = s.cut(middle);
+        assert_eq!(half.lanes[0].times, l.times[..l.times.len() / 2]);
+        assert_eq!(half.lanes[0].chains, l.chains[..half.lanes[0].chains.len()]);
+        s.close();
+    }
+
+    /// A scratch directory that cannot take the file: the samples stay
+    /// within the bound in memory and the rest are counted.
+    #[test]
+    fn samples_that_cannot_spill_are_counted() {
+        if crate::platform::IMPLEMENTATION != "linux" {
+            return; // nothing is sampled (see the tests above)
+        }
+        if Sampler::open(1000, 1).is_err() {
+            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+            return;
+        }
+        let bound = 8 * (SAMPLE_BYTES + 8 * 15);
+        let gone = std::env::temp_dir().join(format!("sp-no-such-dir-{}", std::process::id()));
+        let s = Sampling::new(1000, bound, gone, 1 << 30);
+        s.open_thread(0);
+        for _ in 0..20 {
+            busy(5);
+            s.drain();
+        }
+        let log = lock(&s.log);
+        assert!(log.spilled.stopped && log.spilled.blocks.is_empty());
+        assert!(log.bytes <= bound);
+        drop(log);
+        let cut = s.cut(u64::MAX);
         assert!(cut.dropped > 0, "{cut:?}");
         s.close();
     }
