@@ -4,6 +4,10 @@
 //! wall time of the recording, the drainer thread's CPU, the samples taken
 //! against the threads' CPU time at the rate, and `finalize`'s time (the
 //! samples given to calls, the `.sps` file written beside the profile).
+//! The 4 threads share 2 cores here, so a round's time varies by several
+//! percent: the per-sample cost itself is measured apart, on one thread
+//! doing a fixed amount of work in one region, sampling or not, rounds
+//! paired, by that thread's CPU time.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -44,6 +48,40 @@ pub struct SamplingResult {
     symbolized: Option<(usize, f64, usize)>,
     /// Why sampling could not be measured (no perf events here).
     pub refused: Option<String>,
+    /// One thread's fixed work, per round: its CPU seconds without and
+    /// with sampling, and the samples taken.
+    alone: Vec<(f64, f64, usize)>,
+}
+
+/// Iterations of `work` of the one-thread rounds (about 0.3 s).
+const ALONE_WORK: u64 = 300_000_000;
+
+/// One thread's CPU seconds for `ALONE_WORK` in one region, sampled or
+/// not, and the samples taken.
+fn alone(sample: bool, dir: &std::path::Path) -> Result<(f64, usize), sp::Error> {
+    let mut options = Options::new()
+        .file_path(dir.join("alone.h5"))
+        .verbose(false);
+    if sample {
+        options = options.sample_hz(HZ);
+    }
+    let run = sp::setup(options)?;
+    let region = sp::region("alone");
+    let cpu = std::thread::spawn(move || {
+        let c0 = thread_cpu();
+        let mut x = 1u64;
+        region.run(|| {
+            for _ in 0..ALONE_WORK {
+                x = black_box(work(x));
+            }
+        });
+        black_box(x);
+        thread_cpu() - c0
+    })
+    .join()
+    .unwrap_or(0.0);
+    let results = run.finalize()?;
+    Ok((cpu, results.samples().map_or(0, |s| s.samples.len())))
 }
 
 /// CPU seconds of the calling thread (`/proc/thread-self/schedstat`).
@@ -122,6 +160,7 @@ pub fn run(calls: u64, rounds: usize, dir: &std::path::Path) -> SamplingResult {
         on: Vec::new(),
         refused: None,
         symbolized: None,
+        alone: Vec::new(),
     };
     for k in 0..rounds {
         for row in rotated(&[Row::Off, Row::On], k) {
@@ -137,8 +176,46 @@ pub fn run(calls: u64, rounds: usize, dir: &std::path::Path) -> SamplingResult {
             }
         }
     }
+    for k in 0..rounds {
+        let mut pair = (0.0, 0.0, 0);
+        for row in rotated(&[Row::Off, Row::On], k) {
+            match alone(row == Row::On, dir) {
+                Ok((cpu, _)) if row == Row::Off => pair.0 = cpu,
+                Ok((cpu, samples)) => (pair.1, pair.2) = (cpu, samples),
+                Err(e) => {
+                    r.refused = Some(e.to_string());
+                    return r;
+                }
+            }
+        }
+        r.alone.push(pair);
+    }
     r.symbolized = symbolize_million();
     r
+}
+
+/// The one-thread rounds: the CPU time sampling adds, in %, paired per
+/// round (median and quartiles), and per sample in us (median).
+fn alone_cost(r: &SamplingResult) -> Option<(f64, f64, f64, f64)> {
+    if r.alone.is_empty() {
+        return None;
+    }
+    let pct: Vec<f64> = r
+        .alone
+        .iter()
+        .map(|(off, on, _)| (on / off - 1.0) * 100.0)
+        .collect();
+    let per: Vec<f64> = r
+        .alone
+        .iter()
+        .map(|(off, on, n)| (on - off) * 1e6 / (*n).max(1) as f64)
+        .collect();
+    Some((
+        median(&pct),
+        quantile(&pct, 0.25),
+        quantile(&pct, 0.75),
+        median(&per),
+    ))
 }
 
 /// Samples in the file of a big run: 1M of them over 20,000 distinct
@@ -199,22 +276,35 @@ fn symbolize_million() -> Option<(usize, f64, usize)> {
     Some((DISTINCT as usize, took, named))
 }
 
+/// The change sampling makes to `f` of a round, in %, paired: each
+/// round's run with sampling against the one without it ran next to (a
+/// drift of the machine's speed cancels); the median and the quartiles
+/// over the rounds.
+fn paired(r: &SamplingResult, f: fn(&Round) -> f64) -> (f64, f64, f64) {
+    let pct: Vec<f64> =
+        r.on.iter()
+            .zip(&r.off)
+            .map(|(on, off)| (f(on) / f(off) - 1.0) * 100.0)
+            .collect();
+    (median(&pct), quantile(&pct, 0.25), quantile(&pct, 0.75))
+}
+
 /// The issue's target: the recording's wall time with sampling over
-/// without, in %, and its line in the targets' table.
+/// without (paired per round), in %, and its line in the targets' table.
 pub fn target(r: &SamplingResult) -> Option<(f64, String)> {
     if r.refused.is_some() || r.on.is_empty() || r.off.is_empty() {
         return None;
     }
-    let wall = |v: &[Round]| median(&v.iter().map(|x| x.wall_s).collect::<Vec<_>>());
-    let cpu = |v: &[Round]| median(&v.iter().map(|x| x.cpu_s).collect::<Vec<_>>());
-    let samples = median(&r.on.iter().map(|x| x.samples as f64).collect::<Vec<_>>());
-    let pct = (wall(&r.on) / wall(&r.off) - 1.0) * 100.0;
+    let (pct, q1, q3) = paired(r, |x| x.wall_s);
+    let (one, one_q1, one_q3, per) = alone_cost(r)?;
+    // The figure judged: the one thread's, whose quartiles are a tenth of
+    // the 4 threads' on 2 cores.
     Some((
-        pct,
+        one,
         format!(
-            "{pct:+.2}% wall; the sampled threads' CPU {:+.1} us per sample (the kernel's timer \
-             interrupt, charged to them)",
-            (cpu(&r.on) - cpu(&r.off)) * 1e6 / samples.max(1.0)
+            "one thread's CPU {one:+.2}% (quartiles {one_q1:+.2}% to {one_q3:+.2}%; {per:.1} us \
+             per sample: the kernel's timer interrupt and the sample's write); 4 threads' \
+             wall {pct:+.2}% (quartiles {q1:+.2}% to {q3:+.2}%)"
         ),
     ))
 }
@@ -238,6 +328,8 @@ pub fn render(r: &SamplingResult) -> String {
     let (expected, _) = stat(&r.on, |x| x.cpu_s * f64::from(HZ));
     let (cpu_off, _) = stat(&r.off, |x| x.cpu_s * 1e3);
     let (cpu_on, _) = stat(&r.on, |x| x.cpu_s * 1e3);
+    let wall_pair = paired(r, |x| x.wall_s);
+    let cpu_pair = paired(r, |x| x.cpu_s);
     format!(
         "{THREADS} threads, each {} calls of a region around ~1 us of work (`work` x 300), in a \
          session writing a file, without sampling and sampling at {HZ} Hz \
@@ -250,13 +342,31 @@ pub fn render(r: &SamplingResult) -> String {
          threads' CPU time x the rate = {expected:.0}; the drainer thread's CPU \
          {drainer:.2} ms per round ({:.2}% of the recording's wall time); the sampled \
          threads' CPU grows by {:.1} us per sample (the kernel's timer interrupt and the \
-         sample's write, charged to the thread it samples).\n",
+         sample's write, charged to the thread it samples). Paired, each round's run with \
+         sampling against the one without it next to it (the machine's drift cancels): wall \
+         {:+.2}% (quartiles {:+.2}% to {:+.2}%), the threads' CPU {:+.2}% (quartiles {:+.2}% \
+         to {:+.2}%).\n",
         r.calls,
         r.rounds,
         (on - off) / off * 100.0,
         drainer / on * 100.0,
         (cpu_on - cpu_off) * 1e3 / samples.max(1.0),
-    ) + &match r.symbolized {
+        wall_pair.0,
+        wall_pair.1,
+        wall_pair.2,
+        cpu_pair.0,
+        cpu_pair.1,
+        cpu_pair.2,
+    ) + &match alone_cost(r) {
+        Some((pct, q1, q3, per)) => format!(
+            "\nThe cost per sample, measured apart: one thread running {ALONE_WORK} iterations \
+             of `work` in one region, sampling at {HZ} Hz or not, {} rounds paired, by the \
+             thread's CPU time: {pct:+.2}% (quartiles {q1:+.2}% to {q3:+.2}%), {per:.1} us per \
+             sample (median).\n",
+            r.alone.len()
+        ),
+        None => String::new(),
+    } + &match r.symbolized {
         Some((distinct, s, named)) => format!(
             "\nSymbolizing a file of 1,000,000 samples over {distinct} distinct addresses of this \
              binary's code (release build: its symbol table, no line tables) and counting them \

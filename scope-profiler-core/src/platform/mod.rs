@@ -342,6 +342,11 @@ pub struct Sample {
     pub chain: Vec<u64>,
 }
 
+/// Return addresses of a sample's user call chain the kernel walks at most
+/// (`sample_max_stack`): the innermost, as many as `sampling` keeps, so the
+/// kernel's walk of a deep stack stops where the kept part does.
+pub const SAMPLE_MAX_STACK: u16 = 64;
+
 /// The calling thread's sampling event (`perf_event_open`'s `cpu-clock`,
 /// user space only): the kernel writes a sample (address, thread, time on
 /// CLOCK_MONOTONIC, user call chain) to a ring buffer `hz` times per

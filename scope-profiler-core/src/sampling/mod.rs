@@ -57,7 +57,7 @@ pub const SAMPLE_BYTES: usize = 24;
 
 /// Return addresses kept of a sample's call chain at most (the innermost):
 /// 8 bytes each.
-pub const MAX_FRAMES: usize = 64;
+pub const MAX_FRAMES: usize = crate::platform::SAMPLE_MAX_STACK as usize;
 
 /// The samples' memory at most (so that a chain's end fits 32 bits).
 const MAX_BYTES: usize = 16 << 30;

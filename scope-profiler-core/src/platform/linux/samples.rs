@@ -75,6 +75,14 @@ impl Sampler {
         } else {
             clock >> 32
         };
+        // Bytes 108-109 (in word 13, after `aux_watermark`):
+        // `sample_max_stack`.
+        let max_stack = u64::from(crate::platform::SAMPLE_MAX_STACK);
+        attr[13] = if cfg!(target_endian = "little") {
+            max_stack << 32
+        } else {
+            max_stack << 16
+        };
         let fd = perf_event_open(&attr, -1)?;
         // SAFETY: sysconf has no preconditions.
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
@@ -383,5 +391,39 @@ mod tests {
             (total - expected).abs() <= expected * 0.2 || under_valgrind(),
             "{samples} + {lost} lost for {expected:.0} ms of CPU"
         );
+    }
+
+    /// `depth` frames of recursion around `busy`: a deep stack.
+    #[inline(never)]
+    fn deep(depth: u32, until: std::time::Instant) -> u64 {
+        if depth == 0 {
+            return busy(until);
+        }
+        std::hint::black_box(deep(depth - 1, until)).wrapping_add(1)
+    }
+
+    /// The kernel takes `sample_max_stack` (a field at the wrong offset
+    /// was `EINVAL`: `open_or_skip` would fail under `CI=true`), and no
+    /// chain of a deep stack passes it. (Whether the walk reaches it needs
+    /// frame pointers, which this unoptimized build does not keep; the
+    /// integration tests' chains are checked in `tests/sampling.rs`.)
+    #[test]
+    fn a_deep_stacks_chain_stops_at_the_kept_depth() {
+        let Some(mut sampler) = open_or_skip(16) else {
+            return;
+        };
+        deep(
+            150,
+            std::time::Instant::now() + std::time::Duration::from_millis(100),
+        );
+        let mut longest = 0;
+        let mut samples = 0;
+        sampler.drain(&mut |s| {
+            longest = longest.max(s.chain.len());
+            samples += 1;
+        });
+        assert!(samples > 0);
+        let max = usize::from(crate::platform::SAMPLE_MAX_STACK);
+        assert!(longest <= max, "a chain of {longest} frames");
     }
 }
