@@ -584,6 +584,14 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         .filters
         .filter(reader.region_names())
         .map_err(Failure)?;
+    if args.samples && !filter.is_empty() {
+        // Not ignored: the sampled stacks are the whole session's.
+        return Err(Failure(
+            "export --samples writes every sample of the session: --region, --lane, --from, \
+             --to and --max-events apply to the calls' exports (without --samples)"
+                .to_owned(),
+        ));
+    }
     if args.kind == ExportKind::Json && !filter.is_empty() {
         return Err(Failure(
             "export json writes the statistics of the whole file: --region, --lane, --from, \

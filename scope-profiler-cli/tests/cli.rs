@@ -1008,6 +1008,20 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
             .iter()
             .any(|f| f["name"].as_str().unwrap().contains("busy_alpha"))
     );
+    // A filter is refused, not ignored: the samples are the whole session's.
+    let filtered = run(&[
+        "export",
+        "folded",
+        "--samples",
+        "--region",
+        "alpha",
+        path.to_str().unwrap(),
+        "-o",
+        "-",
+    ]);
+    assert!(!filtered.status.success());
+    let why = String::from_utf8_lossy(&filtered.stderr);
+    assert!(why.contains("--samples writes every sample"), "{why}");
     let svg = dir.join("samples.svg");
     ok(&[
         "export",
