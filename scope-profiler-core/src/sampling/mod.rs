@@ -17,12 +17,13 @@
 //! interval: the memory is the samples', not the polls'.
 //!
 //! Once the samples in memory pass half their bound, the drainer moves
-//! each lane's oldest ones, those no poll still to be logged can hold, to
-//! an unlinked scratch file beside the store's (`blocks`), and the cut
-//! reads them back: a long run's samples take disk, not memory. If that
-//! file cannot be written (a full disk, a removed directory) or passes its
-//! limit, samples stay in memory up to the bound and past it are counted,
-//! not kept (a warning says why once).
+//! each lane's oldest ones, those whose task is known for good (a poll
+//! open since before the drain and still after it marks its samples as it
+//! goes, so a long poll holds nothing back), to an unlinked scratch file
+//! beside the store's (`blocks`), and the cut reads them back: a long
+//! run's samples take disk, not memory. If that file cannot be written (a
+//! full disk, a removed directory) or passes its limit, the newest samples
+//! past the bound are counted, not kept (a warning says why once).
 //!
 //! [`Options::sample_hz`]: crate::options::Options::sample_hz
 
@@ -123,20 +124,21 @@ pub struct PollLog {
     polls: Mutex<Polls>,
 }
 
-/// The polls a thread ended, and when the one it polls now started.
+/// The polls a thread ended, and the one it polls now: the task and the
+/// tick it started at.
 #[derive(Debug, Default)]
 struct Polls {
     done: Vec<Poll>,
-    open_since: Option<u64>,
+    open: Option<(u32, u64)>,
 }
 
 impl PollLog {
     /// At tick `now` the thread ended its poll of a task (`ended`: the
-    /// task and the poll's start), or started polling one (`starts`), or
+    /// task and the poll's start), or started polling task `starts`, or
     /// both. Past [`MAX_POLLS`] not yet drained (no drainer thread could
     /// start), an ended poll is not kept: its samples go to the thread's
     /// own calls.
-    pub fn switch(&self, ended: Option<(u32, u64)>, starts: bool, now: u64) {
+    pub fn switch(&self, ended: Option<(u32, u64)>, starts: Option<u32>, now: u64) {
         let mut polls = lock(&self.polls);
         if let Some((task, start)) = ended
             && polls.done.len() < MAX_POLLS
@@ -147,7 +149,7 @@ impl PollLog {
                 end: now,
             });
         }
-        polls.open_since = starts.then_some(now);
+        polls.open = starts.map(|task| (task, now));
     }
 }
 
@@ -340,27 +342,39 @@ impl Sampling {
     /// Moves what every ring holds into the lanes' lists, marks the
     /// samples taken during the polls of tasks logged since, and past half
     /// the bound spills the oldest.
+    ///
+    /// A sample may spill once its task is known for good: on a thread
+    /// polling no task, those taken before the drain started; on one
+    /// polling a task since before the drain and still after the rings
+    /// were read, those too, marked with that task; on one whose poll
+    /// changed meanwhile, those before that poll started.
     pub fn drain(&self) {
         // One drain at a time (the drainer's and a cut's): a cut's copy has
         // every poll it took marked.
         let mut threads = lock(&self.threads);
         // The polls first: each ended before the rings are read, so its
-        // samples are read now or were before. A poll not taken now starts
-        // after `horizon` (ticks): the samples before it are marked for
-        // good, and may spill.
-        let mut horizon = ticks();
-        let polls: Vec<(u32, Vec<Poll>)> = lock(&self.poll_logs)
+        // samples are read now or were before.
+        let now = ticks();
+        let logs: Vec<Arc<PollLog>> = lock(&self.poll_logs).clone();
+        let polls: Vec<Polls> = logs
             .iter()
             .map(|l| {
                 let mut p = lock(&l.polls);
-                horizon = horizon.min(p.open_since.unwrap_or(u64::MAX));
-                (l.lane, std::mem::take(&mut p.done))
+                Polls {
+                    done: std::mem::take(&mut p.done),
+                    open: p.open,
+                }
             })
-            .filter(|(_, p)| !p.is_empty())
             .collect();
         let mut log = lock(&self.log);
         let log = &mut *log;
-        let max = self.max_bytes;
+        // Spilling, memory may pass the bound by what one drain reads (the
+        // rings' size); it is back under half of it once spilled.
+        let max = if log.spilled.stopped {
+            self.max_bytes
+        } else {
+            usize::MAX
+        };
         for t in threads.iter_mut() {
             let lane = t.lane as usize;
             if log.lanes.len() <= lane {
@@ -371,7 +385,7 @@ impl Sampling {
             log.lost += t.sampler.drain(&mut |s| {
                 let chain = &s.chain[..s.chain.len().min(MAX_FRAMES)];
                 let size = SAMPLE_BYTES + 8 * chain.len();
-                if *bytes + size <= max {
+                if bytes.saturating_add(size) <= max {
                     into.times.push(s.time_ns);
                     into.ips.push(s.ip);
                     into.tasks.push(NO_TASK);
@@ -385,29 +399,51 @@ impl Sampling {
         }
         let conv = TickConverter::through(&[self.start, Anchor::now()]);
         let ns = |ticks: u64| u64::try_from(conv.ns(ticks)).unwrap_or(0);
-        for (lane, polls) in polls {
-            let Some(l) = log.lanes.get_mut(lane as usize) else {
+        // Per lane, the time before which its samples may spill (a
+        // millisecond's margin for the map from ticks to the clock).
+        let margin = |t: u64| ns(t).saturating_sub(1_000_000);
+        let mut horizons = vec![margin(now); log.lanes.len()];
+        for (Polls { done, open }, l) in polls.into_iter().zip(&logs) {
+            let lane = l.lane;
+            let Some(samples) = log.lanes.get_mut(lane as usize) else {
                 continue; // no sample on that thread yet: none in its polls
             };
-            for p in polls {
-                let lo = l.times.partition_point(|&t| t < ns(p.start));
-                let hi = l.times.partition_point(|&t| t < ns(p.end)).max(lo);
-                for task in &mut l.tasks[lo..hi] {
+            for p in done {
+                let lo = samples.times.partition_point(|&t| t < ns(p.start));
+                let hi = samples.times.partition_point(|&t| t < ns(p.end)).max(lo);
+                for task in &mut samples.tasks[lo..hi] {
                     *task = p.task;
                 }
             }
+            let Some((task, start)) = open else {
+                continue;
+            };
+            if lock(&l.polls).open == open {
+                // The same poll since before the drain: every sample read
+                // after its start was taken in it.
+                let lo = samples.times.partition_point(|&t| t < ns(start));
+                for t in &mut samples.tasks[lo..] {
+                    *t = task;
+                }
+            } else {
+                // It ended since (its samples are marked at the next drain).
+                horizons[lane as usize] = horizons[lane as usize].min(margin(start));
+            }
         }
         if log.bytes > self.max_bytes / 2 && !log.spilled.stopped {
-            // A millisecond's margin for the map from ticks to the clock.
-            self.spill(log, ns(horizon).saturating_sub(1_000_000));
+            self.spill(log, &horizons);
+        }
+        if log.bytes > self.max_bytes {
+            trim(log, self.max_bytes);
         }
     }
 
-    /// Moves each lane's samples before `until_ns` to the scratch file;
-    /// stops spilling for good, with a warning, if it cannot.
-    fn spill(&self, log: &mut Log, until_ns: u64) {
+    /// Moves each lane's samples before its horizon (ns) to the scratch
+    /// file; stops spilling for good, with a warning, if it cannot.
+    fn spill(&self, log: &mut Log, horizons: &[u64]) {
         let spilled = &mut log.spilled;
         for (index, lane) in log.lanes.iter_mut().enumerate() {
+            let until_ns = horizons.get(index).copied().unwrap_or(0);
             let n = lane.times.partition_point(|&t| t < until_ns);
             if n == 0 {
                 continue;
@@ -555,6 +591,38 @@ impl Sampling {
             let _ = handle.join();
         }
         lock(&self.threads).clear();
+    }
+}
+
+/// Drops the newest samples, on every lane, until those in memory fit
+/// `max` bytes (spilling failed): counted, not kept.
+fn trim(log: &mut Log, max: usize) {
+    let mut newest: Vec<(u64, usize)> = log
+        .lanes
+        .iter()
+        .flat_map(|l| (0..l.times.len()).map(|i| (l.times[i], SAMPLE_BYTES + 8 * l.chain(i).len())))
+        .collect();
+    newest.sort_unstable_by_key(|&(t, _)| std::cmp::Reverse(t));
+    let mut excess = log.bytes.saturating_sub(max);
+    let mut from = u64::MAX;
+    for (t, size) in newest {
+        if excess == 0 {
+            break;
+        }
+        from = t;
+        excess = excess.saturating_sub(size);
+    }
+    for l in &mut log.lanes {
+        let keep = l.times.partition_point(|&t| t < from);
+        let frames = keep.checked_sub(1).map_or(0, |i| l.chain_ends[i] as usize);
+        let gone = l.times.len() - keep;
+        log.bytes -= gone * SAMPLE_BYTES + 8 * (l.chains.len() - frames);
+        log.dropped += gone as u64;
+        l.times.truncate(keep);
+        l.ips.truncate(keep);
+        l.tasks.truncate(keep);
+        l.chain_ends.truncate(keep);
+        l.chains.truncate(frames);
     }
 }
 
@@ -741,6 +809,59 @@ mod tests {
         drop(log);
         let cut = s.cut(u64::MAX);
         assert!(cut.dropped > 0, "{cut:?}");
+        s.close();
+    }
+
+    /// A long poll of a task does not hold its thread's samples in memory:
+    /// those taken in it spill marked with the task, those after it with
+    /// none.
+    #[test]
+    fn a_long_polls_samples_spill_marked_with_its_task() {
+        if crate::platform::IMPLEMENTATION != "linux" {
+            return; // nothing is sampled (see the tests above)
+        }
+        if Sampler::open(1000, 1).is_err() {
+            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+            return;
+        }
+        let bound = 8 * (SAMPLE_BYTES + 8 * 15);
+        let s = Sampling::new(1000, bound, std::env::temp_dir(), 1 << 30);
+        s.open_thread(0);
+        let polls = s.poll_log(0);
+        let start = ticks();
+        polls.switch(None, Some(7), start);
+        for _ in 0..20 {
+            busy(5);
+            s.drain();
+        }
+        let end = ticks();
+        polls.switch(Some((7, start)), None, end);
+        {
+            let log = lock(&s.log);
+            assert!(log.bytes <= bound, "{} bytes in memory", log.bytes);
+            let blocks = log.spilled.blocks.first().map_or(0, Vec::len);
+            assert!(blocks >= 2, "{blocks} blocks spilled in the poll");
+        }
+        busy(30);
+        let cut = s.cut(u64::MAX);
+        let l = &cut.lanes[0];
+        assert_eq!(cut.dropped, 0);
+        let conv = TickConverter::through(&[s.start, Anchor::now()]);
+        let ns = |t: u64| u64::try_from(conv.ns(t)).unwrap_or(0);
+        // Clear of the poll's edges by a millisecond (the map from ticks).
+        let (start_ns, end_ns) = (ns(start) + 1_000_000, ns(end) - 1_000_000);
+        let mut in_poll = 0;
+        for (i, &t) in l.times.iter().enumerate() {
+            if (start_ns..end_ns).contains(&t) {
+                assert_eq!(l.tasks[i], 7, "a sample in the poll");
+                in_poll += 1;
+            }
+            if t > end_ns + 2_000_000 {
+                assert_eq!(l.tasks[i], NO_TASK, "a sample after the poll");
+            }
+        }
+        assert!(in_poll >= 50, "{in_poll} samples in the poll");
+        assert!(l.tasks.contains(&NO_TASK), "samples after the poll");
         s.close();
     }
 }

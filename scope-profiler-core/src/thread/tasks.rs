@@ -229,7 +229,7 @@ impl Cold {
         let now = ticks();
         let ended = polling.open.take();
         polling.open = arriving.map(|task| (task.index, now));
-        polling.log.switch(ended, arriving.is_some(), now);
+        polling.log.switch(ended, arriving.map(|t| t.index), now);
     }
 }
 
