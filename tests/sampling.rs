@@ -293,7 +293,7 @@ fn the_stacks_give_each_samples_path_and_chain() {
             r if r == inner => {
                 assert_eq!(path, Some(&[outer, inner][..]), "sample {i}");
                 in_inner += 1;
-                with_frames += usize::from(!stacks.samples[i].1.is_empty());
+                with_frames += usize::from(!stacks.chain_of(i).is_empty());
             }
             r if r == outer => assert_eq!(path, Some(&[outer][..]), "sample {i}"),
             _ => assert_eq!(path, None, "sample {i}"),
@@ -303,6 +303,14 @@ fn the_stacks_give_each_samples_path_and_chain() {
     assert!(
         with_frames * 10 >= in_inner * 9,
         "{with_frames} of {in_inner} samples have a call chain"
+    );
+    // Each chain is stored once: the samples of one loop share a few.
+    let distinct: std::collections::HashSet<_> = stacks.chains.iter().collect();
+    assert_eq!(distinct.len(), stacks.chains.len(), "a chain stored twice");
+    assert!(
+        stacks.chains.len() * 4 <= with_frames,
+        "{} chains for {with_frames} samples with one",
+        stacks.chains.len()
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -105,8 +105,8 @@ pub(crate) fn folded(s: &mut Sampled) -> Vec<(String, u64)> {
             })
             .collect::<Vec<_>>()
             .join(";");
-        let mut frames: Vec<String> = match s.stacks.as_ref().and_then(|st| st.samples.get(i)) {
-            Some((_, chain)) => chain
+        let mut frames: Vec<String> = match s.stacks.as_ref().map(|st| st.chain_of(i)) {
+            Some(chain) => chain
                 .iter()
                 .rev()
                 .map(|f| {

@@ -193,13 +193,8 @@ mod tests {
         };
         let stacks = Stacks {
             paths: vec![vec![0, 1], vec![0, 1, 0, 1], vec![2]],
-            samples: vec![
-                (0, vec![]),
-                (1, vec![]),
-                (0, vec![]),
-                (2, vec![]),
-                (-1, vec![]),
-            ],
+            chains: vec![],
+            samples: vec![(0, -1), (1, -1), (0, -1), (2, -1), (-1, -1)],
         };
         let by = region_samples(&file, Some(&stacks), |_, a| Place {
             function: format!("f{a}"),

@@ -6,10 +6,14 @@
 //! order, as the `.sps`:
 //!
 //! ```text
-//! char[8] "SCOPESTK", i32 version (1), i64 samples (the .sps file's),
+//! char[8] "SCOPESTK", i32 version (2), i64 samples (the .sps file's),
 //! i32 paths, per path: i32 length, i32 region per step (indices into the .sps regions),
-//! per sample: i32 path (-1: none), i32 frames, per frame: i32 module (-1: unknown), u64 return address
+//! i32 chains, per chain: i32 frames, per frame: i32 module (-1: unknown), u64 return address,
+//! per sample: i32 path (-1: none), i32 chain (-1: none)
 //! ```
+//!
+//! Each distinct path and chain is stored once: a hot loop's thousands of
+//! samples share a few chains.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -30,7 +34,7 @@ pub const STACKS_MAGIC: &[u8; 8] = b"SCOPESTK";
 /// use scope_profiler_reader::sps::{STACKS_VERSION, Stacks};
 /// assert_eq!(Stacks::default().to_bytes()[8..12], STACKS_VERSION.to_ne_bytes());
 /// ```
-pub const STACKS_VERSION: i32 = 1;
+pub const STACKS_VERSION: i32 = 2;
 
 /// One frame of a sampled call chain: the module its return address is in
 /// (an index into the `.sps` file's modules, -1: unknown) and the address.
@@ -39,7 +43,7 @@ pub const STACKS_VERSION: i32 = 1;
 /// let f = scope_profiler_reader::sps::Frame { module: 0, address: 0x5555_0000_1234 };
 /// assert_eq!(f.module, 0);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Frame {
     /// Index into the `.sps` file's modules; -1 if unknown.
     pub module: i32,
@@ -54,21 +58,26 @@ pub struct Frame {
 /// use scope_profiler_reader::sps::{Frame, Stacks};
 /// let stacks = Stacks {
 ///     paths: vec![vec![0, 1]],
-///     samples: vec![(0, vec![Frame { module: 0, address: 0x10 }]), (-1, vec![])],
+///     chains: vec![vec![Frame { module: 0, address: 0x10 }]],
+///     samples: vec![(0, 0), (-1, -1)],
 /// };
 /// let back = Stacks::parse(&stacks.to_bytes()).unwrap();
 /// assert_eq!(back, stacks);
 /// assert_eq!(back.path_of(0), Some(&[0, 1][..]));
 /// assert_eq!(back.path_of(1), None);
+/// assert_eq!(back.chain_of(0), [Frame { module: 0, address: 0x10 }]);
+/// assert!(back.chain_of(1).is_empty());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stacks {
     /// The paths of regions (indices into the `.sps` file's regions,
     /// outermost first).
     pub paths: Vec<Vec<i32>>,
+    /// The call chains, each innermost first.
+    pub chains: Vec<Vec<Frame>>,
     /// Per sample: its path (an index into `paths`, -1: no region open)
-    /// and its call chain, innermost first.
-    pub samples: Vec<(i32, Vec<Frame>)>,
+    /// and its call chain (an index into `chains`, -1: none).
+    pub samples: Vec<(i32, i32)>,
 }
 
 impl Stacks {
@@ -84,11 +93,23 @@ impl Stacks {
             .map(Vec::as_slice)
     }
 
+    /// Sample `i`'s call chain, innermost first (empty if it has none).
+    ///
+    /// ```
+    /// assert!(scope_profiler_reader::sps::Stacks::default().chain_of(0).is_empty());
+    /// ```
+    pub fn chain_of(&self, i: usize) -> &[Frame] {
+        self.samples
+            .get(i)
+            .and_then(|&(_, chain)| self.chains.get(usize::try_from(chain).ok()?))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// The file's bytes.
     ///
     /// ```
     /// let bytes = scope_profiler_reader::sps::Stacks::default().to_bytes();
-    /// assert_eq!(bytes.len(), 8 + 4 + 8 + 4);
+    /// assert_eq!(bytes.len(), 8 + 4 + 8 + 4 + 4);
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -102,19 +123,24 @@ impl Stacks {
                 out.extend_from_slice(&r.to_ne_bytes());
             }
         }
-        for (path, frames) in &self.samples {
-            out.extend_from_slice(&path.to_ne_bytes());
+        out.extend_from_slice(&(self.chains.len() as i32).to_ne_bytes());
+        for frames in &self.chains {
             out.extend_from_slice(&(frames.len() as i32).to_ne_bytes());
             for f in frames {
                 out.extend_from_slice(&f.module.to_ne_bytes());
                 out.extend_from_slice(&f.address.to_ne_bytes());
             }
         }
+        for (path, chain) in &self.samples {
+            out.extend_from_slice(&path.to_ne_bytes());
+            out.extend_from_slice(&chain.to_ne_bytes());
+        }
         out
     }
 
     /// Reads a stacks file's bytes, every count checked against the bytes
-    /// left before allocating, every path index against the paths.
+    /// left before allocating, every path and chain index against their
+    /// tables.
     ///
     /// ```
     /// let err = scope_profiler_reader::sps::Stacks::parse(b"SCOPESTK").unwrap_err();
@@ -142,13 +168,9 @@ impl Stacks {
             }
             paths.push(path);
         }
-        let mut samples = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = r.at;
-            let path = r.i32()?;
-            if path < -1 || path >= 0 && path as usize >= paths.len() {
-                return Err(invalid(at, format!("path {path} of {} paths", paths.len())));
-            }
+        let chains_n = r.count(4)?;
+        let mut chains = Vec::with_capacity(chains_n);
+        for _ in 0..chains_n {
             let frames_n = r.count(12)?;
             let mut frames = Vec::with_capacity(frames_n);
             for _ in 0..frames_n {
@@ -157,12 +179,35 @@ impl Stacks {
                     address: r.u64()?,
                 });
             }
-            samples.push((path, frames));
+            chains.push(frames);
         }
-        if r.at != bytes.len() {
-            return Err(invalid(r.at, "bytes after the last sample".into()));
+        if n.saturating_mul(8) != bytes.len() - r.at {
+            return Err(invalid(
+                r.at,
+                format!("{n} samples are not the {} bytes left", bytes.len() - r.at),
+            ));
         }
-        Ok(Stacks { paths, samples })
+        let mut samples = Vec::with_capacity(n);
+        let in_table = |i: i32, len: usize| i == -1 || usize::try_from(i).is_ok_and(|i| i < len);
+        for _ in 0..n {
+            let at = r.at;
+            let (path, chain) = (r.i32()?, r.i32()?);
+            if !in_table(path, paths.len()) {
+                return Err(invalid(at, format!("path {path} of {} paths", paths.len())));
+            }
+            if !in_table(chain, chains.len()) {
+                return Err(invalid(
+                    at,
+                    format!("chain {chain} of {} chains", chains.len()),
+                ));
+            }
+            samples.push((path, chain));
+        }
+        Ok(Stacks {
+            paths,
+            chains,
+            samples,
+        })
     }
 }
 
@@ -187,31 +232,11 @@ mod tests {
     /// large allocations.
     #[test]
     fn hostile_stacks_files_are_errors() {
+        let frame = |module, address| Frame { module, address };
         let stacks = Stacks {
             paths: vec![vec![0], vec![0, 1, 2]],
-            samples: vec![
-                (
-                    1,
-                    vec![
-                        Frame {
-                            module: 0,
-                            address: 1,
-                        },
-                        Frame {
-                            module: -1,
-                            address: 2,
-                        },
-                    ],
-                ),
-                (-1, vec![]),
-                (
-                    0,
-                    vec![Frame {
-                        module: 2,
-                        address: 3,
-                    }],
-                ),
-            ],
+            chains: vec![vec![frame(0, 1), frame(-1, 2)], vec![frame(2, 3)]],
+            samples: vec![(1, 0), (-1, -1), (0, 1), (1, 0)],
         };
         let bytes = stacks.to_bytes();
         assert_eq!(Stacks::parse(&bytes).unwrap(), stacks);
@@ -226,10 +251,16 @@ mod tests {
         huge[12..20].copy_from_slice(&i64::MAX.to_ne_bytes());
         assert!(Stacks::parse(&huge).is_err());
         let bad_path = Stacks {
-            paths: vec![],
-            samples: vec![(3, vec![])],
+            samples: vec![(3, -1)],
+            ..Stacks::default()
         };
         let err = Stacks::parse(&bad_path.to_bytes()).unwrap_err();
         assert!(err.to_string().contains("path 3 of 0"), "{err}");
+        let bad_chain = Stacks {
+            samples: vec![(-1, 0)],
+            ..Stacks::default()
+        };
+        let err = Stacks::parse(&bad_chain.to_bytes()).unwrap_err();
+        assert!(err.to_string().contains("chain 0 of 0"), "{err}");
     }
 }
