@@ -481,12 +481,12 @@ fn samples_past_their_memory_bound_spill_and_none_is_missed() {
     }
     let dir = temp_dir("sampling-spill");
     let path = dir.join("spill.h5");
-    // 128 KiB of samples: about 900 with short chains, so 1.2 s at 1 kHz
-    // spills from half of it on.
+    // 32 KiB of samples: about 1300 of 24 bytes (their chains kept once
+    // apart), so 1.2 s at 1 kHz spills from half of it on.
     let options = Options::new()
         .file_path(&path)
         .verbose(false)
-        .memory_limit(1 << 20)
+        .memory_limit(1 << 18)
         .sample_hz(HZ);
     sp::setup(options).unwrap();
     let took = sp::region("alpha").run(|| {

@@ -7,7 +7,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use crate::assemble::Plan;
@@ -56,35 +55,31 @@ pub(crate) fn sample_file(sampled: &Sampled, plan: &Plan, rank: i32) -> (SampleF
             })
             .collect(),
     };
-    // Each distinct chain once (a hot loop's samples share a few).
-    let mut chains: Vec<Vec<Frame>> = Vec::new();
-    let mut chain_ids: HashMap<&[u64], i32> = HashMap::new();
+    // The chains are numbered once each already: the file's table is
+    // theirs, each frame placed in its module.
+    let chains: Vec<Vec<Frame>> = (0..sampled.chains.len() as u32)
+        .map(|id| {
+            sampled
+                .chains
+                .get(id)
+                .iter()
+                .map(|&address| Frame {
+                    // A return address: its call is the byte before.
+                    module: module_of(address.wrapping_sub(1)),
+                    address,
+                })
+                .collect()
+        })
+        .collect();
     let samples = sampled
         .samples
         .iter()
         .map(|s| {
-            let chain = sampled
-                .chains
-                .get(s.chain.start as usize..s.chain.end as usize)
-                .unwrap_or(&[]);
-            let id = if chain.is_empty() {
-                -1
-            } else {
-                *chain_ids.entry(chain).or_insert_with(|| {
-                    chains.push(
-                        chain
-                            .iter()
-                            .map(|&address| Frame {
-                                // A return address: its call is the byte before.
-                                module: module_of(address.wrapping_sub(1)),
-                                address,
-                            })
-                            .collect(),
-                    );
-                    chains.len() as i32 - 1
-                })
-            };
-            (s.path.map_or(-1, |p| p as i32), id)
+            let chain = i32::try_from(s.chain)
+                .ok()
+                .filter(|&c| (c as usize) < chains.len())
+                .unwrap_or(-1);
+            (s.path.map_or(-1, |p| p as i32), chain)
         })
         .collect();
     let stacks = Stacks {

@@ -17,7 +17,7 @@ use crate::calltree::{CallPaths, CallTree, TreeBuilder};
 use crate::lane::{LaneCut, LaneKind};
 use crate::lanemeta::ok_outcome;
 use crate::placement::{PlacedCall, Placer};
-use crate::sampling::SampleCut;
+use crate::sampling::{NO_CHAIN, SampleCut};
 use crate::value::CallMetadata;
 
 /// What the walk adds to the index rows, besides the calls it places.
@@ -257,7 +257,6 @@ fn sampled(
     let mut samples = Vec::with_capacity(cut.len());
     let mut paths: Vec<Vec<u32>> = Vec::new();
     let mut path_of: HashMap<u32, u32> = HashMap::new();
-    let mut chains: Vec<u64> = Vec::new();
     for (lane, l) in cut.lanes.iter().enumerate() {
         let rows = landed.get(lane).map_or(&[][..], Vec::as_slice);
         for (i, (&time_ns, &ip)) in l.times.iter().zip(&l.ips).enumerate() {
@@ -274,15 +273,13 @@ fn sampled(
                     paths.len() as u32 - 1
                 })
             });
-            let start = chains.len() as u32;
-            chains.extend_from_slice(l.chain(i));
             samples.push(LandedSample {
                 thread: lane as u32,
                 time_ns,
                 ip,
                 row: landing.and_then(|landing| row(landing.region)),
                 path,
-                chain: start..chains.len() as u32,
+                chain: l.chains.get(i).copied().unwrap_or(NO_CHAIN),
             });
         }
     }
@@ -290,7 +287,7 @@ fn sampled(
         hz: cut.hz,
         samples,
         paths,
-        chains,
+        chains: cut.chains,
         missed: cut.dropped + cut.lost,
         failures: cut.failures,
     }

@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::sampling::{NO_TASK, SampleCut};
+use crate::sampling::{ChainTable, NO_TASK, SampleCut};
 
 /// Where a sample landed: the innermost call open at its time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -213,9 +213,9 @@ pub struct LandedSample {
     pub row: Option<u32>,
     /// Its path of regions: an index into [`Sampled::paths`].
     pub path: Option<u32>,
-    /// Its call chain's return addresses, innermost first: a range of
-    /// [`Sampled::chains`].
-    pub chain: std::ops::Range<u32>,
+    /// Its call chain: a number in [`Sampled::chains`] (`NO_CHAIN`:
+    /// none).
+    pub chain: u32,
 }
 
 /// A session's samples up to the cut, each given to a call.
@@ -228,8 +228,8 @@ pub struct Sampled {
     /// The paths of regions the samples landed in: index rows, outermost
     /// first, the innermost the sample's `row`.
     pub paths: Vec<Vec<u32>>,
-    /// The samples' call chains, back to back.
-    pub chains: Vec<u64>,
+    /// The samples' call chains, each once, by number.
+    pub chains: ChainTable,
     /// Samples not kept (past the memory bound) or lost by the kernel (a
     /// full ring).
     pub missed: u64,

@@ -115,6 +115,9 @@ pub(super) fn sampling_metadata(cut: &SampleCut) -> Vec<(String, Value)> {
     if cut.spilled > 0 {
         out.push(("samples_spilled".into(), cut.spilled.into()));
     }
+    if cut.unchained > 0 {
+        out.push(("samples_without_chain".into(), cut.unchained.into()));
+    }
     if !cut.failures.is_empty() {
         let threads: Vec<String> = cut.failures.iter().map(|t| json_string(t)).collect();
         out.push((

@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 mod blocks;
+mod chains;
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -38,6 +39,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use blocks::{Block, Buffers};
+pub use chains::{ChainInterner, ChainTable, NO_CHAIN};
 
 use crate::clock::{Anchor, TickConverter, ticks};
 use crate::counters::perf_refusal;
@@ -52,15 +54,15 @@ pub const RING_PAGES: usize = 4;
 /// How often the rings are drained.
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
 
-/// Bytes a kept sample takes besides its call chain: its time, its
-/// address, its task and where its chain ends.
+/// Bytes a kept sample takes: its time, its address, its task and the
+/// number of its call chain (the chains are kept once each, apart).
 pub const SAMPLE_BYTES: usize = 24;
 
 /// Return addresses kept of a sample's call chain at most (the innermost):
 /// 8 bytes each.
 pub const MAX_FRAMES: usize = crate::platform::SAMPLE_MAX_STACK as usize;
 
-/// The samples' memory at most (so that a chain's end fits 32 bits).
+/// The samples' memory at most.
 const MAX_BYTES: usize = 16 << 30;
 
 /// Polls a thread's log keeps between two drains at most (24 MiB).
@@ -75,36 +77,45 @@ const PRINTED_FAILURES: usize = 8;
 
 /// One lane's samples, in time order: CLOCK_MONOTONIC ns, the
 /// interrupted instruction's address, the number of the task polled on the
-/// thread then ([`NO_TASK`]: none), and the user call chain's return
-/// addresses (innermost first; sample `i`'s are
-/// `chains[chain_ends[i - 1]..chain_ends[i]]`).
+/// thread then ([`NO_TASK`]: none), and the number of the user call
+/// chain in the session's [`ChainTable`] ([`NO_CHAIN`]: none).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LaneSamples {
     pub times: Vec<u64>,
     pub ips: Vec<u64>,
     pub tasks: Vec<u32>,
-    pub chain_ends: Vec<u32>,
-    pub chains: Vec<u64>,
+    pub chains: Vec<u32>,
 }
 
 impl LaneSamples {
-    /// Sample `i`'s call chain, innermost first.
+    /// Samples in the lane.
     ///
     /// ```
-    /// use scope_profiler_core::internal::sampling::LaneSamples;
-    /// let l = LaneSamples { chain_ends: vec![2, 2, 3], chains: vec![10, 11, 12], ..LaneSamples::default() };
-    /// assert_eq!(l.chain(0), [10, 11]);
-    /// assert!(l.chain(1).is_empty());
-    /// assert_eq!(l.chain(2), [12]);
-    /// assert!(l.chain(3).is_empty());
+    /// assert_eq!(scope_profiler_core::internal::sampling::LaneSamples::default().len(), 0);
     /// ```
-    pub fn chain(&self, i: usize) -> &[u64] {
-        let start = match i.checked_sub(1) {
-            Some(j) => self.chain_ends.get(j).copied().unwrap_or(0) as usize,
-            None => 0,
-        };
-        let end = self.chain_ends.get(i).copied().unwrap_or(0) as usize;
-        self.chains.get(start..end).unwrap_or(&[])
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Whether the lane has no sample.
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    /// Keeps the first `n` samples.
+    fn truncate(&mut self, n: usize) {
+        self.times.truncate(n);
+        self.ips.truncate(n);
+        self.tasks.truncate(n);
+        self.chains.truncate(n);
+    }
+
+    /// Removes the first `n` samples.
+    fn remove_first(&mut self, n: usize) {
+        self.times.drain(..n);
+        self.ips.drain(..n);
+        self.tasks.drain(..n);
+        self.chains.drain(..n);
     }
 }
 
@@ -160,8 +171,13 @@ pub struct SampleCut {
     pub hz: u32,
     /// By thread lane index.
     pub lanes: Vec<LaneSamples>,
+    /// The samples' call chains, by number.
+    pub chains: ChainTable,
     /// Samples not kept: past the memory bound.
     pub dropped: u64,
+    /// Samples kept without their call chain: the chains' share of the
+    /// memory bound was full.
+    pub unchained: u64,
     /// Samples the kernel lost (a ring was full when it wrote).
     pub lost: u64,
     /// Of the samples kept, those read back from the scratch file.
@@ -192,9 +208,12 @@ struct ThreadSampler {
 struct Log {
     /// The samples in memory.
     lanes: Vec<LaneSamples>,
-    /// Bytes of the samples in memory.
+    /// Bytes of the samples in memory (their chains apart).
     bytes: usize,
+    /// Every sample's call chain, once each (never spilled).
+    chains: ChainInterner,
     dropped: u64,
+    unchained: u64,
     lost: u64,
     /// The samples spilled before those in memory.
     spilled: Spilled,
@@ -369,32 +388,47 @@ impl Sampling {
         let mut log = lock(&self.log);
         let log = &mut *log;
         // Spilling, memory may pass the bound by what one drain reads (the
-        // rings' size); it is back under half of it once spilled.
+        // rings' size); it is back under half of it once spilled. The
+        // chains may take half the bound; past it a sample keeps no chain.
         let max = if log.spilled.stopped {
             self.max_bytes
         } else {
             usize::MAX
         };
+        let max_chains = self.max_bytes / 2;
         for t in threads.iter_mut() {
             let lane = t.lane as usize;
             if log.lanes.len() <= lane {
                 log.lanes.resize_with(lane + 1, LaneSamples::default);
             }
-            let (lanes, bytes, dropped) = (&mut log.lanes, &mut log.bytes, &mut log.dropped);
+            let Log {
+                lanes,
+                bytes,
+                chains,
+                dropped,
+                unchained,
+                ..
+            } = &mut *log;
             let into = &mut lanes[lane];
             log.lost += t.sampler.drain(&mut |s| {
-                let chain = &s.chain[..s.chain.len().min(MAX_FRAMES)];
-                let size = SAMPLE_BYTES + 8 * chain.len();
-                if bytes.saturating_add(size) <= max {
-                    into.times.push(s.time_ns);
-                    into.ips.push(s.ip);
-                    into.tasks.push(NO_TASK);
-                    into.chains.extend_from_slice(chain);
-                    into.chain_ends.push(into.chains.len() as u32);
-                    *bytes += size;
-                } else {
+                if bytes.saturating_add(chains.bytes() + SAMPLE_BYTES) > max {
                     *dropped += 1;
+                    return;
                 }
+                let chain = &s.chain[..s.chain.len().min(MAX_FRAMES)];
+                let id = if chain.is_empty() {
+                    NO_CHAIN
+                } else if chains.bytes() + 8 * chain.len() <= max_chains {
+                    chains.intern(chain)
+                } else {
+                    *unchained += 1;
+                    NO_CHAIN
+                };
+                into.times.push(s.time_ns);
+                into.ips.push(s.ip);
+                into.tasks.push(NO_TASK);
+                into.chains.push(id);
+                *bytes += SAMPLE_BYTES;
             });
         }
         let conv = TickConverter::through(&[self.start, Anchor::now()]);
@@ -430,11 +464,12 @@ impl Sampling {
                 horizons[lane as usize] = horizons[lane as usize].min(margin(start));
             }
         }
-        if log.bytes > self.max_bytes / 2 && !log.spilled.stopped {
+        let room = self.max_bytes.saturating_sub(log.chains.bytes());
+        if log.bytes > room / 2 && !log.spilled.stopped {
             self.spill(log, &horizons);
         }
-        if log.bytes > self.max_bytes {
-            trim(log, self.max_bytes);
+        if log.bytes > room {
+            trim(log, room);
         }
     }
 
@@ -448,7 +483,7 @@ impl Sampling {
             if n == 0 {
                 continue;
             }
-            let (samples, frames) = spilled.buffers.encode(lane, n);
+            let samples = spilled.buffers.encode(lane, n);
             let block = &spilled.buffers.block;
             let why = if spilled.len + block.len() as u64 > self.max_disk {
                 Some(format!(
@@ -491,18 +526,10 @@ impl Sampling {
                 offset: spilled.len,
                 bytes: block.len() as u32,
                 samples,
-                frames,
             });
             spilled.len += block.len() as u64;
-            log.bytes -= n * SAMPLE_BYTES + 8 * frames as usize;
-            lane.times.drain(..n);
-            lane.ips.drain(..n);
-            lane.tasks.drain(..n);
-            lane.chain_ends.drain(..n);
-            lane.chains.drain(..frames as usize);
-            for end in &mut lane.chain_ends {
-                *end -= frames;
-            }
+            log.bytes -= n * SAMPLE_BYTES;
+            lane.remove_first(n);
         }
     }
 
@@ -522,6 +549,7 @@ impl Sampling {
             .map(|(index, l)| {
                 let mut cut = LaneSamples::default();
                 let spilled = &mut log.spilled;
+                let chains = log.chains.table().len();
                 for block in spilled.blocks.get(index).map_or(&[][..], |b| &b[..]) {
                     let buffers = &mut spilled.buffers;
                     let read = match &spilled.file {
@@ -531,7 +559,7 @@ impl Sampling {
                             block.bytes as usize,
                             &mut buffers.block,
                         )
-                        .and_then(|()| buffers.decode(block, &mut cut)),
+                        .and_then(|()| buffers.decode(block, chains, &mut cut)),
                         None => Err(std::io::Error::other("the scratch file is gone")),
                     };
                     match read {
@@ -540,26 +568,15 @@ impl Sampling {
                     }
                 }
                 let n = l.times.partition_point(|&t| t < until_ns);
-                let frames = n.checked_sub(1).map_or(0, |i| l.chain_ends[i] as usize);
-                let base = cut.chains.len() as u32;
                 cut.times.extend_from_slice(&l.times[..n]);
                 cut.ips.extend_from_slice(&l.ips[..n]);
                 cut.tasks.extend_from_slice(&l.tasks[..n]);
-                cut.chain_ends
-                    .extend(l.chain_ends[..n].iter().map(|e| e + base));
-                cut.chains.extend_from_slice(&l.chains[..frames]);
+                cut.chains.extend_from_slice(&l.chains[..n]);
                 // A spilled sample at or past the cut (the clock's margin).
                 let keep = cut.times.partition_point(|&t| t < until_ns);
-                let cut_len = cut.times.len();
+                let cut_len = cut.len();
                 if keep < cut_len {
-                    let frames = keep
-                        .checked_sub(1)
-                        .map_or(0, |i| cut.chain_ends[i] as usize);
-                    cut.times.truncate(keep);
-                    cut.ips.truncate(keep);
-                    cut.tasks.truncate(keep);
-                    cut.chain_ends.truncate(keep);
-                    cut.chains.truncate(frames);
+                    cut.truncate(keep);
                     read_back = read_back.saturating_sub((cut_len - keep) as u64);
                 }
                 cut
@@ -568,7 +585,9 @@ impl Sampling {
         SampleCut {
             hz: self.hz,
             lanes,
+            chains: log.chains.table().clone(),
             dropped: log.dropped + unread,
+            unchained: log.unchained,
             spilled: read_back,
             lost: log.lost,
             failures: lock(&self.failures).clone(),
@@ -597,32 +616,22 @@ impl Sampling {
 /// Drops the newest samples, on every lane, until those in memory fit
 /// `max` bytes (spilling failed): counted, not kept.
 fn trim(log: &mut Log, max: usize) {
-    let mut newest: Vec<(u64, usize)> = log
+    let mut newest: Vec<u64> = log
         .lanes
         .iter()
-        .flat_map(|l| (0..l.times.len()).map(|i| (l.times[i], SAMPLE_BYTES + 8 * l.chain(i).len())))
+        .flat_map(|l| l.times.iter().copied())
         .collect();
-    newest.sort_unstable_by_key(|&(t, _)| std::cmp::Reverse(t));
-    let mut excess = log.bytes.saturating_sub(max);
-    let mut from = u64::MAX;
-    for (t, size) in newest {
-        if excess == 0 {
-            break;
-        }
-        from = t;
-        excess = excess.saturating_sub(size);
-    }
+    newest.sort_unstable_by_key(|&t| std::cmp::Reverse(t));
+    let excess = log.bytes.saturating_sub(max).div_ceil(SAMPLE_BYTES);
+    let Some(&from) = excess.checked_sub(1).and_then(|i| newest.get(i)) else {
+        return;
+    };
     for l in &mut log.lanes {
         let keep = l.times.partition_point(|&t| t < from);
-        let frames = keep.checked_sub(1).map_or(0, |i| l.chain_ends[i] as usize);
-        let gone = l.times.len() - keep;
-        log.bytes -= gone * SAMPLE_BYTES + 8 * (l.chains.len() - frames);
+        let gone = l.len() - keep;
+        log.bytes -= gone * SAMPLE_BYTES;
         log.dropped += gone as u64;
-        l.times.truncate(keep);
-        l.ips.truncate(keep);
-        l.tasks.truncate(keep);
-        l.chain_ends.truncate(keep);
-        l.chains.truncate(frames);
+        l.truncate(keep);
     }
 }
 
@@ -633,235 +642,4 @@ impl std::fmt::Debug for Sampling {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Spins for `ms` of the thread's CPU time (wall time where there is
-    /// no thread CPU clock).
-    fn busy(ms: u64) -> u64 {
-        let ns = |start: std::time::Instant| {
-            crate::platform::thread_cpu_ns().unwrap_or_else(|| start.elapsed().as_nanos() as i64)
-        };
-        let wall = std::time::Instant::now();
-        let until = ns(wall) + ms as i64 * 1_000_000;
-        let mut x = 1u64;
-        while ns(wall) < until {
-            for _ in 0..1000 {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-            }
-        }
-        x
-    }
-
-    /// Samples land in their thread's lane, in time order, and stop at
-    /// the cut; closing leaves no event open.
-    #[test]
-    fn threads_samples_go_to_their_lanes_until_the_cut() {
-        if crate::platform::IMPLEMENTATION != "linux" {
-            let s = Sampling::new(1000, 1 << 20, std::env::temp_dir(), 1 << 30);
-            s.open_thread(0);
-            assert_eq!(s.open_events(), 0);
-            assert_eq!(lock(&s.failures).len(), 1, "the portable build says why");
-            return;
-        }
-        let s = Arc::new(Sampling::new(1000, 1 << 20, std::env::temp_dir(), 1 << 30));
-        if Sampler::open(1000, 1).is_err() {
-            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
-            return;
-        }
-        assert!(s.start());
-        std::thread::scope(|scope| {
-            for lane in [0u32, 3] {
-                let s = &s;
-                scope.spawn(move || {
-                    s.open_thread(lane);
-                    busy(150);
-                });
-            }
-        });
-        assert_eq!(s.open_events(), 2);
-        let all = s.cut(u64::MAX);
-        assert_eq!(all.lanes.len(), 4);
-        assert!(all.lanes[1].times.is_empty() && all.lanes[2].times.is_empty());
-        let valgrind = std::env::var_os("SP_MEMCHECK").is_some();
-        for lane in [0, 3] {
-            let l = &all.lanes[lane];
-            assert!(l.times.is_sorted(), "lane {lane}");
-            assert_eq!(l.times.len(), l.ips.len());
-            // 150 ms of CPU at 1 kHz (valgrind runs it slower and its
-            // rate is not the program's).
-            if !valgrind {
-                assert!(
-                    (100..=200).contains(&l.times.len()),
-                    "lane {lane}: {}",
-                    l.times.len()
-                );
-            }
-        }
-        let middle = all.lanes[0].times[all.lanes[0].times.len() / 2];
-        let cut = s.cut(middle);
-        assert_eq!(cut.lanes[0].times.len(), all.lanes[0].times.len() / 2);
-        assert!(cut.lanes[0].times.iter().all(|&t| t < middle));
-        s.close();
-        assert_eq!(s.open_events(), 0);
-        s.open_thread(1);
-        assert_eq!(s.open_events(), 0, "closed: no thread opens an event");
-    }
-
-    /// Past the memory bound samples are counted, not kept.
-    #[test]
-    fn samples_past_the_bound_are_counted() {
-        if crate::platform::IMPLEMENTATION != "linux" {
-            // The portable build samples nothing: nothing kept, the thread
-            // named (`threads_samples_go_to_their_lanes_until_the_cut`).
-            let s = Sampling::new(1000, 10 * SAMPLE_BYTES, std::env::temp_dir(), 0);
-            s.open_thread(0);
-            assert_eq!(s.cut(u64::MAX).len(), 0);
-            return;
-        }
-        if Sampler::open(1000, 1).is_err() {
-            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
-            return;
-        }
-        // Room for 3 samples without a chain: 100 ms of CPU at 1 kHz takes
-        // more (under valgrind too, at its own rate).
-        let bound = 3 * SAMPLE_BYTES;
-        let s = Sampling::new(1000, bound, std::env::temp_dir(), 0);
-        s.open_thread(0);
-        busy(100);
-        let cut = s.cut(u64::MAX);
-        let l = &cut.lanes[0];
-        let bytes = l.times.len() * SAMPLE_BYTES + 8 * l.chains.len();
-        assert!(cut.len() <= 3, "{}", cut.len());
-        assert!(bytes <= bound, "{bytes}");
-        assert!(cut.dropped > 0, "{cut:?}");
-        s.close();
-    }
-
-    /// Past half the bound the oldest samples spill and the cut reads
-    /// them back: every sample kept, the memory within the bound.
-    #[test]
-    fn samples_past_half_the_bound_spill_and_come_back() {
-        if crate::platform::IMPLEMENTATION != "linux" {
-            return; // nothing is sampled (see the tests above)
-        }
-        if Sampler::open(1000, 1).is_err() {
-            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
-            return;
-        }
-        // Room for 8 samples with a chain of 15 frames or so.
-        let bound = 8 * (SAMPLE_BYTES + 8 * 15);
-        let s = Sampling::new(1000, bound, std::env::temp_dir(), 1 << 30);
-        s.open_thread(0);
-        let mut taken = 0;
-        for _ in 0..20 {
-            busy(5);
-            s.drain();
-            let log = lock(&s.log);
-            assert!(log.bytes <= bound, "{} in memory", log.bytes);
-            taken = log.lanes[0].times.len()
-                + log
-                    .spilled
-                    .blocks
-                    .first()
-                    .map_or(0, |b| b.iter().map(|b| b.samples as usize).sum::<usize>());
-        }
-        let spilled = lock(&s.log).spilled.blocks.first().map_or(0, Vec::len);
-        assert!(spilled >= 2, "{spilled} blocks spilled");
-        let cut = s.cut(u64::MAX);
-        assert_eq!(cut.dropped, 0);
-        assert!(cut.len() >= taken, "{} of {taken}", cut.len());
-        let l = &cut.lanes[0];
-        assert!(l.times.is_sorted());
-        assert_eq!(l.chain_ends.len(), l.times.len());
-        assert_eq!(*l.chain_ends.last().unwrap_or(&0) as usize, l.chains.len());
-        assert!(l.chain_ends.is_sorted());
-        // A cut before the end reads back only what precedes it.
-        let middle = l.times[l.times.len() / 2];
-        let half = s.cut(middle);
-        assert_eq!(half.lanes[0].times, l.times[..l.times.len() / 2]);
-        assert_eq!(half.lanes[0].chains, l.chains[..half.lanes[0].chains.len()]);
-        s.close();
-    }
-
-    /// A scratch directory that cannot take the file: the samples stay
-    /// within the bound in memory and the rest are counted.
-    #[test]
-    fn samples_that_cannot_spill_are_counted() {
-        if crate::platform::IMPLEMENTATION != "linux" {
-            return; // nothing is sampled (see the tests above)
-        }
-        if Sampler::open(1000, 1).is_err() {
-            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
-            return;
-        }
-        let bound = 8 * (SAMPLE_BYTES + 8 * 15);
-        let gone = std::env::temp_dir().join(format!("sp-no-such-dir-{}", std::process::id()));
-        let s = Sampling::new(1000, bound, gone, 1 << 30);
-        s.open_thread(0);
-        for _ in 0..20 {
-            busy(5);
-            s.drain();
-        }
-        let log = lock(&s.log);
-        assert!(log.spilled.stopped && log.spilled.blocks.is_empty());
-        assert!(log.bytes <= bound);
-        drop(log);
-        let cut = s.cut(u64::MAX);
-        assert!(cut.dropped > 0, "{cut:?}");
-        s.close();
-    }
-
-    /// A long poll of a task does not hold its thread's samples in memory:
-    /// those taken in it spill marked with the task, those after it with
-    /// none.
-    #[test]
-    fn a_long_polls_samples_spill_marked_with_its_task() {
-        if crate::platform::IMPLEMENTATION != "linux" {
-            return; // nothing is sampled (see the tests above)
-        }
-        if Sampler::open(1000, 1).is_err() {
-            crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
-            return;
-        }
-        let bound = 8 * (SAMPLE_BYTES + 8 * 15);
-        let s = Sampling::new(1000, bound, std::env::temp_dir(), 1 << 30);
-        s.open_thread(0);
-        let polls = s.poll_log(0);
-        let start = ticks();
-        polls.switch(None, Some(7), start);
-        for _ in 0..20 {
-            busy(5);
-            s.drain();
-        }
-        let end = ticks();
-        polls.switch(Some((7, start)), None, end);
-        {
-            let log = lock(&s.log);
-            assert!(log.bytes <= bound, "{} bytes in memory", log.bytes);
-            let blocks = log.spilled.blocks.first().map_or(0, Vec::len);
-            assert!(blocks >= 2, "{blocks} blocks spilled in the poll");
-        }
-        busy(30);
-        let cut = s.cut(u64::MAX);
-        let l = &cut.lanes[0];
-        assert_eq!(cut.dropped, 0);
-        let conv = TickConverter::through(&[s.start, Anchor::now()]);
-        let ns = |t: u64| u64::try_from(conv.ns(t)).unwrap_or(0);
-        // Clear of the poll's edges by a millisecond (the map from ticks).
-        let (start_ns, end_ns) = (ns(start) + 1_000_000, ns(end) - 1_000_000);
-        let mut in_poll = 0;
-        for (i, &t) in l.times.iter().enumerate() {
-            if (start_ns..end_ns).contains(&t) {
-                assert_eq!(l.tasks[i], 7, "a sample in the poll");
-                in_poll += 1;
-            }
-            if t > end_ns + 2_000_000 {
-                assert_eq!(l.tasks[i], NO_TASK, "a sample after the poll");
-            }
-        }
-        assert!(in_poll >= 50, "{in_poll} samples in the poll");
-        assert!(l.tasks.contains(&NO_TASK), "samples after the poll");
-        s.close();
-    }
-}
+mod tests;
