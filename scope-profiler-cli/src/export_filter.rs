@@ -9,7 +9,9 @@ use scope_profiler_reader::export::{Exported, Filter};
 pub(crate) struct FilterArgs {
     /// Only the calls of the regions whose name matches this glob (`*`,
     /// `?`; as `inspect --region`) and everything they call (their whole
-    /// subtrees; their callers are left out). Repeatable.
+    /// subtrees; their callers are left out). Repeatable. With
+    /// `--samples`: the samples taken inside those regions, their stacks
+    /// starting at the outermost region that matches.
     #[arg(long, value_name = "GLOB")]
     region: Vec<String>,
     /// Only the calls of this lane, as `inspect --threads` names it:
@@ -33,6 +35,16 @@ pub(crate) struct FilterArgs {
 }
 
 impl FilterArgs {
+    /// Whether a filter other than `--region` is given (the sample files
+    /// keep no thread or time per sample, so only `--region` applies to
+    /// `--samples`).
+    pub(crate) fn more_than_regions(&self) -> bool {
+        !self.lane.is_empty()
+            || self.from.is_some()
+            || self.to.is_some()
+            || self.max_events.is_some()
+    }
+
     /// The library's filter for a file with regions `names`: each
     /// `--region` glob becomes the names it matches (none is an error).
     pub(crate) fn filter(&self, names: &[String]) -> Result<Filter, String> {

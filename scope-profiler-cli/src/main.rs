@@ -521,7 +521,7 @@ fn inspect(args: InspectArgs) -> Result<(), Failure> {
 
 /// The folded stacks of the samples beside the profile at `profile` (every
 /// rank's file, added up).
-fn sampled_folded(profile: &Path) -> Result<Vec<u8>, Failure> {
+fn sampled_folded(profile: &Path, regions: &[String]) -> Result<Vec<u8>, Failure> {
     let files = scope_profiler_reader::sps::files_for(profile);
     if files.is_empty() {
         return Err(Failure(format!(
@@ -534,7 +534,7 @@ fn sampled_folded(profile: &Path) -> Result<Vec<u8>, Failure> {
     for f in files {
         let mut s = samples::read(&f)?;
         let ns = samples::ns_per_sample(&s);
-        for (line, n) in samples::folded(&mut s) {
+        for (line, n) in samples::folded(&mut s, regions) {
             *lines.entry(line).or_insert(0) += n * ns;
         }
     }
@@ -584,11 +584,12 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         .filters
         .filter(reader.region_names())
         .map_err(Failure)?;
-    if args.samples && !filter.is_empty() {
-        // Not ignored: the sampled stacks are the whole session's.
+    if args.samples && args.filters.more_than_regions() {
+        // Not ignored: the sample files keep no thread or time per sample.
         return Err(Failure(
-            "export --samples writes every sample of the session: --region, --lane, --from, \
-             --to and --max-events apply to the calls' exports (without --samples)"
+            "export --samples takes --region only: the sample files keep no thread or time per \
+             sample, so --lane, --from, --to and --max-events apply to the calls' exports \
+             (without --samples)"
                 .to_owned(),
         ));
     }
@@ -637,7 +638,7 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         }
         ExportKind::Speedscope if args.samples => {
             let title = args.file.display().to_string();
-            let folded = sampled_folded(&args.file)?;
+            let folded = sampled_folded(&args.file, &filter.regions)?;
             serde_json::to_writer(&mut sink, &samples::speedscope(&folded, &title))?;
             writeln!(sink)?;
         }
@@ -649,7 +650,7 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
             );
         }
         ExportKind::Folded if args.samples => {
-            sink.write_all(&sampled_folded(&args.file)?)?;
+            sink.write_all(&sampled_folded(&args.file, &filter.regions)?)?;
         }
         ExportKind::Folded => {
             done = Some(reader.folded_filtered(&filter, &mut sink).map_err(named)?);
@@ -657,7 +658,7 @@ fn export_cmd(args: ExportArgs) -> Result<(), Failure> {
         ExportKind::Flamegraph => {
             let mut folded = Vec::new();
             if args.samples {
-                folded = sampled_folded(&args.file)?;
+                folded = sampled_folded(&args.file, &filter.regions)?;
             } else {
                 done = Some(
                     reader

@@ -84,17 +84,34 @@ pub(crate) fn ns_per_sample(s: &Sampled) -> u64 {
 /// sample's path of regions, then its sampled frames, outermost first, down
 /// to the function it was taken in. The frames every sample of a path
 /// shares above the region (the callers of its code) are left out but the
-/// last, so the frames hang below the innermost region.
-pub(crate) fn folded(s: &mut Sampled) -> Vec<(String, u64)> {
+/// last, so the frames hang below the innermost region. With `regions`,
+/// only the samples whose path passes one of them, each path starting at
+/// the outermost it passes (as the calls' export keeps a region's
+/// subtree, not its callers).
+pub(crate) fn folded(s: &mut Sampled, regions: &[String]) -> Vec<(String, u64)> {
     let clean = |name: &str| name.replace(';', ":");
     // Per sample: its path's key and its frames' names, outermost first.
     let mut stacks: Vec<(String, Vec<String>)> = Vec::new();
     for (i, sample) in s.file.samples.iter().enumerate() {
-        let path: Vec<i32> = match s.stacks.as_ref().and_then(|st| st.path_of(i)) {
+        let mut path: Vec<i32> = match s.stacks.as_ref().and_then(|st| st.path_of(i)) {
             Some(path) => path.to_vec(),
             None if sample.region >= 0 => vec![sample.region],
             None => continue,
         };
+        if !regions.is_empty() {
+            let named = |r: &i32| {
+                usize::try_from(*r)
+                    .ok()
+                    .and_then(|r| s.file.regions.get(r))
+                    .is_some_and(|n| regions.contains(n))
+            };
+            match path.iter().position(named) {
+                Some(first) => {
+                    path.drain(..first);
+                }
+                None => continue,
+            }
+        }
         let key = path
             .iter()
             .map(|&r| {

@@ -879,6 +879,7 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
         }
         sp::region("alpha").run(|| busy_alpha(200));
         sp::region("beta").run(|| busy_beta(100));
+        sp::region("outer").run(|| sp::region("gamma").run(|| busy_beta(60)));
         sp::finalize().expect("finalize");
     }
     let text = ok(&["inspect", "--samples", path.to_str().unwrap()]);
@@ -1008,20 +1009,58 @@ fn inspect_samples_names_each_regions_hottest_function_and_line() {
             .iter()
             .any(|f| f["name"].as_str().unwrap().contains("busy_alpha"))
     );
-    // A filter is refused, not ignored: the samples are the whole session's.
-    let filtered = run(&[
+    // --region keeps the samples inside the regions it matches (and their
+    // weight); a filter the sample files cannot apply is refused.
+    let only_alpha = ok(&[
         "export",
         "folded",
         "--samples",
         "--region",
-        "alpha",
+        "alph*",
         path.to_str().unwrap(),
         "-o",
         "-",
     ]);
-    assert!(!filtered.status.success());
-    let why = String::from_utf8_lossy(&filtered.stderr);
-    assert!(why.contains("--samples writes every sample"), "{why}");
+    assert!(
+        only_alpha.lines().all(|l| l.starts_with("alpha;")),
+        "{only_alpha}"
+    );
+    let alpha_weight = weight(&|l| l.starts_with("alpha;"));
+    let kept: u64 = only_alpha
+        .lines()
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(kept, alpha_weight);
+    // A region inside another: its stacks start at it, its callers left
+    // out (as the calls' export keeps a region's subtree).
+    let only_gamma = ok(&[
+        "export",
+        "folded",
+        "--samples",
+        "--region",
+        "gamma",
+        path.to_str().unwrap(),
+        "-o",
+        "-",
+    ]);
+    assert!(
+        !only_gamma.is_empty() && only_gamma.lines().all(|l| l.starts_with("gamma;")),
+        "{only_gamma}"
+    );
+    assert!(weight(&|l| l.starts_with("outer;gamma;")) > 0, "{folded}");
+    let by_lane = run(&[
+        "export",
+        "folded",
+        "--samples",
+        "--lane",
+        "0",
+        path.to_str().unwrap(),
+        "-o",
+        "-",
+    ]);
+    assert!(!by_lane.status.success());
+    let why = String::from_utf8_lossy(&by_lane.stderr);
+    assert!(why.contains("--samples takes --region only"), "{why}");
     let svg = dir.join("samples.svg");
     ok(&[
         "export",

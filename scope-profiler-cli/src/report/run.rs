@@ -216,7 +216,7 @@ fn samples_json(path: &Path) -> Result<(Vec<Value>, Value), Failure> {
         let mut s = crate::samples::read(&f)?;
         files.push(crate::samples::json(&s));
         let ns = crate::samples::ns_per_sample(&s);
-        for (line, n) in crate::samples::folded(&mut s) {
+        for (line, n) in crate::samples::folded(&mut s, &[]) {
             let at = lines.entry(line).or_insert((0, 0));
             *at = (at.0 + n, at.1 + n * ns);
         }
