@@ -58,6 +58,15 @@ fn function_of(file: &SampleFile, module: i32, ip: u64, symbols: &[(u64, u64, St
         .map_or("??".into(), |(.., name)| name.clone())
 }
 
+/// The profile's metadata value under `key`, as text.
+fn meta(profile: &sp::Profile, key: &str) -> Option<String> {
+    profile
+        .metadata
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.to_string())
+}
+
 /// This binary's function symbols: (address, size, mangled name).
 fn own_symbols() -> Vec<(u64, u64, String)> {
     let data = std::fs::read(std::env::current_exe().unwrap()).unwrap();
@@ -129,13 +138,7 @@ fn each_regions_samples_fall_in_its_own_function() {
     assert!(napping <= 2, "a sleeping region has {napping} samples");
     // The profile says how many samples were taken, at which rate.
     let profile = sp::read_profile(&path).unwrap();
-    let meta = |key: &str| {
-        profile
-            .metadata
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.to_string())
-    };
+    let meta = |key: &str| meta(&profile, key);
     assert_eq!(meta("sample_hz").as_deref(), Some("1000"));
     assert_eq!(meta("samples"), Some(file.samples.len().to_string()));
     assert!(
@@ -245,11 +248,7 @@ fn tasks_samples(memory_limit: Option<usize>) {
         "{in_task} samples in the tasks' region, {total} in all, {expected} expected"
     );
     assert!(in_task >= 0.9 * total, "{in_task} of {total} in the tasks");
-    let spilled = profile
-        .metadata
-        .iter()
-        .find(|(k, _)| k == "samples_spilled")
-        .map(|(_, v)| v.to_string());
+    let spilled = meta(profile, "samples_spilled");
     if memory_limit.is_some() {
         let spilled: f64 = spilled.expect("the samples spilled").parse().unwrap();
         assert!(spilled >= 0.3 * total, "{spilled} of {total} spilled");
@@ -497,13 +496,7 @@ fn samples_past_their_memory_bound_spill_and_none_is_missed() {
     let results = sp::finalize().unwrap();
     let file = results.samples().unwrap();
     let profile = sp::read_profile(&path).unwrap();
-    let meta = |key: &str| {
-        profile
-            .metadata
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.to_string())
-    };
+    let meta = |key: &str| meta(&profile, key);
     assert_eq!(meta("samples_missed").as_deref(), Some("0"));
     let spilled: usize = meta("samples_spilled")
         .expect("the samples spilled")

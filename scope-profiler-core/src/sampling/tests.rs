@@ -104,15 +104,25 @@ fn samples_past_the_bound_are_counted() {
     s.close();
 }
 
+/// Whether this build and machine sample: not in the portable build (the
+/// tests above check that nothing is sampled there); a refused event is a
+/// missing prerequisite (an error under `CI=true`).
+fn can_sample() -> bool {
+    if crate::platform::IMPLEMENTATION != "linux" {
+        return false;
+    }
+    if Sampler::open(1000, 1).is_err() {
+        crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+        return false;
+    }
+    true
+}
+
 /// Past half the bound the oldest samples spill and the cut reads
 /// them back: every sample kept, the memory within the bound.
 #[test]
 fn samples_past_half_the_bound_spill_and_come_back() {
-    if crate::platform::IMPLEMENTATION != "linux" {
-        return; // nothing is sampled (see the tests above)
-    }
-    if Sampler::open(1000, 1).is_err() {
-        crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+    if !can_sample() {
         return;
     }
     // Room for 8 samples with a chain of 15 frames or so.
@@ -157,11 +167,7 @@ fn samples_past_half_the_bound_spill_and_come_back() {
 /// within the bound in memory and the rest are counted.
 #[test]
 fn samples_that_cannot_spill_are_counted() {
-    if crate::platform::IMPLEMENTATION != "linux" {
-        return; // nothing is sampled (see the tests above)
-    }
-    if Sampler::open(1000, 1).is_err() {
-        crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+    if !can_sample() {
         return;
     }
     let bound = 8 * (SAMPLE_BYTES + 8 * 15);
@@ -186,11 +192,7 @@ fn samples_that_cannot_spill_are_counted() {
 /// none.
 #[test]
 fn a_long_polls_samples_spill_marked_with_its_task() {
-    if crate::platform::IMPLEMENTATION != "linux" {
-        return; // nothing is sampled (see the tests above)
-    }
-    if Sampler::open(1000, 1).is_err() {
-        crate::platform::prerequisite_missing("perf_event_open refused a cpu-clock event");
+    if !can_sample() {
         return;
     }
     let bound = 8 * (SAMPLE_BYTES + 8 * 15);
