@@ -357,3 +357,187 @@ fn a_future_moved_to_a_later_task_is_a_task_of_its_own() {
     ]);
     assert_eq!(parent_names(&recorded), expected);
 }
+
+// ---- first polls recorded as plain calls ---------------------------------
+
+/// Returns `Pending` once (waking itself), then `Ready`.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+#[profile]
+async fn quick(calls: u32) -> u32 {
+    (0..calls).map(|_| leaf()).sum()
+}
+
+#[profile]
+async fn waits_once() -> u32 {
+    let before = leaf() + leaf();
+    YieldOnce(false).await;
+    before + leaf()
+}
+
+#[profile]
+async fn awaits_quick() -> u32 {
+    quick(2).await + leaf()
+}
+
+#[profile]
+async fn boom() {
+    leaf();
+    panic!("boom");
+}
+
+/// Polls `f` once with a waker that does nothing.
+fn poll_once<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(std::task::Waker::noop()))
+}
+
+/// Polls `f` to completion inside a sync call of its own.
+#[profile]
+fn caller<F: Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let Poll::Ready(v) = poll_once(f.as_mut()) {
+            return v;
+        }
+    }
+}
+
+/// A future that completes in its first poll is a call of the recorder
+/// that polls it, under the call it was polled in: no task (the path that
+/// made one is not taken), its calls under it, as a sync function's.
+#[test]
+fn a_future_completing_in_its_first_poll_is_a_call_of_its_caller() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    assert_eq!(caller(quick(3)), 3);
+    assert_eq!(caller(quick(0)), 0);
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    assert_eq!(p.tasks.len(), 0, "no task for a future that never waited");
+    let calls = nested_calls(p, "first poll");
+    assert_eq!(
+        parent_names(&calls),
+        pairs(&[
+            ("caller", "-", 2),
+            ("quick", "caller", 2),
+            ("leaf", "quick", 3)
+        ])
+    );
+}
+
+/// A first poll that waits makes the future a task from that poll on: the
+/// calls it made before it waited move to the task, under its call, with
+/// those of its second poll; the sync call that polled it holds none.
+#[test]
+fn a_first_poll_that_waits_makes_a_task_with_the_calls_it_made() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    assert_eq!(caller(waits_once()), 3);
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    assert_eq!(p.tasks.len(), 1, "{:?}", p.tasks);
+    assert_eq!(p.tasks[0].steps, 2, "its two polls");
+    let calls = nested_calls(p, "waits");
+    assert_eq!(
+        parent_names(&calls),
+        pairs(&[
+            ("caller", "-", 1),
+            ("waits_once", "-", 1),
+            ("leaf", "waits_once", 3)
+        ])
+    );
+    let task_ids = p.events.task_ids.as_ref().expect("task ids");
+    for row in &p.rows {
+        let name = &p.region_names[row.region_id as usize];
+        for i in row.events() {
+            let in_task = name != "caller";
+            assert_eq!(task_ids[i] >= 0, in_task, "{name}");
+        }
+    }
+}
+
+/// More calls in a first poll than the spec chunk holds (64): the future
+/// becomes a task as the chunk fills, and every call is kept under it.
+#[test]
+fn more_calls_in_a_first_poll_than_its_chunk_holds_are_all_kept() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    assert_eq!(caller(quick(200)), 200);
+    assert_eq!(caller(quick(5)), 5);
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    assert_eq!(p.tasks.len(), 1, "the large first poll only");
+    let calls = nested_calls(p, "large");
+    assert_eq!(
+        parent_names(&calls),
+        pairs(&[
+            ("caller", "-", 2),
+            ("quick", "caller", 1),
+            ("quick", "-", 1),
+            ("leaf", "quick", 205),
+        ])
+    );
+}
+
+/// An instrumented future first polled inside another's first poll makes
+/// that one a task, and is a frame of it: it nests under it.
+#[test]
+fn a_future_first_polled_in_a_first_poll_nests_under_it() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    assert_eq!(caller(awaits_quick()), 3);
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    assert_eq!(p.tasks.len(), 1);
+    let calls = nested_calls(p, "nested");
+    assert_eq!(
+        parent_names(&calls),
+        pairs(&[
+            ("caller", "-", 1),
+            ("awaits_quick", "-", 1),
+            ("quick", "awaits_quick", 1),
+            ("leaf", "quick", 2),
+            ("leaf", "awaits_quick", 1),
+        ])
+    );
+}
+
+/// A first poll that panics ends its call as a sync call's does, and the
+/// thread records on as before.
+#[test]
+fn a_first_poll_that_panics_ends_its_call() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let panicked = std::panic::catch_unwind(|| caller(boom()));
+    std::panic::set_hook(hook);
+    assert!(panicked.is_err());
+    assert_eq!(caller(quick(1)), 1);
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    assert_eq!(p.tasks.len(), 0);
+    let calls = nested_calls(p, "panic");
+    assert_eq!(
+        parent_names(&calls),
+        pairs(&[
+            ("caller", "-", 2),
+            ("boom", "caller", 1),
+            ("quick", "caller", 1),
+            ("leaf", "boom", 1),
+            ("leaf", "quick", 1),
+        ])
+    );
+}

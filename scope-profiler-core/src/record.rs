@@ -303,6 +303,27 @@ impl Chunk {
         unsafe { crate::platform::discard_pages(self.slots.ptr.cast(), bytes) };
     }
 
+    /// Keeps the first `len` records (at most those published), each `by`
+    /// calls less deep: a speculative first poll's records, made at the
+    /// depths of the recorder it began in, handed to the task it became
+    /// (it is not shared: `&mut self`).
+    pub(crate) fn rebase(&mut self, len: usize, by: u32) {
+        let len = len.min(*self.published.get_mut());
+        for slot in &mut self.slots_mut()[..len] {
+            // SAFETY: the slot is below the published count: initialized.
+            let record = unsafe { slot.get_mut().assume_init_read() };
+            *slot.get_mut() = MaybeUninit::new(record.at_depth(record.depth().saturating_sub(by)));
+        }
+        *self.published.get_mut() = len;
+    }
+
+    /// The slots, exclusively (`&mut self`).
+    fn slots_mut(&mut self) -> &mut [Slot] {
+        // SAFETY: `slots.len` slots allocated at `ptr` (see `Slots::new`),
+        // owned by this chunk; `&mut self` excludes every other access.
+        unsafe { std::slice::from_raw_parts_mut(self.slots.ptr.as_ptr(), self.slots.len) }
+    }
+
     /// Empties a chunk for reuse (it is not shared: `&mut self`).
     pub(crate) fn clear(&mut self) {
         *self.published.get_mut() = 0;

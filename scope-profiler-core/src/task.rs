@@ -2,8 +2,12 @@
 //! to its completion (or to its drop, if it is cancelled), and every call
 //! made while it is polled nests under it.
 //!
-//! Futures interleave on a thread and move between threads, so a future
-//! first polled outside any other instrumented future is a *task* with a
+//! A plain future's first poll is recorded as a call of the recorder that
+//! polls it (`thread::speculate`): most complete there, and are that call
+//! and nothing more. One that waits becomes there what it would have been
+//! from its first poll: futures interleave on a thread and move between
+//! threads, so a future first polled outside any other instrumented
+//! future is a *task* with a
 //! recorder of its own (its stack of open calls, its chunk), which takes
 //! the thread's place while the future is polled (`thread::poll_in_task`):
 //! the calls of its polls, and the futures first polled inside it, nest
@@ -70,20 +74,42 @@ impl std::fmt::Debug for State {
 /// A future that records its wall time as one call of a region.
 ///
 /// Made by the attribute macros for `async fn`; it is `Send` whenever the
-/// wrapped future is.
+/// wrapped future is. A future that completes in its first poll is a call
+/// of whatever polled it, as a sync function's would be; one that waits is
+/// a task (or a frame of the task polling it), from its first poll on.
 ///
 /// ```
 /// use scope_profiler::{self as sp, Options, profile};
+/// use std::task::Poll;
 /// #[profile]
 /// async fn fetch() -> u32 { 7 }
+/// #[profile]
+/// async fn slow() -> u32 {
+///     let mut waited = false;
+///     std::future::poll_fn(|cx| {
+///         if std::mem::replace(&mut waited, true) {
+///             return Poll::Ready(());
+///         }
+///         cx.waker().wake_by_ref();
+///         Poll::Pending
+///     })
+///     .await;
+///     8
+/// }
 /// sp::setup(Options::new().in_memory().verbose(false)).unwrap();
 /// let waker = std::task::Waker::noop();
 /// let mut cx = std::task::Context::from_waker(&waker);
 /// let mut fut = std::pin::pin!(fetch());
-/// assert_eq!(fut.as_mut().poll(&mut cx), std::task::Poll::Ready(7));
+/// assert_eq!(fut.as_mut().poll(&mut cx), Poll::Ready(7));
+/// let mut fut = std::pin::pin!(slow());
+/// assert_eq!(fut.as_mut().poll(&mut cx), Poll::Pending);
+/// assert_eq!(fut.as_mut().poll(&mut cx), Poll::Ready(8));
 /// let results = sp::finalize().unwrap();
-/// assert_eq!(results.profile().unwrap().tasks.len(), 1);
-/// assert_eq!(results.profile().unwrap().events.task_ids, Some(vec![0]));
+/// let profile = results.profile().unwrap();
+/// assert_eq!(profile.events.len(), 2);
+/// // `slow` only: a task polled twice.
+/// assert_eq!(profile.tasks.len(), 1);
+/// assert_eq!(profile.tasks[0].steps, 2);
 /// ```
 ///
 /// `O` says whether the call's outcome is recorded (`record_outcome`): the
@@ -139,9 +165,10 @@ impl<F, O> Instrumented<F, O> {
         }
     }
 
-    /// At the first poll: a task of its own, or a frame of the task
-    /// being polled, or nothing (no session, or traced outside a trace).
-    fn start(&mut self) {
+    /// The session and region this future records in, at its first poll;
+    /// `None` if it records nothing (no session, aggregation, traced
+    /// outside a trace).
+    fn resolve(&self) -> Option<(u32, u32)> {
         let generation = active::recording_generation();
         // In aggregation mode a future is not a call of its own (what it
         // calls records on the thread that polls it).
@@ -150,15 +177,19 @@ impl<F, O> Instrumented<F, O> {
             || (self.mode == Mode::Traced
                 && !trace::tracing_here()
                 && !trace::entrypoint_in_progress());
-        let region = if off {
-            None
-        } else {
-            self.site.region_id(generation)
-        };
+        if off {
+            return None;
+        }
+        Some((generation, self.site.region_id(generation)?))
+    }
+
+    /// At the first poll, not speculative: a task of its own, or a frame
+    /// of the task being polled, or nothing (`region` `None`).
+    fn start(&mut self, region: Option<(u32, u32)>) {
         self.state = match region {
             None => State::Off,
             // Its own call opens in its first poll, at the bottom of its stack.
-            Some(region) => match thread::start_task(generation, region) {
+            Some((generation, region)) => match thread::start_task(generation, region) {
                 thread::Start::Task(task) => {
                     if self.mode == Mode::Traced {
                         // Spawned from a trace in progress: carries it.
@@ -179,6 +210,45 @@ impl<F, O> Instrumented<F, O> {
                 thread::Start::Off => State::Off,
             },
         };
+    }
+
+    /// The first poll of a plain future as a call of the recorder polling
+    /// it (`thread::speculate`, whose call `seq` is open): a future that
+    /// completes in it is that call and nothing more; one that waits (or
+    /// needed a task meanwhile) goes on as a task, or a frame of the task
+    /// around it, from its first poll.
+    fn poll_first(&mut self, seq: u64, cx: &mut Context<'_>) -> Poll<F::Output>
+    where
+        F: Future,
+    {
+        /// Ends the first poll if it unwinds: the call ends, as a sync
+        /// call's does.
+        struct Unwinding(u64);
+        impl Drop for Unwinding {
+            fn drop(&mut self) {
+                if let Some(task) = thread::end_first_poll(self.0, true) {
+                    thread::finish_task(task, ticks());
+                }
+            }
+        }
+        // Not polled as a first again, whatever happens.
+        self.state = State::Done;
+        let unwinding = Unwinding(seq);
+        // SAFETY: `fut` is structurally pinned (see `poll`).
+        let poll = unsafe { Pin::new_unchecked(&mut self.fut) }.poll(cx);
+        std::mem::forget(unwinding);
+        if let Some(mut task) = thread::end_first_poll(seq, poll.is_ready()) {
+            let now = ticks();
+            task.record.polls += 1;
+            task.record.running += now.saturating_sub(task.record.start);
+            if poll.is_ready() {
+                thread::finish_task(task, now);
+            } else {
+                thread::lend_waiting(&task);
+                self.state = State::Task(task);
+            }
+        }
+        poll
     }
 
     /// Ends the call at `end` (closing whatever it left open, as a
@@ -205,7 +275,17 @@ impl<F: Future, O: OutcomeOf<F::Output>> Future for Instrumented<F, O> {
         // `self`, and the `Drop` impl below does not move it either.
         let this = unsafe { self.get_unchecked_mut() };
         if let State::Fresh = this.state {
-            this.start();
+            let region = this.resolve();
+            // A plain future's first poll: speculative where it can be.
+            if let (Some((generation, region)), Mode::Plain, false) =
+                (region, this.mode, O::RECORDS)
+            {
+                let seq = thread::speculate(region, generation);
+                if seq != 0 {
+                    return this.poll_first(seq, cx);
+                }
+            }
+            this.start(region);
             if this.mode == Mode::Entrypoint && matches!(this.state, State::Task(_)) {
                 this.in_progress = Some(trace::InProgress::begin());
             }

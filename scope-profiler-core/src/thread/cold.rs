@@ -61,6 +61,13 @@ pub(super) struct Cold {
     /// In a sampled session: the log of the thread's polls of tasks (see
     /// `Cold::swap_task`).
     pub(super) polls: Option<Box<Polling>>,
+    /// The private chunk a speculative first poll records into (see
+    /// `spec`), lent to `Hot` while speculation is allowed.
+    pub(super) spec_chunk: Option<Arc<Chunk>>,
+    /// Speculative first polls made tasks (or frames) before they ended
+    /// (`Cold::convert_spec`), innermost last: each holds the recorder
+    /// its task took the place of, until its poll ends.
+    pub(super) converted: Vec<(u64, Box<TaskState>)>,
 }
 
 /// What `Cold` never lends to the hot half, for [`Cold::with_unlent`]:
@@ -85,6 +92,11 @@ impl Cold {
             let mut cold = cold.try_borrow_mut().ok()?;
             HOT.with(|hot| {
                 hot.disarm();
+                // A speculative first poll in progress becomes a task
+                // first: `f` may need one, or let go of its chunk.
+                if hot.spec_seq.get() != 0 {
+                    cold.convert_spec(hot);
+                }
                 let result = f(&mut cold, hot);
                 cold.arm(hot);
                 Some(result)
@@ -159,6 +171,7 @@ impl Cold {
             }
             _ => hot.meta.withdraw(),
         }
+        self.arm_spec(hot, counting);
         match &self.agg {
             Some(table) => {
                 let entries = &table.entries;
@@ -282,6 +295,8 @@ impl Cold {
                 open: None,
             })
         });
+        // The session's chunk for speculative first polls (see `spec`).
+        self.spec_chunk = store.new_task_chunk(super::tasks::TASK_CHUNK);
         self.lane = Some(lane);
         self.store = Some(store);
         self.chunk = None;

@@ -123,6 +123,20 @@ impl Cold {
         }
     }
 
+    /// The open call `seq` moved `by` calls less deep (to the task a
+    /// speculative first poll became): the frames waiting for its end are
+    /// placed that much less deep too.
+    pub(super) fn rebase_deferred(&mut self, seq: u64, by: u32) {
+        if seq & DEFERS == 0 {
+            return;
+        }
+        for d in &mut self.deferred {
+            if d.seq == seq & !DEFERS {
+                d.depth = d.depth.saturating_sub(by);
+            }
+        }
+    }
+
     /// The call `seq` just ended (its record pushed): places the frames
     /// that waited for it.
     pub(super) fn place_deferred(&mut self, hot: &Hot, seq: u64) {

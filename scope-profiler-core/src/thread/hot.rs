@@ -24,10 +24,15 @@ use crate::record::{Chunk, Record};
 /// ([`Hot::disarm`]) before it touches those allocations (so a re-entrant
 /// call, from an instrumented allocator say, takes the slow path, finds
 /// `Cold` busy and records nothing) and when it is destroyed at thread
-/// exit. One raw pointer is left, to the current chunk, whose
+/// exit. Raw pointers are left to the current chunk, whose
 /// `Chunk::push` has a contract of its own: while `cap > 0`, `chunk`
-/// points to the chunk `Cold` holds, which has `cap` slots of which `len`
-/// are pushed, by this thread only; `disarm` zeroes `cap` too.
+/// points to a chunk `Cold` holds (its current one, or its spec chunk
+/// during a speculative first poll), which has `cap` slots of which `len`
+/// are pushed, by this thread only; `disarm` zeroes `cap` too. The same
+/// holds of `spec_chunk` while `spec_cap > 0`, and of `saved_chunk` (the
+/// current chunk, `saved_cap` slots, `saved_len` pushed) while `spec_seq`
+/// is not 0: only a visit of `Cold` lets go of a chunk, and it ends the
+/// speculation first.
 pub(super) struct Hot {
     /// Session generation the lane belongs to (0: none).
     pub(super) generation: Cell<u32>,
@@ -65,6 +70,19 @@ pub(super) struct Hot {
     /// Aggregation mode: per depth, the summed durations of the calls ended
     /// there since the enclosing call opened (its children's time).
     pub(super) kids: RawSlice<u64>,
+    /// A speculative first poll (see `spec`): the sequence number of its
+    /// call while it is polled on this recorder (0: none). Meanwhile
+    /// `chunk`, `len` and `cap` are the spec chunk's, and the recorder's
+    /// own wait in `saved_*`; a visit of `Cold` ends it first
+    /// (`Cold::convert_spec`).
+    pub(super) spec_seq: Cell<u64>,
+    pub(super) saved_chunk: Cell<*const Chunk>,
+    pub(super) saved_len: Cell<usize>,
+    pub(super) saved_cap: Cell<usize>,
+    /// The thread's spec chunk, lent by `Cold` (`spec_cap` 0: none, no
+    /// speculation: the session counts, samples or aggregates).
+    pub(super) spec_chunk: Cell<*const Chunk>,
+    pub(super) spec_cap: Cell<usize>,
 }
 
 impl Hot {
@@ -85,6 +103,12 @@ impl Hot {
             keys: [const { Cell::new(("", u32::MAX)) }; 16],
             agg: RawSlice::new(),
             kids: RawSlice::new(),
+            spec_seq: Cell::new(0),
+            saved_chunk: Cell::new(std::ptr::null()),
+            saved_len: Cell::new(0),
+            saved_cap: Cell::new(0),
+            spec_chunk: Cell::new(std::ptr::null()),
+            spec_cap: Cell::new(0),
         }
     }
 
@@ -129,9 +153,11 @@ impl Hot {
         if len >= self.cap.get() {
             return false;
         }
-        // SAFETY: `len < cap`: while `cap > 0`, `chunk` is the live chunk
-        // `Cold` holds (it zeroes `cap` before it lets go of it), of `cap`
-        // slots, which this thread alone pushes to, `len` so far (see `Hot`).
+        // SAFETY: `len < cap`: while `cap > 0`, `chunk` is a live chunk
+        // `Cold` holds (its current one, or during a speculative first poll
+        // its spec chunk; it zeroes `cap` before it lets go of either), of
+        // `cap` slots, which this thread alone pushes to, `len` so far (see
+        // `Hot`).
         unsafe { (*self.chunk.get()).push(len, record) };
         self.len.set(len + 1);
         true
@@ -236,6 +262,7 @@ impl Hot {
         self.meta.withdraw();
         self.agg.withdraw();
         self.kids.withdraw();
+        self.spec_cap.set(0);
     }
 
     /// The calls open in this recorder: how many, and the outermost.

@@ -11,8 +11,10 @@
 //!
 //! Its rooms: `hot` (the fast paths), `cold` (the owning half, slow paths),
 //! `guard` (enter and exit, `Guard`), `counting` (region counters),
-//! `tasks` and `finish` (instrumented futures' recorders, their start and
-//! end), `frames` (a finished frame placed in the recorder around it),
+//! `spec` (an instrumented future's first poll as a plain call, made a
+//! task only if it waits), `tasks` and `finish` (instrumented futures'
+//! recorders, their start and end), `frames` (a finished frame placed in
+//! the recorder around it),
 //! `meta` (call metadata).
 
 use std::cell::RefCell;
@@ -26,6 +28,7 @@ mod guard;
 mod hot;
 mod meta;
 mod raw;
+mod spec;
 mod tasks;
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -40,6 +43,7 @@ pub(crate) use guard::{close, enter, open};
 pub(crate) use meta::{
     add_call_metadata, add_keyed_metadata, add_meta_row, add_metadata, meta_key,
 };
+pub(crate) use spec::{end_first_poll, speculate};
 pub(crate) use tasks::{
     Start, TaskState, lend_waiting, poll_in_task, start_frame, start_task, start_task_here,
 };
@@ -76,6 +80,8 @@ thread_local! {
             own: None,
             meta: None,
             polls: None,
+            spec_chunk: None,
+            converted: Vec::new(),
         })
     };
 }

@@ -78,7 +78,7 @@ pub(crate) enum Start {
 /// polled) of `region` first polled on the thread of lane `thread`: the
 /// state the last finished one left in `spare` if it is of this session (no
 /// allocation), else a new one with a private chunk from `store`.
-fn task_state(
+pub(super) fn task_state(
     spare: &mut Option<Box<TaskState>>,
     generation: u32,
     store: Arc<Store>,
@@ -240,6 +240,11 @@ pub(crate) fn start_task(generation: u32, region: u32) -> Start {
     // On a thread attached to the session, nothing lent to the hot half
     // changes: no disarming (`Cold::with_unlent`).
     let light = Cold::with_unlent(|u, hot| {
+        if hot.spec_seq.get() != 0 {
+            // A speculative first poll in progress: `Cold::with` makes it
+            // a task first, and this one a frame of it.
+            return None;
+        }
         if u.task.is_some() {
             return Some(Some(Start::InTask));
         }
