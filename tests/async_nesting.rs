@@ -541,3 +541,69 @@ fn a_first_poll_that_panics_ends_its_call() {
         ])
     );
 }
+
+/// Runs a `first_poller` task on this thread, inside a call of its own:
+/// the `moved` future it returns, a frame of it, waits.
+#[profile]
+fn start_held(rt: &tokio::runtime::Runtime) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    rt.block_on(first_poller())
+}
+
+/// Polls `held` to completion on this thread, inside a call of its own.
+#[profile]
+fn finish_held(held: Pin<Box<dyn Future<Output = ()> + Send>>) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("tokio runtime");
+    rt.block_on(held);
+}
+
+/// A frame completed in a sync call (`finish_held`) that started after it
+/// is placed when that call ends, after its record: the last record of
+/// the chunk then ended first. A one-value metadata scope ending after it
+/// (whose end is the last call's, with no clock read) still reaches the
+/// call the frame waited for.
+#[test]
+fn a_scope_ending_after_a_frame_placed_late_reaches_the_call_it_waited_for() {
+    let _s = serial();
+    sp::setup(Options::new().in_memory().verbose(false)).unwrap();
+    // The thread's first scope makes its block of rows (through `Cold`,
+    // with a clock read): the next one ends on the fast path.
+    drop(sp::call_metadata([("k", 0_i64)]));
+    {
+        let _a = sp::region("a").enter();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("tokio runtime");
+        let held = start_held(&rt);
+        let _m = sp::call_metadata([("k", 1_i64)]);
+        finish_held(held);
+    }
+    let results = sp::finalize().unwrap();
+    let p = results.profile().unwrap();
+    let calls = nested_calls(p, "late");
+    assert_eq!(
+        parent_names(&calls),
+        pairs(&[
+            ("a", "-", 1),
+            ("start_held", "a", 1),
+            ("first_poller", "-", 1),
+            ("finish_held", "a", 1),
+            ("moved", "a", 1),
+            ("leaf", "moved", 1),
+        ])
+    );
+    let meta = |name: &str| {
+        let row = p
+            .rows
+            .iter()
+            .find(|r| p.region_names[r.region_id as usize].ends_with(name))
+            .unwrap_or_else(|| panic!("no row {name}"));
+        row.event_metadata.clone()
+    };
+    assert_eq!(meta("finish_held"), [[("k".to_owned(), sp::Value::Int(1))]]);
+    assert!(
+        meta("moved").iter().all(Vec::is_empty),
+        "it started before the scope"
+    );
+}

@@ -219,7 +219,7 @@ impl Drop for CallMetadataScope {
                 key_kind,
                 bits,
             }) => {
-                thread::add_meta_row(generation, [start, ticks(), key_kind, bits]);
+                thread::end_meta_row(generation, start, key_kind, bits);
             }
             Some(Open::Entry {
                 generation,
@@ -227,6 +227,7 @@ impl Drop for CallMetadataScope {
                 values,
             }) => {
                 let end = ticks();
+                thread::scope_ended(end);
                 thread::add_metadata(
                     generation,
                     |_| Some(MetaScope::Interval { start, end }),

@@ -271,6 +271,7 @@ impl Cold {
         hot.generation.set(generation);
         hot.depth.set(0);
         hot.len.set(0);
+        hot.late_len.set(0);
         self.agg = None;
         if store.aggregates() {
             let table = Arc::new(AggTable::grown(64, None));
@@ -379,6 +380,8 @@ impl Cold {
         }
         let previous = self.chunk.as_ref().map_or(0, |c| c.capacity());
         let cap = (previous * 2).clamp(FIRST_CHUNK, store.max_chunk().max(FIRST_CHUNK));
+        // No record of the new chunk ended late (see `Hot::last_end`).
+        hot.late_len.set(0);
         // Let go of the full chunk first (its lane holds it): the writer can
         // then spill it and keep it for reuse while this thread waits for
         // room (the hot half is disarmed here, so nothing points at it).
@@ -434,6 +437,12 @@ impl Cold {
         self.push_record(hot, record);
         if open.seq & DEFERS != 0 {
             self.place_deferred(hot, open.seq & !DEFERS);
+            // The last record is the frames', which ended before `end`.
+            if let Some(chunk) = &self.chunk {
+                hot.late_chunk.set(Arc::as_ptr(chunk));
+                hot.late_len.set(hot.len.get());
+                hot.late_end.set(end);
+            }
         }
     }
 }

@@ -83,6 +83,16 @@ pub(super) struct Hot {
     /// speculation: the session counts, samples or aggregates).
     pub(super) spec_chunk: Cell<*const Chunk>,
     pub(super) spec_cap: Cell<usize>,
+    /// The one record of a chunk that did not end last ([`Hot::last_end`]):
+    /// with `late_len` records in `late_chunk`, the last one pushed is a
+    /// frame placed after the call it waited for, which ended at
+    /// `late_end`, later (`late_len` 0: none).
+    pub(super) late_chunk: Cell<*const Chunk>,
+    pub(super) late_len: Cell<usize>,
+    pub(super) late_end: Cell<u64>,
+    /// The end of the last metadata scope that ended on this thread
+    /// (see `meta::end_meta_row`).
+    pub(super) scope_end: Cell<u64>,
 }
 
 impl Hot {
@@ -109,6 +119,10 @@ impl Hot {
             saved_cap: Cell::new(0),
             spec_chunk: Cell::new(std::ptr::null()),
             spec_cap: Cell::new(0),
+            late_chunk: Cell::new(std::ptr::null()),
+            late_len: Cell::new(0),
+            late_end: Cell::new(0),
+            scope_end: Cell::new(0),
         }
     }
 
@@ -136,6 +150,27 @@ impl Hot {
         }
         self.depth.set(depth + 1);
         true
+    }
+
+    /// The end of the call that ended last among those stored in the
+    /// current chunk: that of its last record (records are pushed as calls
+    /// end), or, if that record is a frame placed after the call it waited
+    /// for (`late_*`), that call's. `None` if the chunk holds none (or is
+    /// not lent).
+    #[inline(always)]
+    pub(super) fn last_end(&self) -> Option<u64> {
+        let len = self.len.get();
+        if len == 0 || len > self.cap.get() {
+            return None;
+        }
+        let chunk = self.chunk.get();
+        if self.late_len.get() == len && std::ptr::eq(self.late_chunk.get(), chunk) {
+            return Some(self.late_end.get());
+        }
+        // SAFETY: `0 < len <= cap`: `chunk` is a live chunk `Cold` holds,
+        // whose first `len` records this thread pushed (see `Hot`); read
+        // through a shared reference, only published records.
+        unsafe { &*chunk }.records().get(len - 1).map(|r| r.end)
     }
 
     /// The innermost open call, if the stack is armed and not empty.

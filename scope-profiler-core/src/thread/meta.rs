@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::{Cold, HOT};
+use crate::clock::ticks;
 use crate::lane::KeyedEntry;
 use crate::lanemeta::{MetaEntry, MetaScope};
 use crate::sync::lock;
@@ -81,21 +82,50 @@ fn meta_key_cold(key: &str, slot: usize) -> Option<u32> {
     Some(id)
 }
 
-/// Adds a one-value metadata scope (a `lanemeta::MetaBlock` row: start,
-/// end, key and kind, value bits) to this thread's lane in session
-/// `generation`: into the block's rows lent to the fast path, or through
-/// `Cold` (the thread's first scope, a full block). `false` if nothing was
-/// added (as [`add_metadata`]).
+/// Adds a one-value metadata scope that started at `start` and ends now
+/// (a `lanemeta::MetaBlock` row: start, end, key and kind, value bits) to
+/// this thread's lane in session `generation`: into the block's rows lent
+/// to the fast path, or through `Cold` (the thread's first scope, a full
+/// block). `false` if nothing was added (as [`add_metadata`]).
+///
+/// The scope is for the calls that start in it and end before now. On
+/// the fast path its end is the end of the last call the recorder stored
+/// (`Hot::last_end`: every call that ended since did so after it, and
+/// none has), not a timestamp of its own: no clock read, the same calls;
+/// and at least that of the last scope that ended on this thread
+/// (`Hot::scope_end`), so that scopes still nest: one ending inside
+/// another ends no later.
 #[inline(always)]
-pub(crate) fn add_meta_row(generation: u32, row: [u64; 4]) -> bool {
-    let pushed = HOT.with(|hot| hot.generation.get() == generation && hot.meta.push_row(row));
-    pushed || add_meta_row_cold(generation, row)
+pub(crate) fn end_meta_row(generation: u32, start: u64, key_kind: u64, bits: u64) -> bool {
+    let pushed = HOT.with(|hot| {
+        if hot.generation.get() != generation || hot.meta.len() == 0 {
+            return false;
+        }
+        let end = match hot.last_end() {
+            Some(end) => end.max(hot.scope_end.get()).max(start),
+            None => ticks(),
+        };
+        hot.scope_end.set(end);
+        hot.meta.push_row([start, end, key_kind, bits])
+    });
+    pushed || add_meta_row_cold(generation, [start, ticks(), key_kind, bits])
 }
 
 #[cold]
 #[inline(never)]
 fn add_meta_row_cold(generation: u32, row: [u64; 4]) -> bool {
-    Cold::with(|cold, hot| cold.push_meta(hot, generation, row)).unwrap_or(false)
+    Cold::with(|cold, hot| {
+        hot.scope_end.set(row[1]);
+        cold.push_meta(hot, generation, row)
+    })
+    .unwrap_or(false)
+}
+
+/// A metadata scope of this thread ended at `end` (ticks), other than
+/// through [`end_meta_row`]'s fast path: the scopes around it end no
+/// earlier.
+pub(crate) fn scope_ended(end: u64) {
+    let _ = HOT.try_with(|hot| hot.scope_end.set(end));
 }
 
 /// Adds `values` for the call `seq`, open on this thread's current recorder,

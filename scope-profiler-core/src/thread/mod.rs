@@ -41,7 +41,7 @@ pub(crate) use finish::finish_task;
 pub use guard::{Guard, open_calls};
 pub(crate) use guard::{close, enter, open};
 pub(crate) use meta::{
-    add_call_metadata, add_keyed_metadata, add_meta_row, add_metadata, meta_key,
+    add_call_metadata, add_keyed_metadata, add_metadata, end_meta_row, meta_key, scope_ended,
 };
 pub(crate) use spec::{end_first_poll, speculate};
 pub(crate) use tasks::{
