@@ -16,6 +16,7 @@
 //! `--quick`. `compare one SLUG CALLS` runs one of our variants alone (for
 //! `valgrind --tool=callgrind`).
 
+mod call_targets;
 mod common;
 mod live;
 mod micro;

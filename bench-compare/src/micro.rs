@@ -25,6 +25,8 @@ pub enum Variant {
     AsyncTask,
     InTask,
     AsyncNested,
+    AsyncPolls,
+    PlainPolls,
     OptInOff,
     Paused,
     Outcome,
@@ -84,7 +86,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 37] = [
+    pub const ALL: [Variant; 39] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -97,6 +99,8 @@ impl Variant {
         Variant::AsyncTask,
         Variant::InTask,
         Variant::AsyncNested,
+        Variant::AsyncPolls,
+        Variant::PlainPolls,
         Variant::OptInOff,
         Variant::Paused,
         Variant::Outcome,
@@ -143,6 +147,13 @@ impl Variant {
             Variant::InTask => "ours: `#[profile]` fn inside a task's poll",
             Variant::AsyncNested => {
                 "ours: `#[profile] async fn` polled once inside a task's poll (a frame)"
+            }
+            Variant::AsyncPolls => {
+                "ours: `#[profile] async fn` waiting 9 times (a task polled 10 times, the \
+                 workload in each poll), per poll"
+            }
+            Variant::PlainPolls => {
+                "the same `async fn` uninstrumented, per poll (the polling loop's own cost)"
             }
             Variant::OptInOff => {
                 "ours: `#[profile(tags = [..])]` of an opt-in tag that is off (session active)"
@@ -209,6 +220,8 @@ impl Variant {
             Variant::AsyncTask => "async-task",
             Variant::InTask => "in-task",
             Variant::AsyncNested => "async-nested",
+            Variant::AsyncPolls => "async-polls",
+            Variant::PlainPolls => "plain-polls",
             Variant::OptInOff => "opt-in-off",
             Variant::Paused => "paused",
             Variant::Outcome => "outcome",
@@ -305,6 +318,13 @@ impl Variant {
             Variant::AsyncTask => time(calls, ours::async_task),
             Variant::InTask => ours::in_task(|| time(calls, ours::profiled)),
             Variant::AsyncNested => ours::in_task(|| time(calls, ours::async_task)),
+            // Per poll: each call is a future polled `POLLS` times.
+            Variant::AsyncPolls => {
+                time(calls / ours::POLLS, ours::async_polls) / ours::POLLS as f64
+            }
+            Variant::PlainPolls => {
+                time(calls / ours::POLLS, ours::plain_polls) / ours::POLLS as f64
+            }
             Variant::OptInOff => time(calls, ours::opt_in_off),
             Variant::Paused => {
                 // `profiled` records nothing here: its count (checked after

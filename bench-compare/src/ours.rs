@@ -84,6 +84,66 @@ pub fn async_task(x: u64) -> u64 {
     poll_once(SITE.instrument(sp::__private::Mode::Plain, async move { work(x) }))
 }
 
+/// Polls of each future of the `async-polls` and `plain-polls` rows: it
+/// waits 9 times, each poll doing the workload once.
+pub const POLLS: u64 = 10;
+
+/// Returns `Pending` once (waking itself), then `Ready`.
+struct WaitOnce(bool);
+
+impl std::future::Future for WaitOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    }
+}
+
+/// The body of the polled-10-times rows: the workload in each poll.
+async fn polls_body(x: u64) -> u64 {
+    let mut acc = x;
+    for _ in 1..POLLS {
+        acc = work(acc);
+        WaitOnce(false).await;
+    }
+    work(acc)
+}
+
+/// Polls `future` until it is ready, with a waker that does nothing.
+fn poll_to_end<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
+
+/// `#[profile] async fn` waiting 9 times: a task polled 10 times (the
+/// expansion written out, as `async_task`'s).
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn async_polls(x: u64) -> u64 {
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("async_polls", file!(), line!());
+    poll_to_end(SITE.instrument(sp::__private::Mode::Plain, polls_body(x)))
+}
+
+/// The same future uninstrumented: what polling it costs without us.
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn plain_polls(x: u64) -> u64 {
+    poll_to_end(polls_body(x))
+}
+
 /// Runs `f` inside the poll of an instrumented future (a task), whose
 /// recorder then takes the thread's.
 #[allow(dead_code)] // `compare` only

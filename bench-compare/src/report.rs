@@ -435,6 +435,7 @@ impl Report {
                     mark(v <= 0.6 * best)
                 );
             }
+            crate::call_targets::write(w, m, floor, prof, mark);
             let _ = writeln!(
                 w,
                 "| (not an issue target) `#[profile]` recording into fresh pages <= floor + 10 ns | {fresh:.1} ns vs {:.1} | {} |",

@@ -139,38 +139,16 @@ impl Cold {
     /// What is lent stays in place until the hot half is disarmed again:
     /// `Cold` changes its stack, counts, table or kids only inside
     /// `Cold::with` (which disarms first, then calls this), in
-    /// `Cold::aggregate` (which disarms before it returns) and in its drop
-    /// (which disarms first).
+    /// `Cold::aggregate` (which disarms before it returns), in
+    /// `Cold::swap_light` (which lends the recorder it swaps in at once,
+    /// running no other code in between; the one swapped out stays
+    /// allocated, in the task) and in its drop (which disarms first).
     pub(super) fn arm(&mut self, hot: &Hot) {
-        let len = self.stack.len();
         // A session that counts takes the slow paths, which count: the
         // fast ones stay as they are without counters.
         let counting = self.store.as_ref().is_some_and(|s| s.counters().is_some());
-        let slots = self.stack.slots().as_ptr().cast_mut();
-        // SAFETY: `len` slots of the current stack, atomics, which `Cold`
-        // holds (an `Arc`) and does not replace until the next disarm (see
-        // above); other threads only read them (`OpenSlot::read`).
-        unsafe {
-            hot.stack.lend(slots, len);
-            hot.fast_stack.lend(slots, if counting { 0 } else { len });
-        }
+        self.lend_recorder(hot, counting);
         self.arm_counted(hot);
-        match &self.chunk {
-            Some(chunk) => {
-                hot.chunk.set(Arc::as_ptr(chunk));
-                hot.cap.set(chunk.capacity());
-            }
-            None => hot.cap.set(0),
-        }
-        match (&self.meta, self.task) {
-            (Some(block), None) => {
-                let rows = block.rows();
-                // SAFETY: the rows of the block `Cold` holds (an `Arc`,
-                // kept until the next disarm), atomics.
-                unsafe { hot.meta.lend(rows.as_ptr().cast_mut(), rows.len()) };
-            }
-            _ => hot.meta.withdraw(),
-        }
         self.arm_spec(hot, counting);
         match &self.agg {
             Some(table) => {
@@ -188,6 +166,61 @@ impl Cold {
                 hot.kids.withdraw();
             }
         }
+    }
+
+    /// Lends the hot half the current recorder's stack (the fast paths get
+    /// none while the session `counting`), chunk and, on the thread's own
+    /// recorder, its metadata rows (see `arm` for how long they stay).
+    fn lend_recorder(&mut self, hot: &Hot, counting: bool) {
+        let len = self.stack.len();
+        let slots = self.stack.slots().as_ptr().cast_mut();
+        // SAFETY: `len` slots of the current stack, atomics, which `Cold`
+        // holds (an `Arc`) and does not replace until the next disarm or
+        // lend (see `arm`); other threads only read them (`OpenSlot::read`).
+        unsafe {
+            hot.stack.lend(slots, len);
+            hot.fast_stack.lend(slots, if counting { 0 } else { len });
+        }
+        match &self.chunk {
+            Some(chunk) => {
+                hot.chunk.set(Arc::as_ptr(chunk));
+                hot.cap.set(chunk.capacity());
+            }
+            None => hot.cap.set(0),
+        }
+        match (&self.meta, self.task) {
+            (Some(block), None) => {
+                let rows = block.rows();
+                // SAFETY: the rows of the block `Cold` holds (an `Arc`,
+                // kept until the next disarm), atomics.
+                unsafe { hot.meta.lend(rows.as_ptr().cast_mut(), rows.len()) };
+            }
+            _ => hot.meta.withdraw(),
+        }
+    }
+
+    /// Swaps the task's recorder with the current one (see
+    /// `Cold::swap_task`) without disarming the hot half: only what the
+    /// swap changes is lent again (stack, chunk, metadata rows). `false`
+    /// (nothing done) unless both are of the thread's session, which
+    /// neither counts nor samples nor aggregates, and no speculative first
+    /// poll is in progress: `Cold::with` then.
+    pub(super) fn swap_light(&mut self, hot: &Hot, task: &mut TaskState) -> bool {
+        if task.generation != hot.generation.get()
+            || hot.spec_seq.get() != 0
+            || self.counting.is_some()
+            || self.polls.is_some()
+            || self.agg.is_some()
+            || self.store.as_ref().is_none_or(|s| s.counters().is_some())
+        {
+            return false;
+        }
+        self.stack.end_poll(hot.depth.get());
+        std::mem::swap(&mut self.counts, &mut task.counts);
+        self.swap_recorder(hot, task);
+        self.stack.begin_poll();
+        self.lend_recorder(hot, false);
+        true
     }
 
     /// Points the lean allocation-counting path at this recorder's counts

@@ -176,6 +176,7 @@ pub(crate) fn open(region: u32, generation: u32) -> u64 {
 }
 
 /// Closes the call `open` returned, and any opened after it.
+#[inline(always)]
 pub(crate) fn close(seq: u64) {
     if seq != 0 {
         exit::<false>(seq);

@@ -310,6 +310,17 @@ impl Hot {
     }
 }
 
+/// Runs `f` on this thread's `Hot`, reached through a direct thread-local
+/// access (a closure that only takes the address is inlined where a larger
+/// one passed to `LocalKey::with` may not be).
+#[inline(always)]
+pub(super) fn with_hot<R>(f: impl FnOnce(&Hot) -> R) -> R {
+    let hot: *const Hot = HOT.with(|hot| hot as *const Hot);
+    // SAFETY: the calling thread's `Hot`, a thread-local without a
+    // destructor: alive while the thread runs.
+    f(unsafe { &*hot })
+}
+
 /// [`Hot::enter_counted`] with a direct thread-local access.
 #[inline(always)]
 pub(super) fn enter_counted(region: u32, generation: u32) -> Option<u64> {

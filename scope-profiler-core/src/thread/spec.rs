@@ -16,6 +16,7 @@
 //! the thread's open calls and its tasks' as they are: a call moved to a
 //! task would show on both); every first poll is a task's or frame's then.
 
+use super::hot::with_hot;
 use super::tasks::{TaskState, task_state};
 use super::{Cold, HOT, Hot};
 use crate::record::Chunk;
@@ -29,7 +30,7 @@ use std::sync::Arc;
 /// task then.
 #[inline(always)]
 pub(crate) fn speculate(region: u32, generation: u32) -> u64 {
-    let seq = HOT.with(|hot| {
+    let seq = with_hot(|hot| {
         if hot.generation.get() != generation {
             return u64::MAX; // to attach first
         }
@@ -82,7 +83,7 @@ fn attach_and_speculate(region: u32, generation: u32) -> u64 {
 #[inline(always)]
 pub(crate) fn end_first_poll(seq: u64, ready: bool) -> Option<Box<TaskState>> {
     if ready {
-        let copied = HOT.with(|hot| give_back(hot, seq));
+        let copied = with_hot(|hot| give_back(hot, seq));
         match copied {
             Ok(()) => {
                 super::close(seq);

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::counting::RecCounts;
-use super::{Cold, Hot};
+use super::{COLD, Cold, HOT, Hot};
 use crate::clock::ticks;
 use crate::lane::{Lane, Segment, TaskRecord};
 use crate::open::Stack;
@@ -197,6 +197,16 @@ impl Cold {
         // comes in is being polled (see `open`).
         self.stack.end_poll(hot.depth.get());
         self.swap_counts(hot, task);
+        self.swap_recorder(hot, task);
+        self.stack.begin_poll();
+        if self.polls.is_some() {
+            self.log_poll(task.id);
+        }
+    }
+
+    /// The recorder itself swapped: lane, store, chunk, stack and task, and
+    /// the hot half's depth, length and session.
+    pub(super) fn swap_recorder(&mut self, hot: &Hot, task: &mut TaskState) {
         std::mem::swap(&mut self.lane, &mut task.lane);
         std::mem::swap(&mut self.store, &mut task.store);
         std::mem::swap(&mut self.chunk, &mut task.chunk);
@@ -207,10 +217,6 @@ impl Cold {
         hot.len.set(task.len);
         hot.generation.set(task.generation);
         (task.depth, task.len, task.generation) = (depth, len, generation);
-        self.stack.begin_poll();
-        if self.polls.is_some() {
-            self.log_poll(task.id);
-        }
     }
 
     /// In a sampled session, the swap that brought task `self.task` in
@@ -373,11 +379,30 @@ pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R 
     impl Drop for Back<'_> {
         fn drop(&mut self) {
             if self.swapped {
-                let _ = Cold::with(|cold, hot| cold.swap_task(hot, self.task));
+                swap(self.task);
             }
         }
     }
-    let swapped = Cold::with(|cold, hot| cold.swap_task(hot, task)).is_some();
+    let swapped = swap(task);
     let _back = Back { task, swapped };
     f()
+}
+
+/// Swaps `task`'s recorder with the current one: without disarming the
+/// hot half where it can (`Cold::swap_light`), else through `Cold::with`.
+/// `false` if the recorder is busy (re-entered) or gone.
+#[inline]
+fn swap(task: &mut TaskState) -> bool {
+    let light = COLD
+        .try_with(|cold| {
+            let mut cold = cold.try_borrow_mut().ok()?;
+            Some(HOT.with(|hot| cold.swap_light(hot, task)))
+        })
+        .ok()
+        .flatten();
+    match light {
+        Some(true) => true,
+        Some(false) => Cold::with(|cold, hot| cold.swap_task(hot, task)).is_some(),
+        None => false,
+    }
 }
