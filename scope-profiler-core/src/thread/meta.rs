@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::hot::with_hot;
 use super::{Cold, HOT};
 use crate::clock::ticks;
 use crate::lane::KeyedEntry;
@@ -97,7 +98,7 @@ fn meta_key_cold(key: &str, slot: usize) -> Option<u32> {
 /// another ends no later.
 #[inline(always)]
 pub(crate) fn end_meta_row(generation: u32, start: u64, key_kind: u64, bits: u64) -> bool {
-    let pushed = HOT.with(|hot| {
+    let pushed = with_hot(|hot| {
         if hot.generation.get() != generation || hot.meta.len() == 0 {
             return false;
         }
