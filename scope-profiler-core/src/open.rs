@@ -203,6 +203,7 @@ impl OpenStack {
     }
 
     /// A poll of the task begins (the version turns odd).
+    #[inline]
     pub(crate) fn begin_poll(&self) {
         let v = self.version.load(Ordering::Relaxed);
         self.version.store(v | 1, Ordering::Relaxed);
@@ -212,6 +213,7 @@ impl OpenStack {
 
     /// A poll of the task ends, the task left `depth` calls deep (the
     /// version turns even).
+    #[inline]
     pub(crate) fn end_poll(&self, depth: usize) {
         self.depth.store(depth, Ordering::Relaxed);
         let v = self.version.load(Ordering::Relaxed);
@@ -312,6 +314,7 @@ impl OpenStack {
     }
 
     /// The slots, for the recorder to lend its hot path.
+    #[inline]
     pub(crate) fn slots(&self) -> &[OpenSlot] {
         &self.slots
     }
@@ -368,6 +371,7 @@ impl Stack {
     }
 
     /// The slots (none yet: empty).
+    #[inline]
     pub(crate) fn slots(&self) -> &[OpenSlot] {
         self.0.as_ref().map_or(&[], |s| s.slots())
     }
@@ -411,11 +415,13 @@ impl Stack {
     }
 
     /// The stack itself, if it has slots yet.
+    #[inline]
     pub(crate) fn stack(&self) -> Option<&Arc<OpenStack>> {
         self.0.as_ref()
     }
 
     /// See [`OpenStack::begin_poll`].
+    #[inline]
     pub(crate) fn begin_poll(&self) {
         if let Some(s) = &self.0 {
             s.begin_poll();
@@ -423,6 +429,7 @@ impl Stack {
     }
 
     /// See [`OpenStack::end_poll`].
+    #[inline]
     pub(crate) fn end_poll(&self, depth: usize) {
         if let Some(s) = &self.0 {
             s.end_poll(depth);

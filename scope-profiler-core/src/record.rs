@@ -329,6 +329,7 @@ impl Chunk {
         *self.published.get_mut() = 0;
     }
 
+    #[inline]
     pub(crate) fn capacity(&self) -> usize {
         self.slots.len
     }

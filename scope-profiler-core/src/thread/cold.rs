@@ -92,6 +92,8 @@ impl Cold {
             let mut cold = cold.try_borrow_mut().ok()?;
             HOT.with(|hot| {
                 hot.disarm();
+                // A task lazily polled: `Cold` catches up with it first.
+                cold.settle(hot);
                 // A speculative first poll in progress becomes a task
                 // first: `f` may need one, or let go of its chunk.
                 if hot.spec_seq.get() != 0 {
@@ -120,6 +122,8 @@ impl Cold {
         COLD.try_with(|cold| {
             let mut cold = cold.try_borrow_mut().ok()?;
             let cold = &mut *cold;
+            // The task being polled, lazily polled: `Cold` catches up.
+            HOT.with(|hot| cold.settle(hot));
             let unlent = Unlent {
                 spare: &mut cold.spare,
                 tasks: &mut cold.tasks,
@@ -181,6 +185,8 @@ impl Cold {
             hot.stack.lend(slots, len);
             hot.fast_stack.lend(slots, if counting { 0 } else { len });
         }
+        hot.marks
+            .set(self.stack.stack().map_or(std::ptr::null(), Arc::as_ptr));
         match &self.chunk {
             Some(chunk) => {
                 hot.chunk.set(Arc::as_ptr(chunk));

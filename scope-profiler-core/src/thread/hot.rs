@@ -8,10 +8,11 @@ use std::sync::atomic::AtomicU64;
 
 use super::HOT;
 use super::raw::RawSlice;
+use super::tasks::TaskState;
 use crate::clock::ticks;
 use crate::counters;
 use crate::lane::AggEntry;
-use crate::open::{Open, OpenSlot};
+use crate::open::{Open, OpenSlot, OpenStack};
 use crate::record::{Chunk, Record};
 
 /// The hot half of a thread's recorder: cells only, so reaching it is a
@@ -93,6 +94,13 @@ pub(super) struct Hot {
     /// The end of the last metadata scope that ended on this thread
     /// (see `meta::end_meta_row`).
     pub(super) scope_end: Cell<u64>,
+    /// The stack of the recorder lent now, for the live server's poll
+    /// marks (null: none, or disarmed).
+    pub(super) marks: Cell<*const OpenStack>,
+    /// The innermost task lazily polled now (see `lazy`): its recorder is
+    /// lent here while `Cold` still holds the one it took the place of
+    /// (null: none; `Cold` is the current recorder's).
+    pub(super) polled: Cell<*mut TaskState>,
 }
 
 impl Hot {
@@ -123,6 +131,8 @@ impl Hot {
             late_len: Cell::new(0),
             late_end: Cell::new(0),
             scope_end: Cell::new(0),
+            marks: Cell::new(std::ptr::null()),
+            polled: Cell::new(std::ptr::null_mut()),
         }
     }
 
@@ -298,6 +308,7 @@ impl Hot {
         self.agg.withdraw();
         self.kids.withdraw();
         self.spec_cap.set(0);
+        self.marks.set(std::ptr::null());
     }
 
     /// The calls open in this recorder: how many, and the outermost.

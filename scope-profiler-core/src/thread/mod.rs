@@ -13,7 +13,8 @@
 //! `guard` (enter and exit, `Guard`), `counting` (region counters),
 //! `spec` (an instrumented future's first poll as a plain call, made a
 //! task only if it waits), `tasks` and `finish` (instrumented futures'
-//! recorders, their start and end), `frames` (a finished frame placed in
+//! recorders, their start and end), `lazy` (a task's poll swapped on the
+//! hot half only), `frames` (a finished frame placed in
 //! the recorder around it),
 //! `meta` (call metadata).
 
@@ -26,6 +27,7 @@ mod finish;
 mod frames;
 mod guard;
 mod hot;
+mod lazy;
 mod meta;
 mod raw;
 mod spec;

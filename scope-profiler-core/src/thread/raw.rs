@@ -46,6 +46,13 @@ impl<T> RawSlice<T> {
         self.len.set(0);
     }
 
+    /// The pointer and the number of elements lent, to lend again as
+    /// they are (`lazy`).
+    #[inline(always)]
+    pub(super) fn parts(&self) -> (*mut T, usize) {
+        (self.ptr.get(), self.len.get())
+    }
+
     /// The number of elements lent (0 when withdrawn).
     #[inline(always)]
     pub(super) fn len(&self) -> usize {

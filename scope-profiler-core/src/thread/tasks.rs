@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::counting::RecCounts;
+use super::lazy::{Below, lazy_in, lazy_out};
 use super::{COLD, Cold, HOT, Hot};
 use crate::clock::ticks;
 use crate::lane::{Lane, Segment, TaskRecord};
@@ -55,6 +56,9 @@ pub(crate) struct TaskState {
     /// A frame's: the start of the own call of the recorder it was first
     /// polled in, and that recorder's depth then (0: unknown).
     pub(super) parent: (u64, u32),
+    /// While it is lazily polled (see `lazy`), what its recorder took the
+    /// place of.
+    pub(super) below: Below,
 }
 
 impl TaskState {
@@ -104,6 +108,7 @@ pub(super) fn task_state(
                 record: TaskRecord::default(),
                 root: 0,
                 parent: (0, 0),
+                below: Below::NONE,
             })
         }
     };
@@ -370,20 +375,35 @@ fn lend_records(task: &TaskState) {
 
 /// Runs `f` (a poll) with `task`'s recorder in place of the thread's: every
 /// call it makes goes to the task. The thread's is back when `f` returns or
-/// unwinds. If the recorder is busy (re-entered), `f` runs as it is.
+/// unwinds. The swap is lazy where it can be (`lazy`: the hot half only),
+/// else full. If the recorder is busy (re-entered), `f` runs as it is.
 pub(crate) fn poll_in_task<R>(task: &mut TaskState, f: impl FnOnce() -> R) -> R {
-    struct Back<'a> {
-        task: &'a mut TaskState,
+    /// The task, reached only through this pointer until the poll ends
+    /// (a lazy swap keeps a copy of it in the hot half, for `Cold` to
+    /// settle with).
+    struct Back {
+        task: *mut TaskState,
         swapped: bool,
     }
-    impl Drop for Back<'_> {
+    impl Drop for Back {
         fn drop(&mut self) {
             if self.swapped {
-                swap(self.task);
+                // SAFETY: from the `&mut TaskState` `poll_in_task` holds
+                // for the whole poll and does not use otherwise; the
+                // pointers derived from it (the hot half's) are not used
+                // past this swap back, which ends the lazy poll or finds
+                // it settled.
+                let task = unsafe { &mut *self.task };
+                if !lazy_out(task) {
+                    swap(task);
+                }
             }
         }
     }
-    let swapped = swap(task);
+    let task: *mut TaskState = task;
+    // SAFETY: as in `Back::drop`: the only use of the borrow until then.
+    let in_task = unsafe { &mut *task };
+    let swapped = lazy_in(in_task) || swap(in_task);
     let _back = Back { task, swapped };
     f()
 }
@@ -396,7 +416,11 @@ fn swap(task: &mut TaskState) -> bool {
     let light = COLD
         .try_with(|cold| {
             let mut cold = cold.try_borrow_mut().ok()?;
-            Some(HOT.with(|hot| cold.swap_light(hot, task)))
+            Some(HOT.with(|hot| {
+                // A task lazily polled around this one: `Cold` catches up.
+                cold.settle(hot);
+                cold.swap_light(hot, task)
+            }))
         })
         .ok()
         .flatten();
