@@ -86,6 +86,12 @@ impl Cold {
     /// then re-arms them from what `Cold` owns. `None` if the recorder is
     /// busy (re-entered) or gone (thread exit).
     pub(super) fn with<R>(f: impl FnOnce(&mut Cold, &Hot) -> R) -> Option<R> {
+        Cold::visit(true, f)
+    }
+
+    /// [`Cold::with`], which makes a speculation in progress a task first
+    /// only if `convert` (else `f` does what it needs).
+    pub(super) fn visit<R>(convert: bool, f: impl FnOnce(&mut Cold, &Hot) -> R) -> Option<R> {
         // The recorder's own allocations are never counted.
         let _quiet = counters::suspend();
         COLD.try_with(|cold| {
@@ -96,7 +102,7 @@ impl Cold {
                 cold.settle(hot);
                 // A speculative first poll in progress becomes a task
                 // first: `f` may need one, or let go of its chunk.
-                if hot.spec_seq.get() != 0 {
+                if convert && hot.spec_seq.get() != 0 {
                     cold.convert_spec(hot);
                 }
                 let result = f(&mut cold, hot);

@@ -157,8 +157,20 @@ fn give_back_cold(seq: u64) {
 #[inline(never)]
 fn end_cold(seq: u64, ready: bool) -> Option<Box<TaskState>> {
     let end = crate::clock::ticks();
-    // `Cold::with` makes a speculation still in progress a task first.
-    let task = match Cold::with(|cold, hot| cold.take_converted(hot, seq, ready.then_some(end))) {
+    let task = Cold::visit(false, |cold, hot| {
+        if !ready && hot.spec_seq.get() == seq {
+            // Still speculative as it waits: a task made as it is between
+            // polls.
+            return cold.convert_waiting(hot);
+        }
+        // Else a speculation in progress is made a task first, as
+        // `Cold::with` does.
+        if hot.spec_seq.get() != 0 {
+            cold.convert_spec(hot);
+        }
+        cold.take_converted(hot, seq, ready.then_some(end))
+    });
+    let task = match task {
         Some(task) => task,
         None => {
             // `Cold` busy (re-entered) or gone: the speculation ends on the
@@ -202,13 +214,32 @@ impl Cold {
     /// task can be made, its records go to the recorder's chunk and its
     /// call stays open there.
     pub(super) fn convert_spec(&mut self, hot: &Hot) {
+        if let Some(converted) = self.spec_to_task(hot, true) {
+            self.converted.push(converted);
+        }
+    }
+
+    /// [`Cold::convert_spec`] of a first poll that ended and waits: the
+    /// task is made as it is between polls, never taking the thread's
+    /// place (no swap in and out: about 200 instructions less).
+    pub(super) fn convert_waiting(&mut self, hot: &Hot) -> Option<Box<TaskState>> {
+        let (_, task) = self.spec_to_task(hot, false)?;
+        // For a live reader: the task waits, this deep.
+        task.stack.end_poll(task.depth);
+        Some(task)
+    }
+
+    /// The speculation in progress made a task (`take_place`: swapped in
+    /// for the rest of the poll), with its call's number; `None` (its
+    /// records and call left to the recorder) if none can be made.
+    fn spec_to_task(&mut self, hot: &Hot, take_place: bool) -> Option<(u64, Box<TaskState>)> {
         let seq = hot.spec_seq.replace(0);
         let n = hot.len.get();
         // The recorder's own chunk is `self.chunk`, lent again by `arm`.
         hot.len.set(hot.saved_len.get());
         let spec = self.spec_chunk.take();
-        match self.spec_task(hot, seq, n, spec) {
-            Ok(task) => self.converted.push((seq, task)),
+        match self.spec_task(hot, seq, n, spec, take_place) {
+            Ok(task) => Some((seq, task)),
             Err(spec) => {
                 if let Some(spec) = &spec {
                     for r in spec.records().iter().take(n) {
@@ -216,18 +247,20 @@ impl Cold {
                     }
                 }
                 self.spec_chunk = spec;
+                None
             }
         }
     }
 
-    /// The task the speculation of call `seq` becomes, swapped in; or the
-    /// spec chunk back if none can be made.
+    /// The task the speculation of call `seq` becomes, swapped in if
+    /// `take_place`; or the spec chunk back if none can be made.
     fn spec_task(
         &mut self,
         hot: &Hot,
         seq: u64,
         n: usize,
         spec: Option<Arc<Chunk>>,
+        take_place: bool,
     ) -> Result<Box<TaskState>, Option<Arc<Chunk>>> {
         let Some(mut spec) = spec else {
             return Err(None);
@@ -291,8 +324,14 @@ impl Cold {
         task.depth = open;
         task.root = seq;
         task.record.start = own.start;
-        // The rest of the poll records in the task.
-        self.swap_task(hot, &mut task);
+        if let (false, Some(stack)) = (frame, task.stack.stack()) {
+            // For a live reader: the task started with its own call.
+            stack.set_task(Some((task.record.index, thread, own.start)));
+        }
+        if take_place {
+            // The rest of the poll records in the task.
+            self.swap_task(hot, &mut task);
+        }
         Ok(task)
     }
 
@@ -319,5 +358,43 @@ impl Cold {
         }
         self.swap_task(hot, &mut task);
         Some(task)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tasks::FULL_SWAPS;
+    use super::super::test_support::in_session;
+    use super::super::{COLD, enter, finish_task};
+    use super::*;
+    use crate::clock::ticks;
+
+    #[test]
+    fn a_first_poll_that_waits_is_made_a_task_without_taking_the_threads_place() {
+        in_session(0, |session| {
+            let g = session.generation;
+            drop(enter(0, g)); // attached: the spec chunk lent
+            let swaps = FULL_SWAPS.with(|n| n.get());
+            let seq = speculate(1, g);
+            assert_ne!(seq, 0, "speculative");
+            drop(enter(2, g));
+            let task = end_first_poll(seq, false).expect("made a task as it waits");
+            assert_eq!(FULL_SWAPS.with(|n| n.get()), swaps, "never swapped in");
+            assert_eq!((task.depth, task.len, task.root), (1, 1, seq));
+            let chunk = task.chunk.as_ref().expect("its chunk");
+            let call = chunk.records()[0];
+            assert_eq!((call.region, call.depth()), (2, 1), "its call, rebased");
+            let stack = task.stack.stack().expect("its stack");
+            assert_eq!(stack.get(0).map(|o| o.seq), Some(seq), "its own call open");
+            let seen = stack
+                .read_task(4)
+                .expect("a task in flight, for a live reader");
+            assert!(!seen.polled, "waiting, not being polled");
+            assert_eq!(seen.calls.len(), 1, "its own call, the one open");
+            // The thread's recorder is its own, at its own depth.
+            assert!(COLD.with(|c| c.borrow().task.is_none()));
+            assert_eq!(HOT.with(|hot| hot.depth.get()), 0);
+            finish_task(task, ticks());
+        });
     }
 }

@@ -32,6 +32,13 @@ pub(super) struct Polling {
     pub(super) open: Option<(u32, u64)>,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Full swaps (`Cold::swap_task`) made on this thread, for the tests
+    /// that assert a path without one.
+    pub(super) static FULL_SWAPS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// Records a task's private chunk holds; a task with more gets a lane of
 /// its own.
 pub(super) const TASK_CHUNK: usize = 64;
@@ -198,6 +205,8 @@ impl Cold {
 
     /// Swaps the task's recorder with the thread's (twice: back).
     pub(super) fn swap_task(&mut self, hot: &Hot, task: &mut TaskState) {
+        #[cfg(test)]
+        FULL_SWAPS.with(|n| n.set(n.get() + 1));
         // The stack that leaves says how deep it was left; the one that
         // comes in is being polled (see `open`).
         self.stack.end_poll(hot.depth.get());
