@@ -16,11 +16,12 @@ scripts/need-packages.sh valgrind
 cargo build --release -q -p bench-compare --bin compare
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 compare="$target/release/compare"
-n=100000
+n=200000 # a multiple of every row's batch: 10000 tasks of 20 polls (`async-polls-20`)
 slugs=("$@")
 if [ ${#slugs[@]} -eq 0 ]; then
     slugs=(floor-rdtsc profile cached async-task in-task async-nested outcome in-metadata
-        metadata-per-call fastrace hotpath puffin tracing fastrace-async hotpath-async tracing-async)
+        metadata-per-call async-polls async-polls-20 plain-polls fastrace hotpath puffin tracing
+        fastrace-async hotpath-async tracing-async)
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

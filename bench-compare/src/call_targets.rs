@@ -62,14 +62,24 @@ pub fn write(
             mark(x <= floor + slack)
         );
     }
-    // Per poll of a task polled ten times, over the same future
-    // uninstrumented (its first poll's share included).
-    let per_poll = m.overhead(Variant::AsyncPolls) - m.overhead(Variant::PlainPolls);
+    // Each further poll: a task polled 20 times against one polled 10
+    // times (the first poll's and the end's shares cancel), over the same
+    // future uninstrumented; and, for the record, the average over 10
+    // polls with a tenth of the first (which, for a task that waits,
+    // includes its conversion from a speculative first poll) and its end.
+    let polls = crate::ours::POLLS as f64;
+    let plain = m.median_of(Variant::PlainPolls);
+    let (ten, twenty) = (
+        m.median_of(Variant::AsyncPolls),
+        m.median_of(Variant::AsyncPollsLong),
+    );
+    let further = (2.0 * polls * twenty - polls * ten) / polls - plain;
+    let averaged = ten - plain;
     let _ = writeln!(
         w,
-        "| each further poll of a `#[profile] async fn` <= floor + 10 ns | {per_poll:.1} ns a poll over the uninstrumented future's, averaged over 10 polls (a tenth of the first included) vs floor {floor:.1} + 10 = {:.1} | {} |",
+        "| each further poll of a `#[profile] async fn` <= floor + 10 ns | {further:.1} ns a poll over the uninstrumented future's (a task polled 20 times against 10 times) vs floor {floor:.1} + 10 = {:.1}; averaged over 10 polls with the first poll's and the end's share: {averaged:.1} ns | {} |",
         floor + 10.0,
-        mark(per_poll <= floor + 10.0)
+        mark(further <= floor + 10.0)
     );
     let (cheapest_v, cheapest) = [
         Variant::HotpathAsync,

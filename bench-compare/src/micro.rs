@@ -26,6 +26,7 @@ pub enum Variant {
     InTask,
     AsyncNested,
     AsyncPolls,
+    AsyncPollsLong,
     PlainPolls,
     OptInOff,
     Paused,
@@ -86,7 +87,7 @@ impl Variant {
     }
 
     /// Every variant: the table's order, then the what-if rows.
-    pub const ALL: [Variant; 39] = [
+    pub const ALL: [Variant; 40] = [
         Variant::Bare,
         Variant::FloorQuanta,
         Variant::FloorRdtsc,
@@ -100,6 +101,7 @@ impl Variant {
         Variant::InTask,
         Variant::AsyncNested,
         Variant::AsyncPolls,
+        Variant::AsyncPollsLong,
         Variant::PlainPolls,
         Variant::OptInOff,
         Variant::Paused,
@@ -151,6 +153,9 @@ impl Variant {
             Variant::AsyncPolls => {
                 "ours: `#[profile] async fn` waiting 9 times (a task polled 10 times, the \
                  workload in each poll), per poll"
+            }
+            Variant::AsyncPollsLong => {
+                "ours: the same waiting 19 times (a task polled 20 times), per poll"
             }
             Variant::PlainPolls => {
                 "the same `async fn` uninstrumented, per poll (the polling loop's own cost)"
@@ -221,6 +226,7 @@ impl Variant {
             Variant::InTask => "in-task",
             Variant::AsyncNested => "async-nested",
             Variant::AsyncPolls => "async-polls",
+            Variant::AsyncPollsLong => "async-polls-20",
             Variant::PlainPolls => "plain-polls",
             Variant::OptInOff => "opt-in-off",
             Variant::Paused => "paused",
@@ -321,6 +327,9 @@ impl Variant {
             // Per poll: each call is a future polled `POLLS` times.
             Variant::AsyncPolls => {
                 time(calls / ours::POLLS, ours::async_polls) / ours::POLLS as f64
+            }
+            Variant::AsyncPollsLong => {
+                time(calls / (2 * ours::POLLS), ours::async_polls_long) / (2 * ours::POLLS) as f64
             }
             Variant::PlainPolls => {
                 time(calls / ours::POLLS, ours::plain_polls) / ours::POLLS as f64
@@ -510,6 +519,11 @@ impl MicroResult {
     }
 
     /// The median ns per call of `v` minus the bare workload's median.
+    /// The median ns per call of `v` (the workload included).
+    pub fn median_of(&self, v: Variant) -> f64 {
+        median(self.samples(v))
+    }
+
     pub fn overhead(&self, v: Variant) -> f64 {
         median(self.samples(v)) - median(self.samples(Variant::Bare))
     }

@@ -106,10 +106,10 @@ impl std::future::Future for WaitOnce {
     }
 }
 
-/// The body of the polled-10-times rows: the workload in each poll.
-async fn polls_body(x: u64) -> u64 {
+/// The body of the polled-`polls`-times rows: the workload in each poll.
+async fn polls_body(x: u64, polls: u64) -> u64 {
     let mut acc = x;
-    for _ in 1..POLLS {
+    for _ in 1..polls {
         acc = work(acc);
         WaitOnce(false).await;
     }
@@ -134,14 +134,24 @@ fn poll_to_end<F: std::future::Future>(future: F) -> F::Output {
 pub fn async_polls(x: u64) -> u64 {
     static SITE: sp::__private::CallSite =
         sp::__private::CallSite::new("async_polls", file!(), line!());
-    poll_to_end(SITE.instrument(sp::__private::Mode::Plain, polls_body(x)))
+    poll_to_end(SITE.instrument(sp::__private::Mode::Plain, polls_body(x, POLLS)))
+}
+
+/// The same, waiting `2 * POLLS - 1` times: against [`async_polls`], what
+/// each further poll costs (the first poll's and the end's share cancel).
+#[inline(never)]
+#[allow(dead_code)] // `compare` only
+pub fn async_polls_long(x: u64) -> u64 {
+    static SITE: sp::__private::CallSite =
+        sp::__private::CallSite::new("async_polls_long", file!(), line!());
+    poll_to_end(SITE.instrument(sp::__private::Mode::Plain, polls_body(x, 2 * POLLS)))
 }
 
 /// The same future uninstrumented: what polling it costs without us.
 #[inline(never)]
 #[allow(dead_code)] // `compare` only
 pub fn plain_polls(x: u64) -> u64 {
-    poll_to_end(polls_body(x))
+    poll_to_end(polls_body(x, POLLS))
 }
 
 /// Runs `f` inside the poll of an instrumented future (a task), whose

@@ -191,8 +191,13 @@ impl Cold {
             hot.stack.lend(slots, len);
             hot.fast_stack.lend(slots, if counting { 0 } else { len });
         }
-        hot.marks
-            .set(self.stack.stack().map_or(std::ptr::null(), Arc::as_ptr));
+        // A task's (or frame's) stack says when it is polled; a thread's
+        // is read without (see `open`).
+        let marks = match (self.task, self.stack.stack()) {
+            (Some(_), Some(stack)) => Arc::as_ptr(stack),
+            _ => std::ptr::null(),
+        };
+        hot.marks.set(marks);
         match &self.chunk {
             Some(chunk) => {
                 hot.chunk.set(Arc::as_ptr(chunk));

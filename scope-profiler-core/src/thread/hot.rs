@@ -94,8 +94,9 @@ pub(super) struct Hot {
     /// The end of the last metadata scope that ended on this thread
     /// (see `meta::end_meta_row`).
     pub(super) scope_end: Cell<u64>,
-    /// The stack of the recorder lent now, for the live server's poll
-    /// marks (null: none, or disarmed).
+    /// The stack of the task or frame whose recorder is lent now, for the
+    /// live server's poll marks (null: none, the thread's own, or
+    /// disarmed).
     pub(super) marks: Cell<*const OpenStack>,
     /// The innermost task lazily polled now (see `lazy`): its recorder is
     /// lent here while `Cold` still holds the one it took the place of

@@ -34,7 +34,6 @@ pub(super) struct Below {
     chunk: *const Chunk,
     cap: usize,
     stack: (*mut OpenSlot, usize),
-    fast_stack: (*mut OpenSlot, usize),
     meta: (*mut [AtomicU64; 4], usize),
     marks: *const OpenStack,
     prev: *mut TaskState,
@@ -55,7 +54,6 @@ impl Below {
         chunk: std::ptr::null(),
         cap: 0,
         stack: (std::ptr::null_mut(), 0),
-        fast_stack: (std::ptr::null_mut(), 0),
         meta: (std::ptr::null_mut(), 0),
         marks: std::ptr::null(),
         prev: std::ptr::null_mut(),
@@ -80,8 +78,9 @@ pub(super) fn lazy_in(task: &mut TaskState) -> bool {
         task.below = Below {
             chunk: hot.chunk.get(),
             cap: hot.cap.get(),
+            // The fast paths' stack is the whole stack: the session does
+            // not count (`spec_cap`).
             stack: hot.stack.parts(),
-            fast_stack: hot.fast_stack.parts(),
             meta: hot.meta.parts(),
             marks: hot.marks.get(),
             prev: hot.polled.get(),
@@ -142,7 +141,7 @@ pub(super) fn lazy_out(task: &mut TaskState) -> bool {
         // the stack's slots, the metadata rows, atomics.
         unsafe {
             hot.stack.lend(below.stack.0, below.stack.1);
-            hot.fast_stack.lend(below.fast_stack.0, below.fast_stack.1);
+            hot.fast_stack.lend(below.stack.0, below.stack.1);
             hot.meta.lend(below.meta.0, below.meta.1);
         }
         hot.chunk.set(below.chunk);
@@ -158,7 +157,7 @@ pub(super) fn lazy_out(task: &mut TaskState) -> bool {
 /// as the hot half is (`OpenStack::end_poll`).
 #[inline(always)]
 fn mark_end(hot: &Hot) {
-    // SAFETY: `marks` is null or the stack of the recorder lent now, which
+    // SAFETY: `marks` is null or the stack of the task lent now, which
     // its owner holds (an `Arc`) at least as long as its slots are lent.
     if let Some(stack) = unsafe { hot.marks.get().as_ref() } {
         stack.end_poll(hot.depth.get());
