@@ -340,4 +340,26 @@ mod tests {
             finish_task(a, ticks());
         });
     }
+
+    #[test]
+    fn a_lazily_polled_poll_that_panics_gives_the_thread_its_recorder_back() {
+        in_session(0, |session| {
+            let g = session.generation;
+            drop(enter(0, g));
+            let mut t = task(g, 1);
+            let thread_lent = lent();
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                poll_in_task(&mut t, || {
+                    assert!(!polled().is_null(), "the lazy path was taken");
+                    let _open = enter(2, g);
+                    panic!("in the poll");
+                })
+            }));
+            assert!(caught.is_err());
+            assert!(polled().is_null());
+            assert_eq!(lent(), thread_lent, "the thread's recorder lent as it was");
+            assert_eq!(task_calls(&t), [(2, 0)], "the call the panic ended");
+            finish_task(t, ticks());
+        });
+    }
 }
