@@ -184,6 +184,9 @@ impl Cold {
     fn lend_recorder(&mut self, hot: &Hot, counting: bool) {
         let len = self.stack.len();
         let slots = self.stack.slots().as_ptr().cast_mut();
+        // The fast paths read the clock unchecked (`clock::fast_ticks`):
+        // no stack for them where that read is not the session clock.
+        let counting = counting || !crate::clock::fast_ticks_valid();
         // SAFETY: `len` slots of the current stack, atomics, which `Cold`
         // holds (an `Arc`) and does not replace until the next disarm or
         // lend (see `arm`); other threads only read them (`OpenSlot::read`).

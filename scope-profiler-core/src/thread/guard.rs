@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use super::hot::{enter_counted, exit_counted};
 use super::meta::add_call_metadata;
 use super::{Cold, HOT, Open};
-use crate::clock::ticks;
+use crate::clock::{fast_ticks, fast_ticks_valid, ticks};
 use crate::lanemeta::ok_outcome;
 use crate::record::Record;
 
@@ -83,7 +83,9 @@ fn enter_cold(region: u32, generation: u32) -> u64 {
 /// then added as the call's metadata first.
 #[inline(always)]
 fn exit<const OK: bool>(seq: u64) {
-    let end = ticks();
+    // Unchecked: a time only if the fast path below is taken (see
+    // `clock::fast_ticks`); the slow paths make sure of it (`session_end`).
+    let end = fast_ticks();
     HOT.with(|hot| match hot.top() {
         Some(top) if top.seq == seq => {
             let depth = hot.depth.get() - 1;
@@ -109,9 +111,17 @@ fn exit<const OK: bool>(seq: u64) {
 #[cold]
 #[inline(never)]
 fn exit_ok_unpushed(seq: u64, end: u64) {
+    let end = session_end(end);
     // Before `end`: a call at its depth starting at `end` is another.
     add_call_metadata(seq, end.saturating_sub(1), ok_outcome());
     exit_unpushed(seq, end);
+}
+
+/// `end`, read by `exit` unchecked, as a time of the session clock: itself
+/// where the fast paths' read is that clock, else the clock read now.
+#[inline(always)]
+fn session_end(end: u64) -> u64 {
+    if fast_ticks_valid() { end } else { ticks() }
 }
 
 /// The exit of the innermost call whose record did not fit the chunk:
@@ -147,6 +157,7 @@ fn exit_unpushed(seq: u64, end: u64) {
 /// Not `#[cold]`, like [`enter_slow`].
 #[inline(never)]
 fn exit_slow(seq: u64, end: u64) {
+    let end = session_end(end);
     if exit_counted(seq, end) {
         return;
     }

@@ -84,14 +84,16 @@ impl RawSlice<OpenSlot> {
             return false;
         }
         // SAFETY: `i < len`: by `lend`'s contract slot `i` is allocated and
-        // initialized, and this thread is its only writer; only `ticks()`
-        // runs between the check and the access, which reads a clock (the
-        // TSC, or quanta's clock) and calls nothing that could reach this
-        // thread's `Cold` and withdraw the slice. Its fields are atomics,
-        // written through a shared reference.
+        // initialized, and this thread is its only writer; only
+        // `fast_ticks()` runs between the check and the access, which reads
+        // a clock and calls nothing that could reach this thread's `Cold`
+        // and withdraw the slice. Its fields are atomics, written through a
+        // shared reference.
         let slot = unsafe { &*self.ptr.get().add(i) };
         slot.store(Open {
-            start: crate::clock::ticks(),
+            // The session clock: a stack is lent to the fast paths (the
+            // only callers) only while it is (`Cold::lend_recorder`).
+            start: crate::clock::fast_ticks(),
             seq,
             region,
         });

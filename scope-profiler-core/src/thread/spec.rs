@@ -192,7 +192,10 @@ impl Cold {
     /// speculative here (not while the session counts, samples,
     /// aggregates or has a live reader).
     pub(super) fn arm_spec(&mut self, hot: &Hot, counting: bool) {
+        // `counting`: also where the fast paths get no stack (see
+        // `lend_recorder`), on which speculation and lazy polls rely.
         let allowed = !counting
+            && crate::clock::fast_ticks_valid()
             && self.counting.is_none()
             && self.polls.is_none()
             && self.agg.is_none()

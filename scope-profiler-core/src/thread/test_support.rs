@@ -34,6 +34,8 @@ pub(crate) fn recorded_with_metadata(f: impl FnOnce(u32)) -> (Vec<Record>, Vec<M
 pub(crate) fn in_session<R>(memory: usize, f: impl FnOnce(&Arc<Session>) -> R) -> R {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _serial = lock(&SERIAL);
+    // The clock `setup` chooses.
+    crate::clock::init();
     let generation = active::new_generation();
     let options = Options::new().in_memory();
     let limits = Limits {

@@ -94,3 +94,39 @@ fn an_ok_outcome_is_a_flag_of_the_record_or_else_an_entry_at_its_depth() {
         );
     }
 }
+
+#[test]
+fn without_the_tsc_calls_take_the_slow_paths_and_the_fallback_clock() {
+    /// The TSC back as `init` chose it, if the test fails.
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            crate::clock::use_tsc_for_tests(true);
+        }
+    }
+    let _restore = Restore;
+    let mut lent = usize::MAX;
+    let (mut before, mut after) = (0, 0);
+    let records = recorded(|g| {
+        crate::clock::use_tsc_for_tests(false);
+        let a = enter(0, g); // attaches: the fast paths armed as the clock allows
+        lent = super::super::HOT.with(|hot| hot.fast_stack.len());
+        before = ticks();
+        drop(enter(1, g));
+        after = ticks();
+        drop(a);
+        // Back while the session's lock is held: no other test's session
+        // starts without the TSC.
+        crate::clock::use_tsc_for_tests(true);
+    });
+    if cfg!(all(target_arch = "x86_64", target_feature = "sse2")) {
+        assert_eq!(lent, 0, "no stack for the fast paths without the TSC");
+    }
+    assert_eq!(shape(&records), [(1, 1), (0, 0)]);
+    let (b, a) = (&records[0], &records[1]);
+    assert!(a.start <= before && before <= b.start && b.start <= b.end);
+    assert!(
+        b.end <= after && after <= a.end,
+        "the fallback clock's times"
+    );
+}
