@@ -518,12 +518,12 @@ impl MicroResult {
             .1
     }
 
-    /// The median ns per call of `v` minus the bare workload's median.
     /// The median ns per call of `v` (the workload included).
     pub fn median_of(&self, v: Variant) -> f64 {
         median(self.samples(v))
     }
 
+    /// The median ns per call of `v` minus the bare workload's median.
     pub fn overhead(&self, v: Variant) -> f64 {
         median(self.samples(v)) - median(self.samples(Variant::Bare))
     }

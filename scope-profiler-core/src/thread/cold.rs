@@ -81,6 +81,35 @@ pub(super) struct Unlent<'a> {
     pub(super) task: Option<TaskId>,
 }
 
+/// Lends the hot half a recorder's stack (to the fast paths too if
+/// `fast`) and chunk.
+///
+/// # Safety
+/// `stack`'s slots and `chunk` stay allocated and in place, written by this
+/// thread only, until the hot half is disarmed or lent another recorder's.
+pub(super) unsafe fn lend_stack_and_chunk(
+    hot: &Hot,
+    stack: &Stack,
+    chunk: Option<&Arc<Chunk>>,
+    fast: bool,
+) {
+    let slots = stack.slots();
+    let (ptr, len) = (slots.as_ptr().cast_mut(), slots.len());
+    // SAFETY: by the contract, `len` slots of atomics, kept in place; other
+    // threads only read them (`OpenSlot::read`).
+    unsafe {
+        hot.stack.lend(ptr, len);
+        hot.fast_stack.lend(ptr, if fast { len } else { 0 });
+    }
+    match chunk {
+        Some(chunk) => {
+            hot.chunk.set(Arc::as_ptr(chunk));
+            hot.cap.set(chunk.capacity());
+        }
+        None => hot.cap.set(0),
+    }
+}
+
 impl Cold {
     /// Runs `f` on this thread's cold recorder with the fast paths disarmed,
     /// then re-arms them from what `Cold` owns. `None` if the recorder is
@@ -182,18 +211,12 @@ impl Cold {
     /// none while the session `counting`), chunk and, on the thread's own
     /// recorder, its metadata rows (see `arm` for how long they stay).
     fn lend_recorder(&mut self, hot: &Hot, counting: bool) {
-        let len = self.stack.len();
-        let slots = self.stack.slots().as_ptr().cast_mut();
         // The fast paths read the clock unchecked (`clock::fast_ticks`):
         // no stack for them where that read is not the session clock.
-        let counting = counting || !crate::clock::fast_ticks_valid();
-        // SAFETY: `len` slots of the current stack, atomics, which `Cold`
-        // holds (an `Arc`) and does not replace until the next disarm or
-        // lend (see `arm`); other threads only read them (`OpenSlot::read`).
-        unsafe {
-            hot.stack.lend(slots, len);
-            hot.fast_stack.lend(slots, if counting { 0 } else { len });
-        }
+        let fast = !counting && crate::clock::fast_ticks_valid();
+        // SAFETY: the current stack and chunk, which `Cold` holds (`Arc`s)
+        // and does not replace until the next disarm or lend (see `arm`).
+        unsafe { lend_stack_and_chunk(hot, &self.stack, self.chunk.as_ref(), fast) };
         // A task's (or frame's) stack says when it is polled; a thread's
         // is read without (see `open`).
         let marks = match (self.task, self.stack.stack()) {
@@ -201,13 +224,6 @@ impl Cold {
             _ => std::ptr::null(),
         };
         hot.marks.set(marks);
-        match &self.chunk {
-            Some(chunk) => {
-                hot.chunk.set(Arc::as_ptr(chunk));
-                hot.cap.set(chunk.capacity());
-            }
-            None => hot.cap.set(0),
-        }
         match (&self.meta, self.task) {
             (Some(block), None) => {
                 let rows = block.rows();

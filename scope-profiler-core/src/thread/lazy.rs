@@ -19,6 +19,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+use super::cold::lend_stack_and_chunk;
 use super::hot::with_hot;
 use super::tasks::TaskState;
 use super::{Cold, Hot};
@@ -85,29 +86,13 @@ pub(super) fn lazy_in(task: &mut TaskState) -> bool {
             marks: hot.marks.get(),
             prev: hot.polled.get(),
         };
-        let (depth, len) = (hot.depth.get(), hot.len.get());
-        hot.depth.set(task.depth);
-        hot.len.set(task.len);
-        (task.depth, task.len) = (depth, len);
-        let slots = task.stack.slots();
-        let (ptr, n) = (slots.as_ptr().cast_mut(), slots.len());
-        // SAFETY: `n` slots of the task's stack, atomics, held by `task`
-        // (an `Arc`), which nothing touches until `lazy_out` or
-        // `Cold::settle` (see above), after which `Cold` holds it: either
-        // way it stays allocated and in place until the hot half is
-        // disarmed (the settling visit) or lent another stack
-        // (`lazy_out`); other threads only read it.
-        unsafe {
-            hot.stack.lend(ptr, n);
-            hot.fast_stack.lend(ptr, n);
-        }
-        match &task.chunk {
-            Some(chunk) => {
-                hot.chunk.set(Arc::as_ptr(chunk));
-                hot.cap.set(chunk.capacity());
-            }
-            None => hot.cap.set(0),
-        }
+        swap_position(hot, task);
+        // SAFETY: the task's stack and chunk, held by `task` (`Arc`s),
+        // which nothing touches until `lazy_out` or `Cold::settle` (see
+        // above), after which `Cold` holds them: either way they stay
+        // allocated and in place until the hot half is disarmed (the
+        // settling visit) or lent another recorder (`lazy_out`).
+        unsafe { lend_stack_and_chunk(hot, &task.stack, task.chunk.as_ref(), true) };
         // A task's calls are not reached by the thread's metadata scopes.
         hot.meta.withdraw();
         hot.marks
@@ -129,10 +114,7 @@ pub(super) fn lazy_out(task: &mut TaskState) -> bool {
             return false;
         }
         mark_end(hot);
-        let (depth, len) = (hot.depth.get(), hot.len.get());
-        hot.depth.set(task.depth);
-        hot.len.set(task.len);
-        (task.depth, task.len) = (depth, len);
+        swap_position(hot, task);
         let below = &task.below;
         // SAFETY: `hot.polled` is still `task`: no visit of `Cold` since
         // `lazy_in` saved these (every visit settles first, which clears
@@ -151,6 +133,17 @@ pub(super) fn lazy_out(task: &mut TaskState) -> bool {
         mark_begin(hot);
         true
     })
+}
+
+/// The hot half's depth and length swapped with those `task` keeps of the
+/// recorder it is not lent (as `Cold::swap_recorder` swaps them; the
+/// sessions are the same).
+#[inline(always)]
+fn swap_position(hot: &Hot, task: &mut TaskState) {
+    let (depth, len) = (hot.depth.get(), hot.len.get());
+    hot.depth.set(task.depth);
+    hot.len.set(task.len);
+    (task.depth, task.len) = (depth, len);
 }
 
 /// The live server's mark that the current recorder's poll ends, as deep
@@ -197,12 +190,9 @@ impl Cold {
         if !around.is_null() {
             self.settle_from(around);
         }
+        // As `Cold::swap_light` swaps them (the session does not count).
         std::mem::swap(&mut self.counts, &mut task.counts);
-        std::mem::swap(&mut self.lane, &mut task.lane);
-        std::mem::swap(&mut self.store, &mut task.store);
-        std::mem::swap(&mut self.chunk, &mut task.chunk);
-        std::mem::swap(&mut self.stack, &mut task.stack);
-        std::mem::swap(&mut self.task, &mut task.id);
+        self.swap_owned(task);
     }
 }
 

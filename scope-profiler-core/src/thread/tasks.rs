@@ -221,16 +221,22 @@ impl Cold {
     /// The recorder itself swapped: lane, store, chunk, stack and task, and
     /// the hot half's depth, length and session.
     pub(super) fn swap_recorder(&mut self, hot: &Hot, task: &mut TaskState) {
-        std::mem::swap(&mut self.lane, &mut task.lane);
-        std::mem::swap(&mut self.store, &mut task.store);
-        std::mem::swap(&mut self.chunk, &mut task.chunk);
-        std::mem::swap(&mut self.stack, &mut task.stack);
-        std::mem::swap(&mut self.task, &mut task.id);
+        self.swap_owned(task);
         let (depth, len, generation) = (hot.depth.get(), hot.len.get(), hot.generation.get());
         hot.depth.set(task.depth);
         hot.len.set(task.len);
         hot.generation.set(task.generation);
         (task.depth, task.len, task.generation) = (depth, len, generation);
+    }
+
+    /// `Cold`'s half of [`Cold::swap_recorder`]: the lane, store, chunk,
+    /// stack and task it owns (also `Cold::settle`'s, after a lazy poll).
+    pub(super) fn swap_owned(&mut self, task: &mut TaskState) {
+        std::mem::swap(&mut self.lane, &mut task.lane);
+        std::mem::swap(&mut self.store, &mut task.store);
+        std::mem::swap(&mut self.chunk, &mut task.chunk);
+        std::mem::swap(&mut self.stack, &mut task.stack);
+        std::mem::swap(&mut self.task, &mut task.id);
     }
 
     /// In a sampled session, the swap that brought task `self.task` in
