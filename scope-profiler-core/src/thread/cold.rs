@@ -87,6 +87,7 @@ pub(super) struct Unlent<'a> {
 /// # Safety
 /// `stack`'s slots and `chunk` stay allocated and in place, written by this
 /// thread only, until the hot half is disarmed or lent another recorder's.
+#[inline(always)]
 pub(super) unsafe fn lend_stack_and_chunk(
     hot: &Hot,
     stack: &Stack,
