@@ -241,6 +241,10 @@ fn keep_spare(ptr: NonNull<u8>, bytes: usize) -> bool {
 /// aligned, and offered to the kernel's transparent huge pages.
 pub(crate) use crate::platform::HUGE_PAGE;
 
+/// The smallest page size of the targets: a write every `PAGE` bytes
+/// touches every page, whatever the size of the OS's pages.
+const PAGE: usize = 4096;
+
 /// Bytes mapped for slots of `bytes` bytes: whole huge pages when that
 /// wastes at most 1/64 of a huge page (the 8 bytes a chunk of
 /// `HUGE_PAGE / 24` records leaves, say), else the size itself.
@@ -275,6 +279,23 @@ impl Chunk {
         Chunk {
             slots: Slots::new(capacity),
             published: AtomicUsize::new(0),
+        }
+    }
+
+    /// Faults in every page of the chunk's memory by writing a zero byte in
+    /// each, so that the thread that fills it later takes no page fault
+    /// (nor, for a huge page, the zeroing of 2 MiB): the store's writer
+    /// prepares chunks this way, off the recording threads.
+    pub(crate) fn prefault(&mut self) {
+        let bytes = self.slots.len * std::mem::size_of::<Slot>();
+        let base = self.slots.ptr.as_ptr().cast::<u8>();
+        for offset in (0..bytes).step_by(PAGE) {
+            // SAFETY: `offset < bytes`, the size of the slots' allocation,
+            // so the byte lies in it; `&mut self`: no other reference to
+            // the chunk exists, so nothing reads or writes it meanwhile;
+            // the slots are `MaybeUninit`, so any byte may be written.
+            // Volatile, so that the store of a zero is not left out.
+            unsafe { base.add(offset).write_volatile(0) };
         }
     }
 
@@ -473,6 +494,28 @@ mod tests {
         if discard_frees_pages() {
             assert_eq!(resident_pages(&chunk), Some(0), "discard kept pages");
         }
+    }
+
+    #[test]
+    fn a_prefaulted_chunk_has_every_page_in_memory_and_no_record() {
+        let mut chunk = Chunk::new(64 * 1024);
+        assert!(chunk.slots.mapped, "a chunk of pages of its own");
+        let pages = chunk.slots.layout().size().div_ceil(PAGE);
+        if discard_frees_pages() {
+            assert!(
+                resident_pages(&chunk).unwrap() < pages,
+                "a new mapping is not all in memory"
+            );
+        }
+        chunk.prefault();
+        if discard_frees_pages() {
+            assert_eq!(resident_pages(&chunk), Some(pages), "every page touched");
+        }
+        assert!(chunk.records().is_empty(), "nothing published");
+        let r = Record::new(1, 2, 3, 0);
+        // SAFETY: this thread is the only writer; the first index.
+        unsafe { chunk.push(0, r) };
+        assert_eq!(chunk.records(), [r]);
     }
 
     #[test]

@@ -39,6 +39,11 @@ use crate::sync::{fork_epoch, lock};
 /// Bytes of one record in memory and in the scratch file.
 const RECORD_BYTES: usize = std::mem::size_of::<Record>();
 
+/// Full-size chunks the writer keeps ready while memory allows (see
+/// `Store::prepare_chunks`): one for each of two threads that fill theirs
+/// at about the same time.
+const PREPARED: usize = 2;
+
 #[derive(Default)]
 struct Control {
     requested: bool,
@@ -93,6 +98,8 @@ pub struct Store {
     free: Mutex<Vec<Chunk>>,
     /// Chunks made (mapped or allocated) so far; recycled ones not counted.
     chunks_made: AtomicU64,
+    /// Chunks the writer made ahead of need, their pages faulted in.
+    prepared: AtomicU64,
     scratch: Mutex<ScratchFile>,
     /// Set once, when spilling stops for good.
     stopped: OnceLock<SpillStop>,
@@ -172,6 +179,7 @@ impl Store {
             in_memory: AtomicUsize::new(0),
             free: Mutex::new(Vec::new()),
             chunks_made: AtomicU64::new(0),
+            prepared: AtomicU64::new(0),
             scratch: Mutex::new(ScratchFile {
                 dir,
                 file: None,
@@ -431,6 +439,9 @@ impl Store {
                 lock(&self.control).requested = true;
                 self.wake_writer.notify_one();
             }
+            if records == self.max_chunk {
+                self.wake_to_prepare();
+            }
             return Some(Arc::new(chunk));
         }
         if self.dropping() {
@@ -455,7 +466,63 @@ impl Store {
             }
         }
         self.chunks_made.fetch_add(1, Ordering::Relaxed);
+        if records == self.max_chunk {
+            self.wake_to_prepare();
+        }
         Some(Arc::new(Chunk::new(records)))
+    }
+
+    /// Has the writer prepare full-size chunks (`prepare_chunks`) once a
+    /// recording thread took one, if the chunks in memory leave room.
+    fn wake_to_prepare(&self) {
+        if self.in_memory.load(Ordering::Relaxed) + self.max_chunk * RECORD_BYTES
+            > self.limits.memory / 2
+        {
+            return;
+        }
+        lock(&self.control).requested = true;
+        self.wake_writer.notify_one();
+    }
+
+    /// Keeps [`PREPARED`] full-size chunks among the kept ones, their pages
+    /// faulted in, while the chunks in memory stay within half the limit
+    /// (past it the writer spills, and the chunks it frees are kept, their
+    /// pages in memory). A thread whose chunk is full then takes one whose
+    /// pages are there: the first touch of fresh pages (a huge page's 2 MiB
+    /// zeroed by the kernel: 1-2 ns per call on a VM) is done here, on the
+    /// writer's thread, not in the middle of the recording thread's calls.
+    fn prepare_chunks(&self) {
+        let records = self.max_chunk;
+        let bytes = records * RECORD_BYTES;
+        loop {
+            if self.closed.load(Ordering::Relaxed) || self.stopped.get().is_some() {
+                return;
+            }
+            let kept = lock(&self.free)
+                .iter()
+                .filter(|c| c.capacity() == records)
+                .count();
+            if kept >= PREPARED {
+                return;
+            }
+            // Counted first, so that the limit holds whatever the
+            // recording threads count meanwhile.
+            let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
+            if now > self.limits.memory / 2 {
+                self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+                return;
+            }
+            let mut chunk = Chunk::new(records);
+            chunk.prefault();
+            self.chunks_made.fetch_add(1, Ordering::Relaxed);
+            self.prepared.fetch_add(1, Ordering::Relaxed);
+            lock(&self.free).push(chunk);
+        }
+    }
+
+    /// Chunks the writer prepared so far (see `prepare_chunks`).
+    pub fn chunks_prepared(&self) -> u64 {
+        self.prepared.load(Ordering::Relaxed)
     }
 
     /// Whether a kept chunk of `bytes` bytes is there to take: kept chunks
@@ -572,6 +639,7 @@ impl Store {
                     }
                 }
             }
+            self.prepare_chunks();
             self.space_freed.notify_all();
         }
     }

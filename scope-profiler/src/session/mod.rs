@@ -333,6 +333,52 @@ mod tests {
     /// One session at a time among this crate's unit tests.
     pub(super) static ONE_SESSION: Mutex<()> = Mutex::new(());
 
+    /// Past its first full-size chunk, a recording thread fills chunks the
+    /// spill writer made and faulted in beforehand: it makes none itself.
+    #[test]
+    fn full_size_chunks_come_prepared_by_the_writer() {
+        let _one = lock(&ONE_SESSION);
+        let run = crate::setup(Options::new().in_memory().verbose(false)).unwrap();
+        let store = Arc::clone(&active_session().unwrap().store);
+        let leaf = crate::region("leaf");
+        let full = store.max_chunk() as u64;
+        // The writer keeps two ready (`store::PREPARED`); it made
+        // `prepared` once the count reaches it (bounded wait).
+        let wait_prepared = |prepared: u64| {
+            let since = std::time::Instant::now();
+            while store.chunks_prepared() < prepared {
+                assert!(
+                    since.elapsed() < std::time::Duration::from_secs(30),
+                    "{} chunks prepared, expected {prepared}",
+                    store.chunks_prepared()
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        };
+        // Past the small first chunks, into a full-size one of its own.
+        let mut calls = 2 * full;
+        for _ in 0..calls {
+            let _g = leaf.enter();
+        }
+        wait_prepared(2);
+        let own = store.chunks_made() - store.chunks_prepared();
+        for more in 1..=3 {
+            for _ in 0..full {
+                let _g = leaf.enter();
+            }
+            calls += full;
+            // The thread took one prepared chunk; the writer made another.
+            wait_prepared(2 + more);
+        }
+        assert_eq!(
+            store.chunks_made() - store.chunks_prepared(),
+            own,
+            "the recording thread made no chunk of its own"
+        );
+        let results = run.finalize().unwrap();
+        assert_eq!(results.statistics_of("leaf").unwrap().num_calls(), calls);
+    }
+
     /// Chunks are reused, not remapped (issue 25): a session that spills
     /// many times its memory limit makes no new chunk once a limit's worth
     /// circulates between the recording thread and the spill writer.
