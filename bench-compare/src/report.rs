@@ -236,22 +236,27 @@ impl Report {
              **IQR** is the rounds' interquartile range, bare subtracted; **x floor** divides by \
              the floor (two raw TSC reads through quanta), **x ours** by our `#[profile]`. Our \
              session is in memory, finalized and set up again between rounds (outside the timed \
-             loops); the runtime-disabled rows run with no session active. **CPU ns/call, all \
+             loops), with a memory limit of 4 GiB: one round's records stay under half of it, \
+             so the spill writer spills nothing while the rows are timed (checked each round; \
+             the default limit, 256 MiB, would have it compress the earlier rows' records while \
+             the later ones run: that cost is under *Recording while spilling*); the \
+             runtime-disabled rows run with no session active. **CPU ns/call, all \
              threads** is the CPU time of every thread of the process (`CLOCK_PROCESS_CPUTIME_ID`) \
              from the start of the calls until 30 ms after them, per call, minus the bare \
              workload's: it includes the work a peer hands to a background thread (hotpath's \
              aggregator, fastrace's collector), which the calling thread's ns/call does not. \
              **faults/1k** is the process's minor page faults per 1000 calls (median round). \
              The allocator is set (glibc `mallopt`) to keep freed large blocks in the heap, so \
-             the variants record into memory earlier rounds already faulted in; the row \
-             \"records into fresh pages\" runs in a new process each round (`compare one \
-             profile-fresh`, glibc's defaults), where every record buffer is first touched, \
-             and faulted in, as records fill it: what a session does with memory it has not \
-             used before, and what a long session does after spilling with glibc's defaults \
-            (see the page faults of the fresh processes under Memory and `finalize`). Record \
-             chunks of 2 MiB are mapped in transparent huge pages where the kernel offers them \
-             (`/sys/kernel/mm/transparent_hugepage/enabled`: {thp}): one fault per 2 MiB of \
-             records instead of 512.\n",
+             the peers record into memory earlier rounds already faulted in. Our session maps its \
+             record chunks itself (up to 2 MiB each, in transparent huge pages where the kernel \
+             offers them: `/sys/kernel/mm/transparent_hugepage/enabled`: {thp}), and its writer \
+             thread faults in the pages of the next full-size chunks before a recording thread \
+             takes them, so that past its first, small chunks the recording thread does not take those faults \
+             itself (the writer's CPU is in the CPU column). The row \"records into fresh \
+             pages\" runs in a new process each round (`compare one profile-fresh`, glibc's \
+             defaults, the default memory limit), where every record buffer is new: what a \
+             session does with memory it has not used before (see the page faults of the fresh \
+             processes under Memory and `finalize`).\n",
             m.calls,
             m.rounds,
             thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")

@@ -7,7 +7,9 @@
 //! puts a descriptor in its place in the lane, so a lane is always its
 //! records in order, some on disk and some in memory. A recording thread
 //! waits only while the writer is behind by the whole limit and can still
-//! make room. The scratch file is unlinked as soon as it is created: it
+//! make room. Below half the limit, the writer keeps two full-size chunks
+//! ready, their pages faulted in, for the threads whose chunks fill
+//! (`prepare_chunks`). The scratch file is unlinked as soon as it is created: it
 //! never outlives the process, whatever happens to it.
 //!
 //! Spilling stops for good when the scratch file cannot be written (a full
