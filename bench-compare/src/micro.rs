@@ -550,11 +550,11 @@ impl MicroResult {
 }
 
 /// The memory limit of the session the rows record in: one round's
-/// records (about 24 bytes a call, some 20 rows of `calls` calls: 0.5 GiB
-/// at the default 1000000) stay under half of it, where the spill writer
-/// starts, so that no row is timed while the writer spills the others'
-/// records (the cost of recording while spilling is `sustained`'s table).
-/// Checked each round.
+/// records (24 bytes a call of every recording row) stay under half of it,
+/// where the spill writer starts, so that no row is timed while the writer
+/// spills the others' records (the cost of recording while spilling is
+/// `sustained`'s table). Checked each round: with the default limit
+/// (256 MiB), every round of 1000000 calls a row spilled.
 pub const MEMORY_LIMIT: usize = 4 << 30;
 
 /// Runs `rounds` rounds of `calls` calls per variant.

@@ -251,8 +251,9 @@ impl Report {
              record chunks itself (up to 2 MiB each, in transparent huge pages where the kernel \
              offers them: `/sys/kernel/mm/transparent_hugepage/enabled`: {thp}), and its writer \
              thread faults in the pages of the next full-size chunks before a recording thread \
-             takes them, so that past its first, small chunks the recording thread does not take those faults \
-             itself (the writer's CPU is in the CPU column). The row \"records into fresh \
+             takes them, so that past its first, small chunks the recording thread does not \
+             take those faults itself (the writer's CPU is in the CPU column). The row \
+             \"records into fresh \
              pages\" runs in a new process each round (`compare one profile-fresh`, glibc's \
              defaults, the default memory limit), where every record buffer is new: what a \
              session does with memory it has not used before (see the page faults of the fresh \

@@ -101,7 +101,7 @@ pub struct Store {
     /// Chunks made (mapped or allocated) so far; recycled ones not counted.
     chunks_made: AtomicU64,
     /// Chunks the writer made ahead of need, their pages faulted in.
-    prepared: AtomicU64,
+    chunks_prepared: AtomicU64,
     scratch: Mutex<ScratchFile>,
     /// Set once, when spilling stops for good.
     stopped: OnceLock<SpillStop>,
@@ -181,7 +181,7 @@ impl Store {
             in_memory: AtomicUsize::new(0),
             free: Mutex::new(Vec::new()),
             chunks_made: AtomicU64::new(0),
-            prepared: AtomicU64::new(0),
+            chunks_prepared: AtomicU64::new(0),
             scratch: Mutex::new(ScratchFile {
                 dir,
                 file: None,
@@ -435,15 +435,7 @@ impl Store {
         if let Some(chunk) = recycled {
             // Still counted in `in_memory`. The writer spills the chunk this
             // one replaces, and so keeps the free list filled.
-            if self.in_memory.load(Ordering::Relaxed) >= self.limits.memory / 2
-                && self.stopped.get().is_none()
-            {
-                lock(&self.control).requested = true;
-                self.wake_writer.notify_one();
-            }
-            if records == self.max_chunk {
-                self.wake_to_prepare();
-            }
+            self.wake_writer_for(records);
             return Some(Arc::new(chunk));
         }
         if self.dropping() {
@@ -457,33 +449,33 @@ impl Store {
             // The writer may have put one back while `reserve` waited.
             if let Some(chunk) = self.take_free(records) {
                 self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+                self.wake_writer_for(records);
                 return Some(Arc::new(chunk));
             }
-        }
-        if !wait {
-            let now = self.in_memory.fetch_add(bytes, Ordering::Relaxed) + bytes;
-            if now >= self.limits.memory / 2 && self.stopped.get().is_none() {
-                lock(&self.control).requested = true;
-                self.wake_writer.notify_one();
-            }
+        } else {
+            self.in_memory.fetch_add(bytes, Ordering::Relaxed);
         }
         self.chunks_made.fetch_add(1, Ordering::Relaxed);
-        if records == self.max_chunk {
-            self.wake_to_prepare();
-        }
+        self.wake_writer_for(records);
         Some(Arc::new(Chunk::new(records)))
     }
 
-    /// Has the writer prepare full-size chunks (`prepare_chunks`) once a
-    /// recording thread took one, if the chunks in memory leave room.
-    fn wake_to_prepare(&self) {
-        if self.in_memory.load(Ordering::Relaxed) + self.max_chunk * RECORD_BYTES
-            > self.limits.memory / 2
-        {
-            return;
+    /// Wakes the writer, once a recording thread took a chunk of `records`
+    /// records, if it has work: spilling, past half the limit (until
+    /// spilling stops); below it, after a full-size chunk, preparing
+    /// another (`prepare_chunks`) if one fits under half the limit.
+    fn wake_writer_for(&self, records: usize) {
+        let (in_memory, half) = (
+            self.in_memory.load(Ordering::Relaxed),
+            self.limits.memory / 2,
+        );
+        let spill = in_memory >= half && self.stopped.get().is_none();
+        let prepare =
+            records == self.max_chunk && in_memory + self.max_chunk * RECORD_BYTES <= half;
+        if spill || prepare {
+            lock(&self.control).requested = true;
+            self.wake_writer.notify_one();
         }
-        lock(&self.control).requested = true;
-        self.wake_writer.notify_one();
     }
 
     /// Keeps [`PREPARED`] full-size chunks among the kept ones, their pages
@@ -491,7 +483,7 @@ impl Store {
     /// (past it the writer spills, and the chunks it frees are kept, their
     /// pages in memory). A thread whose chunk is full then takes one whose
     /// pages are there: the first touch of fresh pages (a huge page's 2 MiB
-    /// zeroed by the kernel: 1-2 ns per call on a VM) is done here, on the
+    /// zeroed by the kernel; on a VM, the host's fault) is done here, on the
     /// writer's thread, not in the middle of the recording thread's calls.
     fn prepare_chunks(&self) {
         let records = self.max_chunk;
@@ -517,14 +509,14 @@ impl Store {
             let mut chunk = Chunk::new(records);
             chunk.prefault();
             self.chunks_made.fetch_add(1, Ordering::Relaxed);
-            self.prepared.fetch_add(1, Ordering::Relaxed);
+            self.chunks_prepared.fetch_add(1, Ordering::Relaxed);
             lock(&self.free).push(chunk);
         }
     }
 
     /// Chunks the writer prepared so far (see `prepare_chunks`).
     pub fn chunks_prepared(&self) -> u64 {
-        self.prepared.load(Ordering::Relaxed)
+        self.chunks_prepared.load(Ordering::Relaxed)
     }
 
     /// Whether a kept chunk of `bytes` bytes is there to take: kept chunks
