@@ -554,7 +554,10 @@ impl MicroResult {
 /// where the spill writer starts, so that no row is timed while the writer
 /// spills the others' records (the cost of recording while spilling is
 /// `sustained`'s table). Checked each round: with the default limit
-/// (256 MiB), every round of 1000000 calls a row spilled.
+/// (256 MiB), every round of 1000000 calls a row spilled. Half of it is
+/// also what a round's session keeps of its chunks for the next round's
+/// (the runtime's spares), so each round records into memory the previous
+/// one faulted in, as the peers do (`keep_freed_memory`).
 pub const MEMORY_LIMIT: usize = 4 << 30;
 
 /// Runs `rounds` rounds of `calls` calls per variant.

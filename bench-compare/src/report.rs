@@ -249,10 +249,12 @@ impl Report {
              The allocator is set (glibc `mallopt`) to keep freed large blocks in the heap, so \
              the peers record into memory earlier rounds already faulted in. Our session maps its \
              record chunks itself (up to 2 MiB each, in transparent huge pages where the kernel \
-             offers them: `/sys/kernel/mm/transparent_hugepage/enabled`: {thp}), and its writer \
-             thread faults in the pages of the next full-size chunks before a recording thread \
-             takes them, so that past its first, small chunks the recording thread does not \
-             take those faults itself (the writer's CPU is in the CPU column). The row \
+             offers them: `/sys/kernel/mm/transparent_hugepage/enabled`: {thp}); at its end it \
+             keeps them for the next session (within half its memory limit, lazily freed: \
+             `MADV_FREE`), so our rows too record into memory earlier rounds faulted in. Where a \
+             session has no such memory, its writer thread faults in the pages of the next \
+             full-size chunks before a recording thread takes them (the writer's CPU is in the \
+             CPU column). The row \
              \"records into fresh \
              pages\" runs in a new process each round (`compare one profile-fresh`, glibc's \
              defaults, the default memory limit), where every record buffer is new: what a \

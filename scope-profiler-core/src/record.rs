@@ -15,11 +15,11 @@
 //! against the limit is the memory it holds.
 
 use std::alloc::Layout;
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One completed call: 24 bytes.
 ///
@@ -185,24 +185,45 @@ impl Drop for Slots {
 }
 
 /// Mappings of chunks dropped at a session's end kept for the next ones
-/// (a new session's), their pages still faulted in: a
-/// process that records session after session records into memory it has
-/// touched. At most `SPARES` of them, so that what stays resident after a
-/// session is bounded (8 chunks: 16 MiB at the default memory limit, whose
-/// largest chunks are 2 MiB).
-static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
-const SPARES_MAX: usize = 8;
+/// (a new session's), their pages still faulted in: a process that records
+/// session after session (a test suite, a benchmark's rounds, recording
+/// started and stopped from outside) records into memory it has touched,
+/// and takes no page fault for it. The first `SPARES_RESIDENT` stay as
+/// they are; more, up to the ending session's budget (half its memory
+/// limit: what it held in memory before it would spill), only where the OS
+/// can take their pages back when it needs memory (`platform::free_lazily`,
+/// Linux's `MADV_FREE`), so what stays resident after a session is 8
+/// chunks (16 MiB at most) plus what the kernel has not yet wanted back.
+static SPARES: Mutex<Spares> = Mutex::new(Spares {
+    kept: Vec::new(),
+    bytes: 0,
+});
 
-/// Whether dropped chunks become spares: only while a session's records are
-/// let go at its end (see `keeping_spares`), so that during a session every
-/// chunk in memory is one the store counts against its limit.
-static KEEPING: AtomicBool = AtomicBool::new(false);
+/// Spares kept whatever the OS offers: 8 chunks, 16 MiB at most (chunks
+/// are at most 2 MiB).
+const SPARES_RESIDENT: usize = 8;
 
-/// Runs `f` (a session's end) with dropped chunks kept as spares.
-pub fn keeping_spares<R>(f: impl FnOnce() -> R) -> R {
-    KEEPING.store(true, Ordering::Relaxed);
+/// The mappings no chunk holds, and their total size.
+struct Spares {
+    kept: Vec<Spare>,
+    bytes: usize,
+}
+
+thread_local! {
+    /// The bytes of spares this thread may still add while it lets a
+    /// session's records go (see `keeping_spares`); 0 otherwise, so that
+    /// during a session every chunk in memory is one the store counts
+    /// against its limit.
+    static KEEPING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Runs `f` (a session's end, on the thread that ends it) with the chunks
+/// it drops kept as spares, up to `budget` bytes of spares in all past the
+/// first `SPARES_RESIDENT`.
+pub fn keeping_spares<R>(budget: usize, f: impl FnOnce() -> R) -> R {
+    let before = KEEPING.replace(budget);
     let r = f();
-    KEEPING.store(false, Ordering::Relaxed);
+    KEEPING.set(before);
     r
 }
 
@@ -219,21 +240,31 @@ unsafe impl Send for Spare {}
 /// A spare mapping of exactly `bytes`, if one is kept.
 fn take_spare(bytes: usize) -> Option<NonNull<u8>> {
     let mut spares = crate::sync::lock(&SPARES);
-    let at = spares.iter().position(|s| s.bytes == bytes)?;
-    Some(spares.swap_remove(at).ptr)
+    let at = spares.kept.iter().position(|s| s.bytes == bytes)?;
+    spares.bytes -= bytes;
+    Some(spares.kept.swap_remove(at).ptr)
 }
 
 /// Keeps the mapping of a dropped chunk as a spare; `false` (the caller
-/// unmaps it) when enough are kept.
+/// unmaps it) when not keeping, when the budget is spent, or when past the
+/// first `SPARES_RESIDENT` the OS cannot take the pages back lazily.
 fn keep_spare(ptr: NonNull<u8>, bytes: usize) -> bool {
-    if !KEEPING.load(Ordering::Relaxed) {
+    let budget = KEEPING.get();
+    if budget == 0 {
         return false;
     }
     let mut spares = crate::sync::lock(&SPARES);
-    if spares.len() >= SPARES_MAX {
-        return false;
+    if spares.kept.len() >= SPARES_RESIDENT {
+        // SAFETY: `ptr` is the mapping of the chunk being dropped, made by
+        // `map_pages(bytes)` and not given back; no one reads its records
+        // again (the chunk is gone), and whoever takes the spare writes a
+        // slot before reading it (slots are `MaybeUninit`).
+        if spares.bytes + bytes > budget || !unsafe { crate::platform::free_lazily(ptr, bytes) } {
+            return false;
+        }
     }
-    spares.push(Spare { ptr, bytes });
+    spares.bytes += bytes;
+    spares.kept.push(Spare { ptr, bytes });
     true
 }
 
@@ -548,5 +579,50 @@ mod tests {
         // SAFETY: as above.
         unsafe { fresh.push(0, r) };
         assert_eq!(fresh.records(), [r]);
+    }
+
+    /// Drops `n` mapped chunks of `records` records while keeping spares
+    /// within `budget`, and counts the spares of their size then kept; then
+    /// makes `n` chunks again (taking those spares, writing into each) and
+    /// drops them unkept, so no spare of the size is left.
+    fn kept(records: usize, n: usize, budget: usize) -> usize {
+        let chunks: Vec<Chunk> = (0..n).map(|_| Chunk::new(records)).collect();
+        assert!(chunks.iter().all(|c| c.slots.mapped), "mapped chunks");
+        let bytes = chunks[0].slots.mapped_bytes();
+        keeping_spares(budget, || drop(chunks));
+        let of_size = |spares: &Spares| spares.kept.iter().filter(|s| s.bytes == bytes).count();
+        let kept = of_size(&crate::sync::lock(&SPARES));
+        let again: Vec<Chunk> = (0..n).map(|_| Chunk::new(records)).collect();
+        let r = Record::new(1, 2, 3, 0);
+        for chunk in &again {
+            // SAFETY: this thread is the only writer; the first index.
+            unsafe { chunk.push(0, r) };
+            assert_eq!(chunk.records(), [r], "a spare's memory is writable");
+        }
+        assert_eq!(of_size(&crate::sync::lock(&SPARES)), 0, "every spare taken");
+        drop(again);
+        assert_eq!(of_size(&crate::sync::lock(&SPARES)), 0, "none kept unasked");
+        kept
+    }
+
+    // Record counts no other test's chunks have (their sizes are whole
+    // pages): the spares of these sizes are this test's alone.
+    #[test]
+    fn a_session_of_many_chunks_leaves_them_all_to_the_next_where_the_os_can_take_them_back() {
+        let got = kept(4096 * 17, 3 * SPARES_RESIDENT, 1 << 30);
+        if crate::platform::IMPLEMENTATION == "linux" {
+            // Past the first few, kept lazily freed (MADV_FREE).
+            assert_eq!(got, 3 * SPARES_RESIDENT, "every mapping kept");
+        } else {
+            assert!(got <= SPARES_RESIDENT, "{got} spares kept resident");
+        }
+    }
+
+    #[test]
+    fn past_the_budget_only_the_first_few_spares_are_kept() {
+        let got = kept(4096 * 18, 3 * SPARES_RESIDENT, 1);
+        assert!(got <= SPARES_RESIDENT, "{got} spares kept past the budget");
+        let none = kept(4096 * 19, 4, 0);
+        assert_eq!(none, 0, "a budget of 0 keeps nothing");
     }
 }

@@ -383,10 +383,8 @@ impl Store {
         self.closed.store(true, Ordering::Relaxed);
         self.stop_writer();
         lock(&self.scratch).file = None;
-        let freed: usize = std::mem::take(&mut *lock(&self.free))
-            .iter()
-            .map(|c| c.capacity() * RECORD_BYTES)
-            .sum();
+        let free = std::mem::take(&mut *lock(&self.free));
+        let freed: usize = free.iter().map(|c| c.capacity() * RECORD_BYTES).sum();
         self.in_memory.fetch_sub(freed, Ordering::Relaxed);
         // The threads' perf groups are closed now: a thread idle after the
         // session holds no file descriptor of it.
@@ -397,7 +395,10 @@ impl Store {
             sampling.close();
         }
         let lanes = std::mem::take(&mut *lock(&self.lanes));
-        crate::record::keeping_spares(|| {
+        // The chunks let go here (kept ones, prepared ones, the lanes')
+        // become spares for the next session, within half the limit.
+        crate::record::keeping_spares(self.limits.memory / 2, || {
+            drop(free);
             for lane in lanes {
                 lane.release();
             }

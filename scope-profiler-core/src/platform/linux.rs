@@ -106,6 +106,17 @@ pub unsafe fn discard_pages(ptr: NonNull<u8>, bytes: usize) {
     unsafe { libc::madvise(ptr.as_ptr().cast(), bytes, libc::MADV_DONTNEED) };
 }
 
+/// # Safety
+/// As `platform::free_lazily`.
+pub(super) unsafe fn free_lazily(ptr: NonNull<u8>, bytes: usize) -> bool {
+    // SAFETY: by the contract the range is a live mapping from `map_pages`
+    // whose contents no one needs. MADV_FREE keeps it mapped, readable and
+    // writable (a page the kernel took back reads as zeros), so every
+    // pointer into it stays valid. A kernel without it (before 4.5) returns
+    // EINVAL and changes nothing.
+    (unsafe { libc::madvise(ptr.as_ptr().cast(), bytes, libc::MADV_FREE) }) == 0
+}
+
 #[cfg(test)]
 pub(super) fn resident_pages(ptr: NonNull<u8>, bytes: usize) -> Option<usize> {
     let page = 4096;

@@ -130,6 +130,21 @@ pub unsafe fn discard_pages(ptr: NonNull<u8>, bytes: usize) {
     unsafe { os::discard_pages(ptr, bytes) }
 }
 
+/// Lets the OS take back the pages of memory from `map_pages` if it needs
+/// memory, while they stay mapped (on Linux `MADV_FREE`: until the kernel
+/// reclaims them, reads see the old contents and writes take no page fault;
+/// after, reads see zeros). `true` if the OS accepted; elsewhere nothing is
+/// done and the result is `false` (the pages stay as they are).
+///
+/// # Safety
+/// As [`discard_pages`]: `ptr` was returned by `map_pages(bytes)` with this
+/// same `bytes` and is not yet given back, and no one reads the contents
+/// afterwards without writing them first.
+pub(crate) unsafe fn free_lazily(ptr: NonNull<u8>, bytes: usize) -> bool {
+    // SAFETY: the caller's contract is the implementation's.
+    unsafe { os::free_lazily(ptr, bytes) }
+}
+
 /// Has `handler` run in the child after every `fork()`; `false` where the
 /// OS has no such hook (then a forked child inherits the session).
 /// `handler` must be async-signal-safe.

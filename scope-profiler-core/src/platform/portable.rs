@@ -65,6 +65,12 @@ pub(super) unsafe fn unmap_pages(ptr: NonNull<u8>, bytes: usize) {
 /// As `platform::discard_pages` (nothing is done here).
 pub(super) unsafe fn discard_pages(_ptr: NonNull<u8>, _bytes: usize) {}
 
+/// # Safety
+/// As `platform::free_lazily` (nothing is done here).
+pub(super) unsafe fn free_lazily(_ptr: NonNull<u8>, _bytes: usize) -> bool {
+    false
+}
+
 #[cfg(test)]
 pub(super) fn resident_pages(_ptr: NonNull<u8>, _bytes: usize) -> Option<usize> {
     None
