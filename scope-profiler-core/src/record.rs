@@ -210,7 +210,7 @@ struct Spares {
 }
 
 thread_local! {
-    /// The bytes of spares this thread may still add while it lets a
+    /// The budget of spares (their bytes in all) while this thread lets a
     /// session's records go (see `keeping_spares`); 0 otherwise, so that
     /// during a session every chunk in memory is one the store counts
     /// against its limit.
@@ -219,12 +219,20 @@ thread_local! {
 
 /// Runs `f` (a session's end, on the thread that ends it) with the chunks
 /// it drops kept as spares, up to `budget` bytes of spares in all past the
-/// first `SPARES_RESIDENT`.
+/// first `SPARES_RESIDENT` (none on a thread whose thread-locals are
+/// already destroyed).
 pub fn keeping_spares<R>(budget: usize, f: impl FnOnce() -> R) -> R {
-    let before = KEEPING.replace(budget);
-    let r = f();
-    KEEPING.set(before);
-    r
+    /// Puts the thread's previous budget back, also if `f` unwinds.
+    struct Restore(Option<usize>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(before) = self.0 {
+                let _ = KEEPING.try_with(|k| k.set(before));
+            }
+        }
+    }
+    let _restore = Restore(KEEPING.try_with(|k| k.replace(budget)).ok());
+    f()
 }
 
 /// A mapping no chunk holds.
@@ -249,7 +257,7 @@ fn take_spare(bytes: usize) -> Option<NonNull<u8>> {
 /// unmaps it) when not keeping, when the budget is spent, or when past the
 /// first `SPARES_RESIDENT` the OS cannot take the pages back lazily.
 fn keep_spare(ptr: NonNull<u8>, bytes: usize) -> bool {
-    let budget = KEEPING.get();
+    let budget = KEEPING.try_with(Cell::get).unwrap_or(0);
     if budget == 0 {
         return false;
     }
