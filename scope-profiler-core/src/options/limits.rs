@@ -50,6 +50,13 @@ impl Options {
     /// `finalize`'s budget (half this limit, at least 8 MiB): 2M calls of a
     /// region by default.
     ///
+    /// When the session ends, its record memory is kept for the next
+    /// session (a process that records session after session takes no page
+    /// fault for it): 8 chunks (16 MiB at most) as they are, and more,
+    /// within half this limit, only where the OS can take their pages back
+    /// when it needs memory (Linux's `MADV_FREE`; until it does, they count
+    /// in the process's resident size). The rest is given back.
+    ///
     /// ```
     /// let o = scope_profiler::Options::new().memory_limit(64 << 20);
     /// assert_eq!(scope_profiler_core::internal::options::read::memory_limit(&o), 64 << 20);
