@@ -537,7 +537,9 @@ mod tests {
 
     #[test]
     fn a_prefaulted_chunk_has_every_page_in_memory_and_no_record() {
-        let mut chunk = Chunk::new(64 * 1024);
+        // A size no session's chunks have: no spare of it (whose pages
+        // would be in memory) is left by another test's session.
+        let mut chunk = Chunk::new(4096 * 20);
         assert!(chunk.slots.mapped, "a chunk of pages of its own");
         let pages = chunk.slots.layout().size().div_ceil(PAGE);
         if discard_frees_pages() {
