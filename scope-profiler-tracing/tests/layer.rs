@@ -415,3 +415,42 @@ fn span_fields_go_into_the_metadata_of_each_call() {
     });
     assert!(p.rows[0].event_metadata.is_empty());
 }
+
+/// Enters a span of each of 80 callsites (more than the layer's per-thread
+/// cache of recent callsites has slots, so some share one) `times` times,
+/// interleaved.
+fn many_callsites(times: u32) {
+    macro_rules! spans {
+        ($($name:ident)*) => {
+            for _ in 0..times {
+                $( tracing::info_span!(stringify!($name)).in_scope(|| ()); )*
+            }
+        };
+    }
+    spans!(
+        c00 c01 c02 c03 c04 c05 c06 c07 c08 c09 c10 c11 c12 c13 c14 c15 c16 c17 c18 c19
+        c20 c21 c22 c23 c24 c25 c26 c27 c28 c29 c30 c31 c32 c33 c34 c35 c36 c37 c38 c39
+        c40 c41 c42 c43 c44 c45 c46 c47 c48 c49 c50 c51 c52 c53 c54 c55 c56 c57 c58 c59
+        c60 c61 c62 c63 c64 c65 c66 c67 c68 c69 c70 c71 c72 c73 c74 c75 c76 c77 c78 c79
+    );
+}
+
+#[test]
+fn more_callsites_than_cached_slots_each_record_into_their_own_region_in_every_session() {
+    let _s = serial();
+    let dispatch =
+        Dispatch::new(tracing_subscriber::registry().with(scope_profiler_tracing::layer()));
+    let want = |times: u64| -> std::collections::BTreeMap<String, u64> {
+        (0..80)
+            .map(|i| (format!("layer::c{i:02}"), times))
+            .collect()
+    };
+    tracing::dispatcher::with_default(&dispatch, || {
+        let first = recorded(|| many_callsites(3));
+        assert_eq!(calls_per_region(&first), want(3));
+        // A new session: every cached region is of the last one and is
+        // resolved again, whichever slot it sits in.
+        let second = recorded(|| many_callsites(2));
+        assert_eq!(calls_per_region(&second), want(2));
+    });
+}
