@@ -216,26 +216,16 @@ impl Hasher for AddressHasher {
 /// This thread's state: the regions resolved per callsite, and the calls of
 /// the spans entered on this thread and not exited yet (innermost last).
 struct ThreadState {
-    /// The last region looked up in each slot (by `slot(key)`), checked
-    /// first: a span entered again finds its region with one compare, no
-    /// hash lookup.
-    recent: [Option<(usize, Region)>; RECENT],
     /// Key: the callsite's `Metadata` address, its low bit set for plain names.
     regions: HashMap<usize, Region, BuildHasherDefault<AddressHasher>>,
     open: Vec<(Id, Guard)>,
 }
 
-/// Slots of `ThreadState::recent`: a power of two.
-const RECENT: usize = 64;
-
 thread_local! {
-    static STATE: RefCell<ThreadState> = const {
-        RefCell::new(ThreadState {
-            recent: [None; RECENT],
-            regions: HashMap::with_hasher(BuildHasherDefault::new()),
-            open: Vec::new(),
-        })
-    };
+    static STATE: RefCell<ThreadState> = RefCell::new(ThreadState {
+        regions: HashMap::default(),
+        open: Vec::new(),
+    });
 }
 
 impl ThreadState {
@@ -244,25 +234,14 @@ impl ThreadState {
     #[inline]
     fn region(&mut self, meta: &'static Metadata<'static>, plain: bool) -> Region {
         let key = meta as *const Metadata<'static> as usize | usize::from(plain);
-        // Metadata is at least 8-aligned: the slot from the bits above it.
-        let slot = ((key as u64 >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT.ilog2()))
-            as usize;
-        if let Some((k, region)) = self.recent[slot]
-            && k == key
-            && region.is_current()
-        {
-            return region;
-        }
-        let region = match self.regions.get(&key) {
+        match self.regions.get(&key) {
             Some(region) if region.is_current() => *region,
             _ => {
                 let region = resolve(meta, plain);
                 self.regions.insert(key, region);
                 region
             }
-        };
-        self.recent[slot] = Some((key, region));
-        region
+        }
     }
 }
 
@@ -429,11 +408,9 @@ where
                 let mut state = state.try_borrow_mut().ok()?;
                 // The innermost call of this span (exits come innermost
                 // first, except when guards are dropped out of order).
-                if state.open.last().is_some_and(|(open, _)| open == id) {
-                    return state.open.pop().map(|(_, guard)| (guard, true));
-                }
                 let pos = state.open.iter().rposition(|(open, _)| open == id)?;
-                Some((state.open.remove(pos).1, false))
+                let innermost = pos + 1 == state.open.len();
+                Some((state.open.remove(pos).1, innermost))
             })
             .ok()
             .flatten();

@@ -416,9 +416,7 @@ fn span_fields_go_into_the_metadata_of_each_call() {
     assert!(p.rows[0].event_metadata.is_empty());
 }
 
-/// Enters a span of each of 80 callsites (more than the layer's per-thread
-/// cache of recent callsites has slots, so some share one) `times` times,
-/// interleaved.
+/// Enters a span of each of 80 callsites `times` times, interleaved.
 fn many_callsites(times: u32) {
     macro_rules! spans {
         ($($name:ident)*) => {
@@ -436,7 +434,7 @@ fn many_callsites(times: u32) {
 }
 
 #[test]
-fn more_callsites_than_cached_slots_each_record_into_their_own_region_in_every_session() {
+fn many_callsites_each_record_into_their_own_region_in_every_session() {
     let _s = serial();
     let dispatch =
         Dispatch::new(tracing_subscriber::registry().with(scope_profiler_tracing::layer()));
@@ -448,8 +446,8 @@ fn more_callsites_than_cached_slots_each_record_into_their_own_region_in_every_s
     tracing::dispatcher::with_default(&dispatch, || {
         let first = recorded(|| many_callsites(3));
         assert_eq!(calls_per_region(&first), want(3));
-        // A new session: every cached region is of the last one and is
-        // resolved again, whichever slot it sits in.
+        // A new session: every region the layer resolved is of the last
+        // one, and is resolved again.
         let second = recorded(|| many_callsites(2));
         assert_eq!(calls_per_region(&second), want(2));
     });
