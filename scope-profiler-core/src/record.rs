@@ -194,20 +194,11 @@ impl Drop for Slots {
 /// can take their pages back when it needs memory (`platform::free_lazily`,
 /// Linux's `MADV_FREE`), so what stays resident after a session is 8
 /// chunks (16 MiB at most) plus what the kernel has not yet wanted back.
-static SPARES: Mutex<Spares> = Mutex::new(Spares {
-    kept: Vec::new(),
-    bytes: 0,
-});
+static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
 
 /// Spares kept whatever the OS offers: 8 chunks, 16 MiB at most (chunks
 /// are at most 2 MiB).
 const SPARES_RESIDENT: usize = 8;
-
-/// The mappings no chunk holds, and their total size.
-struct Spares {
-    kept: Vec<Spare>,
-    bytes: usize,
-}
 
 thread_local! {
     /// The budget of spares (their bytes in all) while this thread lets a
@@ -248,9 +239,8 @@ unsafe impl Send for Spare {}
 /// A spare mapping of exactly `bytes`, if one is kept.
 fn take_spare(bytes: usize) -> Option<NonNull<u8>> {
     let mut spares = crate::sync::lock(&SPARES);
-    let at = spares.kept.iter().position(|s| s.bytes == bytes)?;
-    spares.bytes -= bytes;
-    Some(spares.kept.swap_remove(at).ptr)
+    let at = spares.iter().position(|s| s.bytes == bytes)?;
+    Some(spares.swap_remove(at).ptr)
 }
 
 /// Keeps the mapping of a dropped chunk as a spare; `false` (the caller
@@ -262,17 +252,17 @@ fn keep_spare(ptr: NonNull<u8>, bytes: usize) -> bool {
         return false;
     }
     let mut spares = crate::sync::lock(&SPARES);
-    if spares.kept.len() >= SPARES_RESIDENT {
+    if spares.len() >= SPARES_RESIDENT {
+        let kept: usize = spares.iter().map(|s| s.bytes).sum();
         // SAFETY: `ptr` is the mapping of the chunk being dropped, made by
         // `map_pages(bytes)` and not given back; no one reads its records
         // again (the chunk is gone), and whoever takes the spare writes a
         // slot before reading it (slots are `MaybeUninit`).
-        if spares.bytes + bytes > budget || !unsafe { crate::platform::free_lazily(ptr, bytes) } {
+        if kept + bytes > budget || !unsafe { crate::platform::free_lazily(ptr, bytes) } {
             return false;
         }
     }
-    spares.bytes += bytes;
-    spares.kept.push(Spare { ptr, bytes });
+    spares.push(Spare { ptr, bytes });
     true
 }
 
@@ -600,7 +590,7 @@ mod tests {
         assert!(chunks.iter().all(|c| c.slots.mapped), "mapped chunks");
         let bytes = chunks[0].slots.mapped_bytes();
         keeping_spares(budget, || drop(chunks));
-        let of_size = |spares: &Spares| spares.kept.iter().filter(|s| s.bytes == bytes).count();
+        let of_size = |spares: &Vec<Spare>| spares.iter().filter(|s| s.bytes == bytes).count();
         let kept = of_size(&crate::sync::lock(&SPARES));
         let again: Vec<Chunk> = (0..n).map(|_| Chunk::new(records)).collect();
         let r = Record::new(1, 2, 3, 0);
